@@ -1,0 +1,52 @@
+# Everything a fresh machine needs comes from here: `make localnet` and `make test` install first.
+COMETBFT_VERSION := v0.38.26
+PYTHON ?= python3
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+VENV := .venv
+BIN := .bin
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+COMETBFT := $(BIN)/cometbft
+COMETBFT_STAMP := $(BIN)/.cometbft-$(COMETBFT_VERSION)
+LOCALNET_HOME ?= localnet/home
+VALIDATORS ?= 4
+
+.PHONY: install localnet localnet-stop localnet-status test test-fast bench clean
+
+install: $(STAMP) $(COMETBFT_STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[test]'
+	touch $@
+
+$(COMETBFT_STAMP):
+	mkdir -p $(BIN)
+	GOBIN=$(CURDIR)/$(BIN) $(GO) install github.com/cometbft/cometbft/cmd/cometbft@$(COMETBFT_VERSION)
+	$(COMETBFT) version
+	rm -f $(BIN)/.cometbft-* && touch $@
+
+localnet: install
+	$(PY) -m gonkad localnet start --validators $(VALIDATORS) --home $(LOCALNET_HOME) --wait 120
+	$(PY) -m gonkad localnet watch --home $(LOCALNET_HOME) --seconds 10
+	@echo "localnet running in $(LOCALNET_HOME); 'make localnet-status' or 'make localnet-stop'"
+
+localnet-status: install
+	$(PY) -m gonkad localnet status --home $(LOCALNET_HOME)
+
+localnet-stop: install
+	$(PY) -m gonkad localnet stop --home $(LOCALNET_HOME)
+
+test: install
+	$(PY) -m pytest -q
+
+test-fast: install
+	$(PY) -m pytest -q -m "not localnet"
+
+bench: install
+	$(PY) bench/bench_store.py
+	$(PY) bench/bench_app.py
+
+clean:
+	rm -rf $(VENV) $(BIN) build *.egg-info

@@ -1,0 +1,31 @@
+"""GonkaApp: BaseApp plus the modules in ``x/``, wired once, here.
+
+Every behaviour of the chain is two hops from this file: the module list below, then the module's
+``module.py`` (its messages, queries, genesis and block hooks) and ``keeper.py`` (its state).
+"""
+
+from __future__ import annotations
+
+from gonkad.baseapp import BaseApp
+from gonkad.context import Context
+from gonkad.store.commitstore import CommitStore
+from gonkad.tx import Tx
+from x.auth.ante import process_ante
+from x.auth.keeper import AccountKeeper
+from x.auth.module import AuthModule
+from x.bank.keeper import BankKeeper
+from x.bank.module import BankModule
+
+
+class GonkaApp(BaseApp):
+    def __init__(self, store: CommitStore) -> None:
+        self.account_keeper = AccountKeeper()
+        self.bank_keeper = BankKeeper(self.account_keeper)
+        super().__init__(
+            store,
+            modules=[AuthModule(self.account_keeper), BankModule(self.bank_keeper)],
+            ante=self.process_ante,
+        )
+
+    def process_ante(self, ctx: Context, tx: Tx, signers: list[bytes]) -> None:
+        process_ante(ctx, tx, signers, self.account_keeper, self.bank_keeper)

@@ -1,0 +1,3 @@
+from gonkad.cli import main
+
+main()

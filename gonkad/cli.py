@@ -1,0 +1,117 @@
+"""The ``gonkad`` command line. Every failure is one line on stderr and a non-zero exit code."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gonkad import genesis, localnet
+from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
+from gonkad.node import run_node
+from gonkad.paths import cometbft_binary
+from gonkad.rpc import CometRPC, RPCError
+
+DEFAULT_HOME = Path.home() / ".gonka"
+
+
+class CLIError(Exception):
+    """A user-facing failure: printed as one line, exit code 1."""
+
+
+def cmd_init(args: argparse.Namespace) -> None:
+    home = Path(args.home)
+    if (home / "config" / "genesis.json").exists() and not args.overwrite:
+        raise CLIError(f"{home} is already initialised; pass --overwrite to replace its genesis")
+    subprocess.run([cometbft_binary(args.cometbft), "init", "--home", str(home)], check=True, capture_output=True)
+    edit_cometbft_config(home, {"": {"moniker": args.moniker}})
+    genesis.write_genesis(home / "config" / "genesis.json", args.chain_id, json.loads(
+        (home / "config" / "genesis.json").read_text())["validators"], genesis.default_app_state())
+    if not (home / "config" / "app.toml").exists():
+        save_app_config(home, AppConfig())
+    print(json.dumps({"moniker": args.moniker, "chain_id": args.chain_id, "home": str(home)}))
+
+
+def cmd_start(args: argparse.Namespace) -> None:
+    home = Path(args.home)
+    if not (home / "config" / "genesis.json").exists():
+        raise CLIError(f"{home} has no config/genesis.json; run `gonkad init` first")
+    logging.basicConfig(level=load_app_config(home).log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    sys.exit(asyncio.run(run_node(home, args.abci_only, args.cometbft)))
+
+
+def cmd_status(args: argparse.Namespace) -> None:
+    print(json.dumps(CometRPC(args.node).status(), indent=2))
+
+
+def cmd_localnet(args: argparse.Namespace) -> None:
+    root = Path(args.home)
+    if args.action == "start":
+        started = localnet.start(root, args.validators, args.chain_id)
+        if args.wait:
+            localnet.wait_for_height(root, 1, timeout_s=args.wait)
+        print(json.dumps({"started": started, **localnet.status(root)}, indent=2))
+    elif args.action == "stop":
+        print(json.dumps({"stopped": localnet.stop(root)}))
+    elif args.action == "status":
+        print(json.dumps(localnet.status(root), indent=2))
+    elif args.action == "watch":
+        deadline = time.monotonic() + args.seconds
+        while time.monotonic() < deadline:
+            nodes = localnet.status(root)["nodes"]
+            print("  ".join(f"{n['name']}: h={n['height']} app={str(n['app_hash'])[:12]}" for n in nodes), flush=True)
+            time.sleep(1.0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gonkad", description="Gonka node daemon")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("init", help="initialise a node home (CometBFT config, keys, genesis)")
+    p.add_argument("moniker")
+    p.add_argument("--home", default=str(DEFAULT_HOME))
+    p.add_argument("--chain-id", default="gonka-1")
+    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--cometbft", help="path to the cometbft binary")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("start", help="run the node: ABCI app plus a supervised cometbft")
+    p.add_argument("--home", default=str(DEFAULT_HOME))
+    p.add_argument("--abci-only", action="store_true", help="serve ABCI only; run cometbft yourself")
+    p.add_argument("--cometbft", help="path to the cometbft binary")
+    p.set_defaults(func=cmd_start)
+
+    p = sub.add_parser("status", help="the node's CometBFT status as JSON")
+    p.add_argument("--node", default="tcp://127.0.0.1:26657")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("localnet", help="an N-validator network on this machine")
+    p.add_argument("action", choices=["start", "stop", "status", "watch"])
+    p.add_argument("--validators", type=int, default=4)
+    p.add_argument("--home", default="localnet/home")
+    p.add_argument("--chain-id", default="gonka-localnet")
+    p.add_argument("--wait", type=float, default=0.0, help="start: wait up to this many seconds for blocks")
+    p.add_argument("--seconds", type=float, default=10.0, help="watch: for how long")
+    p.set_defaults(func=cmd_localnet)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (CLIError, RPCError, FileNotFoundError, ValueError, TimeoutError) as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except subprocess.CalledProcessError as exc:
+        detail = (exc.stderr or b"").decode(errors="replace").strip().splitlines()
+        print(f"Error: {exc.cmd[0]} failed: {detail[-1] if detail else exc.returncode}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)

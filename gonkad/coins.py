@@ -1,0 +1,57 @@
+"""Coins as integers: amounts are arbitrary-precision ints, never floats."""
+
+from __future__ import annotations
+
+import re
+
+from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
+
+from gonkad.errors import ErrInvalidCoins
+
+DENOM_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$")
+COIN_RE = re.compile(r"^([0-9]+)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})$")
+MAX_AMOUNT = (1 << 256) - 1
+
+
+class Coins(tuple[tuple[str, int], ...]):
+    """A sorted set of (denom, positive amount) pairs; the canonical form Cosmos uses."""
+
+    def __str__(self) -> str:
+        return ",".join(f"{amount}{denom}" for denom, amount in self)
+
+    def to_proto(self) -> list[coin_pb2.Coin]:
+        return [coin_pb2.Coin(denom=d, amount=str(a)) for d, a in self]
+
+
+def make_coins(pairs: list[tuple[str, int]]) -> Coins:
+    """Validate denoms and amounts; reject duplicates, zero or negative amounts."""
+    seen: set[str] = set()
+    for denom, amount in pairs:
+        if not DENOM_RE.match(denom):
+            raise ErrInvalidCoins.wrap(f"invalid denom {denom!r}")
+        if denom in seen:
+            raise ErrInvalidCoins.wrap(f"duplicate denom {denom!r}")
+        if not 0 < amount <= MAX_AMOUNT:
+            raise ErrInvalidCoins.wrap(f"amount {amount} of {denom} must be positive")
+        seen.add(denom)
+    return Coins(sorted(pairs))
+
+
+def coins_from_proto(coins: "list[coin_pb2.Coin] | object") -> Coins:
+    pairs = []
+    for coin in coins:  # type: ignore[attr-defined]
+        if not coin.amount.isdigit():
+            raise ErrInvalidCoins.wrap(f"malformed amount {coin.amount!r}")
+        pairs.append((coin.denom, int(coin.amount)))
+    return make_coins(pairs)
+
+
+def parse_coins(text: str) -> Coins:
+    """Parse ``100ngonka,5uatom`` as the Cosmos CLI does."""
+    pairs = []
+    for part in text.split(","):
+        m = COIN_RE.match(part.strip())
+        if not m:
+            raise ErrInvalidCoins.wrap(f"malformed amount {part!r}; expected e.g. 1000ngonka")
+        pairs.append((m.group(2), int(m.group(1))))
+    return make_coins(pairs)

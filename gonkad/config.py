@@ -1,0 +1,86 @@
+"""Node configuration: gonkad's own ``app.toml`` (pydantic) and edits to CometBFT's ``config.toml``."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+APP_TOML = "app.toml"
+
+
+class AppConfig(BaseModel):
+    """What gonkad itself listens on and keeps; CometBFT's settings stay in its config.toml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    abci_address: str = "tcp://127.0.0.1:26658"
+    grpc_address: str = "127.0.0.1:9090"
+    pruning_keep_recent: int = Field(default=1000, ge=0, description="versions kept; 0 keeps all")
+    min_gas_prices: str = "0ngonka"
+    log_level: str = "info"
+
+
+def config_dir(home: Path) -> Path:
+    return home / "config"
+
+
+def load_app_config(home: Path) -> AppConfig:
+    path = config_dir(home) / APP_TOML
+    if not path.exists():
+        return AppConfig()
+    with path.open("rb") as f:
+        return AppConfig.model_validate(tomllib.load(f))
+
+
+def save_app_config(home: Path, config: AppConfig) -> None:
+    lines = ["# gonkad application settings"]
+    for key, value in config.model_dump().items():
+        lines.append(f"{key} = {value}" if isinstance(value, int) else f'{key} = "{value}"')
+    (config_dir(home) / APP_TOML).write_text("\n".join(lines) + "\n")
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def edit_cometbft_config(home: Path, settings: dict[str, dict[str, object]]) -> None:
+    """Set ``key = value`` inside ``[section]`` ("" for the top level) of CometBFT's config.toml.
+
+    CometBFT's file is long and commented; editing lines in place keeps its comments and layout.
+    """
+    path = config_dir(home) / "config.toml"
+    lines = path.read_text().splitlines()
+    section = ""
+    todo = {(s, k): v for s, kv in settings.items() for k, v in kv.items()}
+    for i, line in enumerate(lines):
+        header = re.match(r"^\[([\w.]+)\]\s*$", line)
+        if header:
+            section = header.group(1)
+            continue
+        assignment = re.match(r"^([\w-]+)\s*=", line)
+        if assignment and (section, assignment.group(1)) in todo:
+            key = assignment.group(1)
+            lines[i] = f"{key} = {_toml_value(todo.pop((section, key)))}"
+    if todo:
+        missing = ", ".join(f"[{s}] {k}" for s, k in todo)
+        raise ValueError(f"config.toml has no setting {missing}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def read_cometbft_config(home: Path) -> dict:
+    with (config_dir(home) / "config.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``tcp://127.0.0.1:26658`` or ``127.0.0.1:9090`` -> (host, port)."""
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    return host or "127.0.0.1", int(port)

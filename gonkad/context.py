@@ -1,0 +1,80 @@
+"""The execution context handed to keepers: a state branch, the block being executed and its events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from cosmpy.protos.tendermint.abci import types_pb2 as abci
+
+
+class KVStore(Protocol):
+    def get(self, key: bytes) -> bytes | None: ...
+    def set(self, key: bytes, value: bytes) -> None: ...
+    def delete(self, key: bytes) -> None: ...
+    def iterate(
+        self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]: ...
+
+
+class PrefixStore:
+    """A module's view of state: every key is silently under the module's own prefix."""
+
+    def __init__(self, parent: KVStore, prefix: bytes) -> None:
+        self._parent = parent
+        self._prefix = prefix
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._parent.get(self._prefix + key)
+
+    def set(self, key: bytes, value: bytes) -> None:
+        self._parent.set(self._prefix + key, value)
+
+    def delete(self, key: bytes) -> None:
+        self._parent.delete(self._prefix + key)
+
+    def iterate(
+        self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]:
+        p = self._prefix
+        n = len(p)
+        for key, value in self._parent.iterate(
+            p + prefix,
+            None if start is None else p + start,
+            None if end is None else p + end,
+            reverse,
+        ):
+            yield key[n:], value
+
+
+@dataclass(frozen=True)
+class BlockHeader:
+    """What a state transition may know about the block: all of it agreed by consensus."""
+
+    chain_id: str
+    height: int
+    time_ns: int
+    proposer: bytes = b""
+
+
+def attr(key: str, value: str) -> abci.EventAttribute:
+    return abci.EventAttribute(key=key, value=value, index=True)
+
+
+@dataclass
+class Context:
+    store: KVStore
+    header: BlockHeader
+    check_tx: bool = False
+    events: list[abci.Event] = field(default_factory=list)
+
+    def kv(self, prefix: bytes) -> PrefixStore:
+        return PrefixStore(self.store, prefix)
+
+    def emit(self, type_: str, **attributes: str) -> None:
+        self.events.append(abci.Event(type=type_, attributes=[attr(k, v) for k, v in attributes.items()]))
+
+    def with_store(self, store: KVStore) -> "Context":
+        """A child context over another branch, collecting its own events."""
+        return Context(store=store, header=self.header, check_tx=self.check_tx)

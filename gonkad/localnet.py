@@ -1,0 +1,231 @@
+"""``gonkad localnet``: an N-validator network on 127.0.0.1, each node in its own home under one folder.
+
+The folder holds ``localnet.json`` (chain id, per-node ports and homes), the nodes' homes ``node0`` …
+and ``keys/`` with the funded test keys. ``start`` builds it when absent and starts only the nodes
+whose processes are not running, so a partly-down network is repaired by running it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from gonkad import genesis
+from gonkad.config import AppConfig, edit_cometbft_config, save_app_config
+from gonkad.crypto import bech32, secp256k1
+from gonkad.paths import cometbft_binary, pid_file
+from gonkad.process import live_pid, terminate
+from gonkad.rpc import CometRPC, RPCError
+
+SPEC_FILE = "localnet.json"
+FAUCET_COINS = [("ngonka", 1_000_000_000 * 10**9 // 2)]
+VALIDATOR_COINS = [("ngonka", 1_000_000 * 10**9)]
+
+
+class NodeSpec(BaseModel):
+    name: str
+    home: str
+    p2p_port: int
+    rpc_port: int
+    abci_port: int
+    grpc_port: int
+    node_id: str
+
+    @property
+    def rpc(self) -> str:
+        return f"tcp://127.0.0.1:{self.rpc_port}"
+
+
+class LocalnetSpec(BaseModel):
+    chain_id: str
+    nodes: list[NodeSpec]
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports the kernel says are free now; held open together so they are distinct."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _cometbft(*args: str) -> str:
+    return subprocess.run([cometbft_binary(), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def new_key(keys_dir: Path, name: str) -> str:
+    """A random test key saved as JSON (secret in hex, mode 0600); returns its address."""
+    key = secp256k1.PrivateKey(os.urandom(32))
+    address = bech32.encode(secp256k1.address_bytes(key.public_key))
+    path = keys_dir / f"{name}.json"
+    path.write_text(json.dumps({"name": name, "address": address, "secret": key.secret.hex()}))
+    path.chmod(0o600)
+    return address
+
+
+def load_key(root: Path, name: str) -> secp256k1.PrivateKey:
+    return secp256k1.PrivateKey(bytes.fromhex(json.loads((root / "keys" / f"{name}.json").read_text())["secret"]))
+
+
+def consensus_settings(node: NodeSpec, peers: str) -> dict[str, dict[str, object]]:
+    """Loopback ports and short timeouts: a localnet should make a block in well under a second."""
+    return {
+        "": {"moniker": node.name, "proxy_app": f"tcp://127.0.0.1:{node.abci_port}", "log_level": "error"},
+        "rpc": {"laddr": f"tcp://127.0.0.1:{node.rpc_port}"},
+        "p2p": {
+            "laddr": f"tcp://127.0.0.1:{node.p2p_port}",
+            "persistent_peers": peers,
+            "addr_book_strict": False,
+            "allow_duplicate_ip": True,
+        },
+        "consensus": {
+            "timeout_propose": "2s",
+            "timeout_propose_delta": "200ms",
+            "timeout_prevote": "500ms",
+            "timeout_prevote_delta": "200ms",
+            "timeout_precommit": "500ms",
+            "timeout_precommit_delta": "200ms",
+            "timeout_commit": "300ms",
+            "peer_gossip_sleep_duration": "20ms",
+        },
+    }
+
+
+def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
+    root.mkdir(parents=True, exist_ok=True)
+    keys_dir = root / "keys"
+    keys_dir.mkdir(exist_ok=True)
+    ports = free_ports(4 * validators)
+    nodes = []
+    for i in range(validators):
+        home = root / f"node{i}"
+        _cometbft("init", "--home", str(home))
+        p2p, rpc, abci, grpc = ports[4 * i: 4 * i + 4]
+        node_id = _cometbft("show-node-id", "--home", str(home))
+        nodes.append(NodeSpec(name=f"node{i}", home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci,
+                              grpc_port=grpc, node_id=node_id))
+    app_state = genesis.default_app_state()
+    app_state = genesis.add_genesis_account(app_state, new_key(keys_dir, "faucet"), FAUCET_COINS)
+    gen_validators = []
+    for i, node in enumerate(nodes):
+        app_state = genesis.add_genesis_account(app_state, new_key(keys_dir, f"val{i}"), VALIDATOR_COINS)
+        key = json.loads((Path(node.home) / "config" / "priv_validator_key.json").read_text())
+        gen_validators.append({"address": key["address"], "pub_key": key["pub_key"], "power": "10", "name": node.name})
+    genesis_path = Path(nodes[0].home) / "config" / "genesis.json"
+    genesis.write_genesis(genesis_path, chain_id, gen_validators, app_state)
+    for node in nodes:
+        home = Path(node.home)
+        if home / "config" / "genesis.json" != genesis_path:
+            (home / "config" / "genesis.json").write_text(genesis_path.read_text())
+        peers = ",".join(f"{p.node_id}@127.0.0.1:{p.p2p_port}" for p in nodes if p.name != node.name)
+        edit_cometbft_config(home, consensus_settings(node, peers))
+        save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{node.abci_port}",
+                                        grpc_address=f"127.0.0.1:{node.grpc_port}", pruning_keep_recent=0))
+    spec = LocalnetSpec(chain_id=chain_id, nodes=nodes)
+    (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
+    return spec
+
+
+def load(root: Path) -> LocalnetSpec:
+    path = root / SPEC_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"no localnet at {root}: run `gonkad localnet start --home {root}` first")
+    return LocalnetSpec.model_validate_json(path.read_text())
+
+
+def start_node(node: NodeSpec) -> int:
+    """Start ``gonkad start`` for one node in its own session, logging to its home."""
+    home = Path(node.home)
+    stray = live_pid(pid_file(home, "cometbft"), "cometbft")
+    if stray is not None:
+        terminate(stray, "cometbft")
+    with (home / "gonkad.log").open("ab") as logfile:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gonkad", "start", "--home", str(home)],
+            stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+    pid_file(home, "gonkad").write_text(str(proc.pid))
+    return proc.pid
+
+
+def start(root: Path, validators: int, chain_id: str) -> list[str]:
+    """Build if needed, then start every node that is not running; returns the names started."""
+    spec = load(root) if (root / SPEC_FILE).exists() else build(root, validators, chain_id)
+    started = []
+    for node in spec.nodes:
+        if live_pid(pid_file(Path(node.home), "gonkad"), "gonkad") is None:
+            start_node(node)
+            started.append(node.name)
+    return started
+
+
+def stop(root: Path) -> list[str]:
+    stopped = []
+    for node in load(root).nodes:
+        home = Path(node.home)
+        for name in ("gonkad", "cometbft"):
+            pid = live_pid(pid_file(home, name), name)
+            if pid is not None:
+                terminate(pid, name)
+                stopped.append(f"{node.name}/{name}")
+    return stopped
+
+
+def node_status(node: NodeSpec) -> dict[str, Any]:
+    home = Path(node.home)
+    info: dict[str, Any] = {
+        "name": node.name,
+        "home": node.home,
+        "pids": {name: live_pid(pid_file(home, name), name) for name in ("gonkad", "cometbft")},
+        "rpc": node.rpc,
+        "grpc": f"127.0.0.1:{node.grpc_port}",
+        "abci": f"tcp://127.0.0.1:{node.abci_port}",
+        "height": None,
+        "app_hash": None,
+        "catching_up": None,
+        "peers": None,
+    }
+    try:
+        rpc = CometRPC(node.rpc, timeout=2.0)
+        sync = rpc.status()["sync_info"]
+        info.update(
+            height=int(sync["latest_block_height"]),
+            app_hash=sync["latest_app_hash"],
+            catching_up=sync["catching_up"],
+            peers=int(rpc.net_info()["n_peers"]),
+        )
+    except RPCError:
+        pass
+    return info
+
+
+def status(root: Path) -> dict[str, Any]:
+    spec = load(root)
+    return {"chain_id": spec.chain_id, "home": str(root), "nodes": [node_status(n) for n in spec.nodes]}
+
+
+def wait_for_height(root: Path, height: int, timeout_s: float = 120.0) -> dict[str, Any]:
+    """Block until every running node reports at least ``height``; returns the last status."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        current = status(root)
+        heights = [n["height"] or 0 for n in current["nodes"]]
+        if min(heights) >= height:
+            return current
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"localnet did not reach height {height} in {timeout_s}s: heights {heights}")
+        time.sleep(0.5)

@@ -1,0 +1,46 @@
+"""What a module offers the app: its key prefix, genesis, message and query routes, block hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from google.protobuf.message import Message
+
+from gonkad.context import Context
+
+MsgHandler = Callable[[Context, Any], Message | None]
+QueryHandler = Callable[[Context, Any], Message]
+
+
+@dataclass(frozen=True)
+class MsgRoute:
+    """How to decode, check, authorise and execute one message type."""
+
+    msg_type: type[Message]
+    signers: Callable[[Any], list[bytes]]
+    validate_basic: Callable[[Any], None]
+    handler: MsgHandler
+
+
+@dataclass(frozen=True)
+class QueryRoute:
+    request_type: type[Message]
+    handler: QueryHandler
+
+
+class Module(Protocol):
+    name: str
+    store_prefix: bytes
+
+    def default_genesis(self) -> dict[str, Any]: ...
+    def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None: ...
+    def msg_routes(self) -> dict[str, MsgRoute]: ...
+    def query_routes(self) -> dict[str, QueryRoute]: ...
+    def begin_block(self, ctx: Context) -> None: ...
+    def end_block(self, ctx: Context) -> None: ...
+
+
+def type_url(msg_type: type[Message]) -> str:
+    return "/" + msg_type.DESCRIPTOR.full_name

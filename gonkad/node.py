@@ -1,0 +1,85 @@
+"""``gonkad start``: the ABCI server over the app's store, supervising a ``cometbft`` child process.
+
+If either side dies the node stops as a whole, so an outside supervisor (``gonkad localnet start``,
+systemd) restarts it cleanly; CometBFT's handshake then replays whatever the app has not committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import logging
+import os
+import signal
+from pathlib import Path
+
+from app import GonkaApp
+from gonkad.abci.server import ABCIServer
+from gonkad.config import load_app_config, split_address
+from gonkad.paths import app_db, cometbft_binary, pid_file
+from gonkad.store.commitstore import CommitStore
+
+log = logging.getLogger("gonkad.node")
+PR_SET_PDEATHSIG = 1
+STOP_GRACE_S = 10.0
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: if gonkad is killed, the kernel kills cometbft too."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+async def _stop_child(child: asyncio.subprocess.Process) -> None:
+    if child.returncode is not None:
+        return
+    child.terminate()
+    try:
+        await asyncio.wait_for(child.wait(), STOP_GRACE_S)
+    except asyncio.TimeoutError:
+        child.kill()
+        await child.wait()
+
+
+async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = None) -> int:
+    config = load_app_config(home)
+    app_db(home).parent.mkdir(parents=True, exist_ok=True)
+    store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
+    app = GonkaApp(store)
+    host, port = split_address(config.abci_address)
+    server = ABCIServer(app, host, port)
+    await server.start()
+    pid_file(home, "gonkad").write_text(str(os.getpid()))
+    log.info("ABCI server on %s:%d, height %d", host, server.port, store.version)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    child: asyncio.subprocess.Process | None = None
+    exit_code = 0
+    try:
+        if not abci_only:
+            child = await asyncio.create_subprocess_exec(
+                cometbft_binary(cometbft), "start", "--home", str(home),
+                "--proxy_app", f"tcp://{host}:{server.port}",
+                preexec_fn=_die_with_parent,
+            )
+            pid_file(home, "cometbft").write_text(str(child.pid))
+        waiters = [asyncio.create_task(stop.wait())]
+        if child is not None:
+            waiters.append(asyncio.create_task(child.wait()))
+        done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        if child is not None and child.returncode is not None:
+            log.error("cometbft exited with code %s; stopping", child.returncode)
+            exit_code = 1
+    finally:
+        if child is not None:
+            await _stop_child(child)
+        await server.stop()
+        store.close()
+        for name in ("gonkad", "cometbft"):
+            pid_file(home, name).unlink(missing_ok=True)
+    return exit_code

@@ -1,0 +1,28 @@
+"""Where things live: the node home layout and the CometBFT binary."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def cometbft_binary(explicit: str | None = None) -> str:
+    """--cometbft, then $COMETBFT, then the project's own .bin/cometbft, then PATH."""
+    for candidate in (explicit, os.environ.get("COMETBFT"), str(PROJECT_ROOT / ".bin" / "cometbft")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    found = shutil.which("cometbft")
+    if found:
+        return found
+    raise FileNotFoundError("cometbft binary not found; run `make install` or pass --cometbft PATH")
+
+
+def app_db(home: Path) -> Path:
+    return home / "data" / "application.db"
+
+
+def pid_file(home: Path, process: str) -> Path:
+    return home / f"{process}.pid"

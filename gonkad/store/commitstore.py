@@ -1,0 +1,318 @@
+"""Versioned key-value store on LevelDB with a sparse Merkle commitment (see README.md).
+
+One DB holds, by one-byte prefix:
+  ``l`` + key            -> value          latest committed state, for reads and iteration
+  ``n`` + ver8 + path    -> internal node  (path = nibbles as ASCII hex)
+  ``k`` + ver8 + keyhash -> leaf node      (u32 key length, key, value)
+  ``r`` + ver8           -> root reference of that version (b"" for the empty tree)
+  ``s`` + ver8           -> one blob listing the nodes that became stale at that version
+  ``m``                  -> latest version (u64) and oldest kept version (u64)
+Every version is written by one write batch, so a crash leaves the old or the new version.
+Not thread-safe: one writer, with reads from the same thread.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from hashlib import sha256
+from typing import Any
+
+import plyvel
+
+from .cachekv import check_key, clip_range
+from .proof import Proof
+from .smt import (
+    NIBBLE,
+    ZERO,
+    BatchUpdate,
+    Entry,
+    Node,
+    decode_entry,
+    decode_internal,
+    decode_leaf,
+    encode_entry,
+    leaf_key,
+    prepare_updates,
+    root_hash,
+    walk,
+)
+
+LATEST = b"l"
+_LATEST_END = b"m"
+ROOT = b"r"
+STALE = b"s"
+META = b"m"
+
+DB_OPTIONS: dict[str, Any] = {
+    "create_if_missing": True,
+    "write_buffer_size": 64 << 20,  # a 100k-key block writes tens of MB; avoid memtable stalls
+    "bloom_filter_bits": 10,
+    "lru_cache_size": 64 << 20,
+}
+"""plyvel.DB options used by CommitStore (the benchmark uses them for its baseline too)."""
+
+
+def _v8(version: int) -> bytes:
+    return version.to_bytes(8, "big")
+
+
+def _pack_keys(keys: list[bytes]) -> bytes:
+    """Stale blob: each node key preceded by its length in one byte (keys are <= 73 bytes)."""
+    return b"".join(bytes((len(k),)) + k for k in keys)
+
+
+def _unpack_keys(blob: bytes) -> list[bytes]:
+    keys = []
+    o = 0
+    while o < len(blob):
+        n = blob[o]
+        keys.append(blob[o + 1 : o + 1 + n])
+        o += 1 + n
+    return keys
+
+
+def _until(it: Iterator[tuple[bytes, bytes]], lo: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """Latest-table items of a descending iterator down to ``lo`` inclusive, unprefixed."""
+    for k, v in it:
+        if k < lo:
+            return
+        yield k[1:], v
+
+
+class VersionUnavailableError(KeyError, ValueError):
+    """The requested version was pruned or never committed."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class _Staged:
+    __slots__ = ("version", "batch", "root", "nodes", "stale")
+
+    def __init__(self, version: int, batch: Any, root: Entry | None, nodes: dict[bytes, Node], stale: list[bytes]):
+        self.version = version
+        self.batch = batch
+        self.root = root
+        self.nodes = nodes
+        self.stale = stale
+
+
+class CommitStore:
+    """Latest-state reads plus versioned, provable history, one version per block."""
+
+    def __init__(self, path: str, keep_recent: int = 0, cache_size: int = 200_000, *, sync: bool = False) -> None:
+        """``keep_recent``: versions kept (0 = all). ``cache_size``: decoded internal nodes
+        held in memory. ``sync``: fsync each commit (a process crash is safe either way)."""
+        if keep_recent < 0 or cache_size < 0:
+            raise ValueError("keep_recent and cache_size must be >= 0")
+        self._db = plyvel.DB(path, **DB_OPTIONS)
+        self._keep_recent = keep_recent
+        self._cache_size = cache_size
+        self._cache: OrderedDict[bytes, Node] = OrderedDict()
+        self._sync = sync
+        self._staged: _Staged | None = None
+        meta = self._db.get(META)
+        if meta is None:
+            self._version, self._oldest, self._root = 0, 0, None
+        else:
+            self._version = int.from_bytes(meta[:8], "big")
+            self._oldest = int.from_bytes(meta[8:16], "big")
+            self._root = self._read_root(self._version)
+
+    # -- latest committed state --------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def root_hash(self) -> bytes:
+        return root_hash(self._root)
+
+    def get(self, key: bytes) -> bytes | None:
+        check_key(key)
+        return self._db.get(LATEST + key)
+
+    def has(self, key: bytes) -> bool:
+        return self.get(key) is not None
+
+    def iterate(
+        self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """Keys starting with ``prefix`` in ``[start, end)``, sorted (descending if reverse)."""
+        rng = clip_range(prefix, start, end)
+        if rng is None:
+            return iter(())
+        lo, hi = rng
+        stop = _LATEST_END if hi is None else LATEST + hi
+        if not reverse:
+            return ((k[1:], v) for k, v in self._db.iterator(start=LATEST + lo, stop=stop))
+        # plyvel 1.5 skips everything in reverse when the first key it meets equals `start`,
+        # so bound it by the bare table prefix (never a key) and stop at `lo` here.
+        return _until(self._db.iterator(start=LATEST, stop=stop, reverse=True), LATEST + lo)
+
+    # -- writing -----------------------------------------------------------------------
+
+    def apply(self, changes: Mapping[bytes, bytes | None]) -> bytes:
+        """Stage version+1 as the committed state plus ``changes`` (None = delete) and
+        return its root hash. Nothing is persisted; a later apply replaces this one."""
+        ups = prepare_updates(changes)
+        self._staged = None
+        version = self._version + 1
+        batch = self._db.write_batch(sync=self._sync)
+        for key, value in changes.items():
+            if value is None:
+                batch.delete(LATEST + key)
+            else:
+                batch.put(LATEST + key, value)
+        upd = BatchUpdate(_v8(version), self._load, batch.put)
+        root = upd.run(self._root, ups)
+        self._staged = _Staged(version, batch, root, upd.nodes, upd.stale)
+        return root_hash(root)
+
+    def discard(self) -> None:
+        self._staged = None
+
+    def commit(self) -> int:
+        """Persist the staged version (an empty one if none) in one write batch, pruning
+        versions that fall out of ``keep_recent`` in the same batch."""
+        if self._staged is None:
+            self.apply({})
+        st = self._staged
+        assert st is not None
+        ver8 = _v8(st.version)
+        batch = st.batch
+        batch.put(ROOT + ver8, encode_entry(st.root))
+        oldest = self._oldest
+        if self._keep_recent:
+            oldest = max(oldest, st.version - self._keep_recent + 1)
+        pruned: list[bytes] = []
+        for s in range(self._oldest + 1, oldest + 1):
+            if s == st.version:
+                keys = st.stale  # stale already at the new version: never stored
+            else:
+                blob = self._db.get(STALE + _v8(s))
+                keys = _unpack_keys(blob) if blob else []
+                batch.delete(STALE + _v8(s))
+            for k in keys:
+                batch.delete(k)
+            pruned.extend(keys)
+        for v in range(self._oldest, oldest):
+            batch.delete(ROOT + _v8(v))
+        if st.stale and st.version > oldest:
+            batch.put(STALE + ver8, _pack_keys(st.stale))
+        batch.put(META, ver8 + _v8(oldest))
+        batch.write()
+
+        self._staged = None
+        self._version = st.version
+        self._oldest = oldest
+        self._root = st.root
+        cache = self._cache
+        for k in st.stale:
+            cache.pop(k, None)
+        for k in pruned:
+            cache.pop(k, None)
+        cache.update(st.nodes)
+        while len(cache) > self._cache_size:
+            cache.popitem(last=False)
+        return st.version
+
+    # -- history and proofs ------------------------------------------------------------
+
+    def available_versions(self) -> tuple[int, int]:
+        """(oldest kept, latest); version 0 is the empty tree."""
+        return self._oldest, self._version
+
+    def root_at(self, version: int) -> bytes:
+        return root_hash(self._root_entry(version))
+
+    def get_at(self, key: bytes, version: int) -> bytes | None:
+        check_key(key)
+        root = self._root_entry(version)
+        if version == self._version:
+            return self._db.get(LATEST + key)
+        kh = sha256(key).digest()
+        _, end = walk(root, kh, self._load)
+        if end is None or end[2] != kh:
+            return None
+        return self._read_leaf(end, key)[1]
+
+    def prove(self, key: bytes, version: int) -> tuple[bytes | None, Proof]:
+        """The value of ``key`` at ``version`` (None if absent) and a proof of it against
+        ``root_at(version)``."""
+        check_key(key)
+        root = self._root_entry(version)
+        kh = sha256(key).digest()
+        levels, end = walk(root, kh, self._load)
+        hx = kh.hex()
+        path = []
+        for depth, node in enumerate(levels):
+            hashes = list(node[0])
+            hashes[NIBBLE[hx[depth]]] = ZERO
+            path.append(tuple(hashes))
+        if end is None:
+            return None, Proof(tuple(path), None)
+        leaf_kh = end[2]
+        assert leaf_kh is not None
+        _, value = self._read_leaf(end, key if leaf_kh == kh else None)
+        proof = Proof(tuple(path), (leaf_kh, sha256(value).digest()))
+        return (value if leaf_kh == kh else None), proof
+
+    def close(self) -> None:
+        self._staged = None
+        self._cache.clear()
+        self._db.close()
+
+    def __enter__(self) -> CommitStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _root_entry(self, version: int) -> Entry | None:
+        if type(version) is not int or not self._oldest <= version <= self._version:
+            raise VersionUnavailableError(
+                f"version {version!r} not available: kept versions are {self._oldest}..{self._version}"
+            )
+        if version == self._version:
+            return self._root
+        return self._read_root(version)
+
+    def _read_root(self, version: int) -> Entry | None:
+        if version == 0:
+            return None
+        data = self._db.get(ROOT + _v8(version))
+        if data is None:
+            raise VersionUnavailableError(f"no root recorded for version {version}")
+        return decode_entry(data)
+
+    def _read_leaf(self, entry: Entry, expect_key: bytes | None) -> tuple[bytes, bytes]:
+        assert entry[2] is not None
+        data = self._db.get(leaf_key(entry[1], entry[2]))
+        if data is None:
+            raise RuntimeError(f"store corrupt: missing leaf node {entry[2].hex()}")
+        key, value = decode_leaf(data)
+        if expect_key is not None and key != expect_key:
+            raise RuntimeError("store corrupt: leaf holds another key")
+        return key, value
+
+    def _load(self, node_key: bytes) -> Node:
+        """Committed internal node by DB key, through the LRU cache."""
+        cache = self._cache
+        node = cache.get(node_key)
+        if node is not None:
+            cache.move_to_end(node_key)
+            return node
+        data = self._db.get(node_key)
+        if data is None:
+            raise RuntimeError(f"store corrupt: missing internal node {node_key.hex()}")
+        node = decode_internal(data)
+        if self._cache_size:
+            cache[node_key] = node
+            if len(cache) > self._cache_size:
+                cache.popitem(last=False)
+        return node

@@ -1,0 +1,89 @@
+"""BaseApp driven by a scripted sequence of ABCI calls: genesis, blocks, failing txs, restart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cosmpy.protos.tendermint.abci import types_pb2 as abci
+
+from app import GonkaApp
+from gonkad import genesis
+from gonkad.coins import parse_coins
+from gonkad.crypto import secp256k1
+from gonkad.store.commitstore import CommitStore
+from gonkad.store.proof import Proof, verify_membership
+from gonkad.txbuilder import address_of, send_msg, sign_tx
+from gonkad.crypto import bech32
+
+CHAIN = "gonka-unit"
+ALICE = secp256k1.PrivateKey(b"\x01" * 32)
+BOB = address_of(secp256k1.PrivateKey(b"\x02" * 32))
+
+
+def start_app(path: Path) -> GonkaApp:
+    app = GonkaApp(CommitStore(str(path)))
+    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(ALICE), [("ngonka", 1_000_000)])
+    app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode()))
+    return app
+
+
+def run_block(app: GonkaApp, height: int, txs: list[bytes]) -> abci.ResponseFinalizeBlock:
+    response = app.finalize_block(abci.RequestFinalizeBlock(height=height, txs=txs))
+    app.commit(abci.RequestCommit())
+    return response
+
+
+def balance(app: GonkaApp, address: str) -> int:
+    ctx_store = app.store
+    from x.bank import keys
+
+    raw = ctx_store.get(keys.STORE_PREFIX + keys.balance_key(bech32.decode(address), "ngonka"))
+    return int(raw) if raw else 0
+
+
+def send(sequence: int, amount: str, account_number: int = 0, chain_id: str = CHAIN) -> bytes:
+    return sign_tx(ALICE, [send_msg(address_of(ALICE), BOB, parse_coins(amount))], chain_id, account_number, sequence)
+
+
+def test_send_moves_funds_and_failing_tx_reverts_only_itself(tmp_path: Path) -> None:
+    app = start_app(tmp_path / "db")
+    response = run_block(app, 1, [send(0, "100ngonka"), send(1, "999999999ngonka"), send(2, "5ngonka")])
+    codes = [r.code for r in response.tx_results]
+    assert codes[0] == 0 and codes[2] == 0
+    assert codes[1] == 5, response.tx_results[1].log  # insufficient funds: only its message reverted
+    assert balance(app, BOB) == 105
+    assert balance(app, address_of(ALICE)) == 1_000_000 - 105
+    assert response.app_hash == app.store.root_hash
+
+
+def test_invalid_replay_and_wrong_chain_rejected_without_state_change(tmp_path: Path) -> None:
+    app = start_app(tmp_path / "db")
+    tx = send(0, "1ngonka")
+    run_block(app, 1, [tx])
+    root = app.store.root_hash
+    for bad in (tx, send(1, "1ngonka", chain_id="other"), send(1, "1ngonka", account_number=7), b"\xff\x00garbage"):
+        assert app.check_tx(abci.RequestCheckTx(tx=bad)).code != 0
+    response = run_block(app, 2, [tx, b"\xff\x00garbage"])
+    assert [r.code for r in response.tx_results] == [32, 2]
+    assert balance(app, BOB) == 1
+    assert app.store.root_hash == root or app.store.version == 2
+
+
+def test_restart_restores_height_and_hash_and_proofs_verify(tmp_path: Path) -> None:
+    app = start_app(tmp_path / "db")
+    run_block(app, 1, [send(0, "7ngonka")])
+    run_block(app, 2, [])
+    info = app.info(abci.RequestInfo())
+    app.store.close()
+    reopened = GonkaApp(CommitStore(str(tmp_path / "db")))
+    again = reopened.info(abci.RequestInfo())
+    assert (again.last_block_height, again.last_block_app_hash) == (info.last_block_height, info.last_block_app_hash) == (2, info.last_block_app_hash)
+    from x.bank import keys
+
+    key = keys.STORE_PREFIX + keys.balance_key(bech32.decode(BOB), "ngonka")
+    reply = reopened.query(abci.RequestQuery(path="/store/key", data=key, height=1, prove=True))
+    assert reply.code == 0 and reply.value == b"7"
+    proof = Proof.decode(reply.proof_ops.ops[0].data)
+    assert verify_membership(reopened.store.root_at(1), key, b"7", proof)
+    assert not verify_membership(reopened.store.root_at(1), key, b"8", proof)

@@ -1,0 +1,137 @@
+"""A real 4-validator network: agreement, a validator killed and restarted, gonkad killed mid-write."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gonkad import localnet
+from gonkad.coins import parse_coins
+from gonkad.crypto import secp256k1
+from gonkad.paths import pid_file
+from gonkad.process import live_pid
+from gonkad.rpc import CometRPC, RPCError
+from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx
+
+pytestmark = pytest.mark.localnet
+
+
+def rpcs(root: Path) -> list[CometRPC]:
+    return [CometRPC(n.rpc) for n in localnet.load(root).nodes]
+
+
+def app_root(rpc: CometRPC, height: int) -> str:
+    reply = rpc.abci_query("/app/root", height=height)
+    assert reply.get("code", 0) == 0, reply
+    return reply["value"].hex()
+
+
+def assert_agreement(root: Path, up_to: int) -> None:
+    """Every node's own store root at every height is the same, and matches the next block's header."""
+    clients = rpcs(root)
+    for height in range(1, up_to + 1):
+        roots = {app_root(c, height) for c in clients}
+        assert len(roots) == 1, f"app hashes differ at height {height}: {roots}"
+        header_hash = clients[0].block(height + 1)["block"]["header"]["app_hash"].lower()
+        assert header_hash == roots.pop(), f"header of block {height + 1} disagrees with the store"
+
+
+def kill_node(root: Path, name: str, processes: tuple[str, ...]) -> None:
+    home = Path(next(n.home for n in localnet.load(root).nodes if n.name == name))
+    pids = [live_pid(pid_file(home, process), process) for process in processes]
+    assert None not in pids, f"{name}: not all of {processes} are running"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while any(live_pid(pid_file(home, p), p) for p in ("gonkad", "cometbft")):
+        assert time.monotonic() < deadline, f"{name} did not go down"
+        time.sleep(0.1)
+
+
+def wait_caught_up(root: Path, name: str, timeout_s: float = 120) -> int:
+    """Wait until ``name`` is at least as high as every other node was when we started waiting."""
+    target = max(n["height"] or 0 for n in localnet.status(root)["nodes"])
+    deadline = time.monotonic() + timeout_s
+    while True:
+        node = next(n for n in localnet.status(root)["nodes"] if n["name"] == name)
+        if (node["height"] or 0) >= target and node["catching_up"] is False:
+            return target
+        assert time.monotonic() < deadline, f"{name} did not catch up to {target}: {node}"
+        time.sleep(0.5)
+
+
+class TxWriter(threading.Thread):
+    """Keeps sending bank transfers through one node so that every block writes state."""
+
+    def __init__(self, root: Path, rpc: CometRPC) -> None:
+        super().__init__(daemon=True)
+        self.rpc = rpc
+        self.key = localnet.load_key(root, "faucet")
+        self.chain_id = localnet.load(root).chain_id
+        self.stop_event = threading.Event()
+        self.accepted = 0
+
+    def run(self) -> None:
+        sender = address_of(self.key)
+        rng = random.Random(7)
+        account = query_account(self.rpc, sender)
+        sequence = account.sequence
+        while not self.stop_event.is_set():
+            recipient = address_of(secp256k1.PrivateKey(rng.randbytes(32)))
+            tx = sign_tx(self.key, [send_msg(sender, recipient, parse_coins("1000ngonka"))],
+                         self.chain_id, account.account_number, sequence)
+            try:
+                result = self.rpc.broadcast_tx_sync(tx)
+            except RPCError:
+                time.sleep(0.2)
+                continue
+            if result["code"] == 0:
+                sequence += 1
+                self.accepted += 1
+            else:
+                time.sleep(0.2)
+                sequence = query_account(self.rpc, sender).sequence
+            time.sleep(0.02)
+
+
+def test_four_validators_reach_height_20_and_agree(net4: Path) -> None:
+    status = localnet.wait_for_height(net4, 21, timeout_s=180)
+    assert status["chain_id"] == "gonka-test"
+    assert all(n["peers"] == 3 for n in status["nodes"]), status
+    assert_agreement(net4, 20)
+
+
+def test_validator_killed_others_continue_then_it_catches_up(net4: Path) -> None:
+    kill_node(net4, "node2", ("gonkad", "cometbft"))
+    before = min(n["height"] or 10**9 for n in localnet.status(net4)["nodes"] if n["name"] != "node2")
+    deadline = time.monotonic() + 60
+    while min(n["height"] or 0 for n in localnet.status(net4)["nodes"] if n["name"] != "node2") < before + 5:
+        assert time.monotonic() < deadline, "the three remaining validators stopped making blocks"
+        time.sleep(0.5)
+    assert localnet.start(net4, 4, "gonka-test") == ["node2"]
+    height = wait_caught_up(net4, "node2")
+    assert_agreement(net4, height - 1)
+
+
+def test_gonkad_sigkilled_while_writing_recovers_same_app_hash(net4: Path) -> None:
+    writer = TxWriter(net4, rpcs(net4)[0])
+    writer.start()
+    rng = random.Random(int.from_bytes(os.urandom(4), "big"))
+    try:
+        for _ in range(5):
+            time.sleep(rng.uniform(0.3, 3.0))
+            kill_node(net4, "node3", ("gonkad",))
+            assert localnet.start(net4, 4, "gonka-test") == ["node3"]
+            wait_caught_up(net4, "node3")
+    finally:
+        writer.stop_event.set()
+        writer.join(timeout=10)
+    assert writer.accepted > 10, "the transaction writer did not get transactions in"
+    height = wait_caught_up(net4, "node3")
+    assert_agreement(net4, height - 1)

@@ -1,0 +1,378 @@
+"""CommitStore and proofs checked against a dict model and an independent root computation."""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from hashlib import sha256
+
+import plyvel
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gonkad.store import (
+    CommitStore,
+    Proof,
+    VersionUnavailableError,
+    verify_membership,
+    verify_nonmembership,
+)
+from gonkad.store.smt import ZERO
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# A small key pool makes overwrites, deletes and shared hash prefixes frequent.
+POOL = [bytes([i]) for i in range(1, 41)] + [b"ab", b"abc", b"b\x00", b"\xff", b"\xff\xff"]
+keys_st = st.sampled_from(POOL)
+values_st = st.binary(max_size=6)
+batch_st = st.dictionaries(keys_st, st.none() | values_st, max_size=12)
+history_st = st.lists(batch_st, min_size=1, max_size=6)
+
+
+def ref_root(model: dict[bytes, bytes]) -> bytes:
+    """The canonical root computed from scratch, straight from the README's rules."""
+
+    def h(b: bytes) -> bytes:
+        return sha256(b).digest()
+
+    def build(items: list[tuple[str, bytes, bytes]], depth: int) -> bytes:
+        if not items:
+            return ZERO
+        if len(items) == 1:
+            return h(b"\x00" + items[0][1] + items[0][2])
+        children = [build([it for it in items if it[0][depth] == c], depth + 1) for c in "0123456789abcdef"]
+        return h(b"\x01" + b"".join(children))
+
+    return build([(h(k).hex(), h(k), h(v)) for k, v in model.items()], 0)
+
+
+def model_iter(model: dict[bytes, bytes], prefix: bytes, start: bytes | None, end: bytes | None, reverse: bool):
+    ks = sorted(
+        k for k in model if k.startswith(prefix) and (start is None or k >= start) and (end is None or k < end)
+    )
+    if reverse:
+        ks.reverse()
+    return [(k, model[k]) for k in ks]
+
+
+@contextmanager
+def opened(**kw: int) -> Iterator[tuple[CommitStore, str]]:
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "db")
+        store = CommitStore(path, **kw)
+        try:
+            yield store, path
+        finally:
+            store.close()
+
+
+def node_keys(store: CommitStore) -> set[bytes]:
+    return {k for k in store._db.iterator(include_value=False) if k[:1] in (b"n", b"k")}
+
+
+def reachable_nodes(store: CommitStore) -> set[bytes]:
+    """DB keys of every node reachable from a kept version's root."""
+    out: set[bytes] = set()
+    oldest, latest = store.available_versions()
+
+    def visit(entry, path: str) -> None:
+        if entry is None:
+            return
+        if entry[2] is not None:
+            out.add(b"k" + entry[1] + entry[2])
+            return
+        key = b"n" + entry[1] + path.encode()
+        out.add(key)
+        node = store._load(key)
+        for i, c in enumerate("0123456789abcdef"):
+            e = node[1][i]
+            if e:
+                visit((e[:32], e[32:40], e[40:] or None), path + c)
+
+    for v in range(oldest, latest + 1):
+        visit(store._root_entry(v), "")
+    return out
+
+
+def check_proofs(store: CommitStore, model: dict[bytes, bytes], version: int, keys: list[bytes]) -> None:
+    root = store.root_at(version)
+    for k in keys:
+        value, proof = store.prove(k, version)
+        assert value == model.get(k)
+        assert Proof.decode(proof.encode()) == proof
+        if value is None:
+            assert verify_nonmembership(root, k, proof)
+            assert not verify_membership(root, k, b"", proof)
+        else:
+            assert verify_membership(root, k, value, proof)
+            assert not verify_nonmembership(root, k, proof)
+            assert not verify_membership(root, k, value + b"x", proof)
+
+
+@SETTINGS
+@given(history=history_st, keep=st.sampled_from([0, 1, 2, 3]), data=st.data())
+def test_matches_model_over_versions(history: list[dict[bytes, bytes | None]], keep: int, data: st.DataObject) -> None:
+    with opened(keep_recent=keep) as (store, _):
+        models: dict[int, dict[bytes, bytes]] = {0: {}}
+        model: dict[bytes, bytes] = {}
+        for batch in history:
+            for k, v in batch.items():
+                if v is None:
+                    model.pop(k, None)
+                else:
+                    model[k] = v
+            staged_root = store.apply(batch)
+            version = store.commit()
+            models[version] = dict(model)
+            assert store.root_hash == staged_root == ref_root(model)
+            for k in POOL:
+                assert store.get(k) == model.get(k)
+                assert store.has(k) == (k in model)
+            prefix = data.draw(st.sampled_from([b"", b"a", b"\xff", b"\x01"]))
+            start = data.draw(st.none() | keys_st)
+            end = data.draw(st.none() | keys_st)
+            reverse = data.draw(st.booleans())
+            assert list(store.iterate(prefix, start, end, reverse)) == model_iter(model, prefix, start, end, reverse)
+
+        oldest, latest = store.available_versions()
+        assert latest == len(history)
+        assert oldest == (0 if keep == 0 else max(0, latest - keep + 1))
+        for v in range(oldest, latest + 1):
+            assert store.root_at(v) == ref_root(models[v])
+            for k in POOL:
+                assert store.get_at(k, v) == models[v].get(k)
+            check_proofs(store, models[v], v, POOL[::7] + list(models[v])[:3])
+        for v in range(0, oldest):
+            with pytest.raises(VersionUnavailableError):
+                store.root_at(v)
+            with pytest.raises(KeyError):
+                store.get_at(POOL[0], v)
+        with pytest.raises(ValueError):
+            store.prove(POOL[0], latest + 1)
+        # the stale index removed exactly the nodes no kept version reaches
+        assert node_keys(store) == reachable_nodes(store)
+
+
+@SETTINGS
+@given(final=st.dictionaries(keys_st, values_st, max_size=25), noise=st.dictionaries(keys_st, values_st, max_size=10),
+       seed=st.integers(0, 2**32))
+def test_root_independent_of_history(final: dict[bytes, bytes], noise: dict[bytes, bytes], seed: int) -> None:
+    rnd = random.Random(seed)
+    with opened() as (a, _), opened() as (b, _):
+        a.apply(final)
+        a.commit()
+        # b: noise first, then the final pairs in shuffled small batches, then remove the noise
+        b.apply(noise)
+        b.commit()
+        items = list(final.items())
+        rnd.shuffle(items)
+        while items:
+            n = rnd.randint(1, 5)
+            b.apply(dict(items[:n]))
+            b.commit()
+            items = items[n:]
+        b.apply({k: None for k in noise if k not in final})
+        b.commit()
+        assert a.root_hash == b.root_hash == ref_root(final)
+        b.apply({k: None for k in final})
+        b.commit()
+        assert b.root_hash == ZERO
+
+
+def test_larger_random_histories_match_reference() -> None:
+    rnd = random.Random(7)
+    keys = [rnd.randbytes(rnd.randint(1, 12)) for _ in range(1500)]
+    model: dict[bytes, bytes] = {}
+    with opened(keep_recent=3, cache_size=50) as (store, path):
+        for _ in range(8):
+            batch: dict[bytes, bytes | None] = {}
+            for k in rnd.sample(keys, 400):
+                batch[k] = None if rnd.random() < 0.3 else rnd.randbytes(rnd.randint(0, 40))
+            for k, v in batch.items():
+                if v is None:
+                    model.pop(k, None)
+                else:
+                    model[k] = v
+            assert store.apply(batch) == ref_root(model)
+            store.commit()
+        assert list(store.iterate()) == sorted(model.items())
+        check_proofs(store, model, store.version, keys[:60])
+        assert node_keys(store) == reachable_nodes(store)
+        store.apply({k: None for k in keys})
+        store.commit()
+        assert store.root_hash == ZERO
+        assert list(store.iterate()) == []
+        for _ in range(3):
+            store.commit()
+        assert node_keys(store) == set()
+
+
+def test_reopen_restores_state_and_drops_staged() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "db")
+        store = CommitStore(path, keep_recent=5)
+        store.apply({b"a": b"1", b"b": b"2"})
+        store.commit()
+        store.apply({b"c": b"3", b"a": None})
+        store.commit()
+        root, version = store.root_hash, store.version
+        staged = store.apply({b"d": b"4", b"b": None})
+        assert staged != root
+        assert store.get(b"d") is None and store.get(b"b") == b"2"
+        assert list(store.iterate()) == [(b"b", b"2"), (b"c", b"3")]
+        assert store.version == version and store.root_hash == root
+        store.close()
+
+        store = CommitStore(path, keep_recent=5)
+        assert (store.version, store.root_hash) == (version, root)
+        assert list(store.iterate()) == [(b"b", b"2"), (b"c", b"3")]
+        assert store.get_at(b"a", 1) == b"1"
+        assert store.root_at(1) == ref_root({b"a": b"1", b"b": b"2"})
+        # the staged version was lost; committing now starts from the persisted one
+        store.commit()
+        assert store.version == version + 1 and store.root_hash == root
+        store.close()
+
+
+def test_apply_replaces_and_discard_drops() -> None:
+    with opened() as (store, _):
+        store.apply({b"x": b"1"})
+        r = store.apply({b"y": b"2"})
+        assert r == ref_root({b"y": b"2"})
+        store.commit()
+        assert store.get(b"x") is None and store.get(b"y") == b"2"
+        store.apply({b"z": b"3"})
+        store.discard()
+        assert store.commit() == 2
+        assert store.root_hash == r and store.get(b"z") is None
+        assert store.available_versions() == (0, 2)
+        assert store.root_at(0) == ZERO
+
+
+def test_key_and_value_validation() -> None:
+    with opened() as (store, _):
+        with pytest.raises(ValueError):
+            store.apply({b"": b"v"})
+        with pytest.raises(ValueError):
+            store.apply({"str": b"v"})  # type: ignore[dict-item]
+        with pytest.raises(ValueError):
+            store.get(b"")
+        store.apply({b"empty": b""})
+        store.commit()
+        assert store.get(b"empty") == b"" and store.has(b"empty")
+        value, proof = store.prove(b"empty", 1)
+        assert value == b"" and verify_membership(store.root_hash, b"empty", b"", proof)
+
+
+def test_tampered_proofs_fail() -> None:
+    rnd = random.Random(3)
+    model = {rnd.randbytes(8): rnd.randbytes(8) for _ in range(300)}
+    with opened() as (store, _):
+        store.apply(model)
+        store.commit()
+        root = store.root_hash
+        present = list(model)[:20]
+        absent = [rnd.randbytes(9) for _ in range(20)]
+        for k in present + absent:
+            value, proof = store.prove(k, 1)
+            raw = proof.encode()
+            for _ in range(10):
+                i = rnd.randrange(len(raw))
+                bad = bytearray(raw)
+                bad[i] ^= 1 << rnd.randrange(8)
+                try:
+                    tampered = Proof.decode(bytes(bad))
+                except ValueError:
+                    continue
+                if value is None:
+                    assert not verify_nonmembership(root, k, tampered)
+                else:
+                    assert not verify_membership(root, k, value, tampered)
+            # swap two siblings of one level
+            lvl = list(proof.levels[-1])
+            filled = [i for i, h in enumerate(lvl) if h != ZERO]
+            if len(filled) >= 2:
+                i, j = filled[:2]
+                lvl[i], lvl[j] = lvl[j], lvl[i]
+                swapped = Proof(proof.levels[:-1] + (tuple(lvl),), proof.leaf)
+                assert not (verify_membership(root, k, value, swapped) if value is not None
+                            else verify_nonmembership(root, k, swapped))
+            wrong_root = bytes([root[0] ^ 1]) + root[1:]
+            if value is None:
+                assert not verify_nonmembership(wrong_root, k, proof)
+                assert not verify_nonmembership(ZERO, k, proof)
+            else:
+                assert not verify_membership(wrong_root, k, value, proof)
+                assert not verify_membership(root, k, value + b"!", proof)
+                assert not verify_membership(root, k + b"!", value, proof)
+        # a proof for one key says nothing about another
+        _, p = store.prove(present[0], 1)
+        assert not verify_membership(root, present[1], model[present[1]], p)
+        assert not verify_nonmembership(root, present[1], p)
+
+
+def test_verifiers_never_raise_on_garbage() -> None:
+    p = Proof((), None)
+    for args in [(b"", b"k", p), (ZERO, b"k", None), (ZERO, None, p), ("x", b"k", p), (ZERO, b"k", "proof")]:
+        assert verify_nonmembership(*args) in (True, False)  # type: ignore[arg-type]
+        assert verify_membership(args[0], args[1], b"v", args[2]) is False  # type: ignore[arg-type]
+    assert verify_membership(ZERO, b"k", None, p) is False  # type: ignore[arg-type]
+    assert verify_nonmembership(ZERO, b"k", p)  # empty tree proves absence
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200) | st.builds(lambda n, b: bytes([n]) + b, st.integers(0, 3), st.binary(max_size=120)))
+def test_proof_decode_garbage_raises_value_error_only(data: bytes) -> None:
+    try:
+        proof = Proof.decode(data)
+    except ValueError:
+        return
+    assert proof.encode() == data
+    assert verify_membership(ZERO, b"k", b"v", proof) in (True, False)
+
+
+def test_pruning_keeps_db_bounded() -> None:
+    rnd = random.Random(11)
+    keys = [rnd.randbytes(6) for _ in range(60)]
+    with opened(keep_recent=2) as (store, path):
+        counts = []
+        for i in range(120):
+            store.apply({k: rnd.randbytes(10) for k in rnd.sample(keys, 30)} | ({keys[i % 60]: None} if i % 3 else {}))
+            store.commit()
+            counts.append(sum(1 for _ in store._db.iterator(include_value=False)))
+        assert store.available_versions() == (119, 120)
+        assert max(counts[60:]) <= 2 * max(counts[:10]) + 50
+        assert node_keys(store) == reachable_nodes(store)
+        with pytest.raises(VersionUnavailableError, match="not available"):
+            store.root_at(118)
+        for v in (119, 120):
+            model = {}
+            for k in keys:
+                val = store.get_at(k, v)
+                if val is not None:
+                    model[k] = val
+            assert store.root_at(v) == ref_root(model)
+            check_proofs(store, model, v, keys[:10])
+
+
+def test_keep_recent_enabled_after_unpruned_history() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "db")
+        store = CommitStore(path)
+        for i in range(10):
+            store.apply({b"k%d" % (i % 3): b"v%d" % i})
+            store.commit()
+        store.close()
+        store = CommitStore(path, keep_recent=1)
+        store.commit()
+        assert store.available_versions() == (11, 11)
+        assert node_keys(store) == reachable_nodes(store)
+        assert store.get_at(b"k0", 11) == b"v9"
+        store.close()
+        db = plyvel.DB(path)
+        assert not [k for k, _ in db.iterator(prefix=b"s")]
+        db.close()

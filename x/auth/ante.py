@@ -1,0 +1,87 @@
+"""The ante handler: who signed, in which order, with which sequence, and who pays the fee.
+
+Runs before any message. Its writes (sequence bumps, fee) stay even when a message later fails, so
+that a failed transaction still costs its fee and cannot be replayed.
+"""
+
+from __future__ import annotations
+
+from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
+
+from gonkad.coins import Coins, coins_from_proto
+from gonkad.context import Context
+from gonkad.crypto import bech32, secp256k1
+from gonkad.errors import (
+    ErrInvalidPubKey,
+    ErrInvalidRequest,
+    ErrNoSignatures,
+    ErrUnauthorized,
+    ErrUnknownAddress,
+    ErrWrongSequence,
+)
+from gonkad.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, Tx
+from x.auth import keys
+from x.auth.expected_keepers import BankKeeper
+from x.auth.keeper import AccountKeeper
+
+
+def process_ante(ctx: Context, tx: Tx, signers: list[bytes], accounts: AccountKeeper, bank: BankKeeper) -> None:
+    """Check every signature and sequence, then charge the fee to the first signer (or the payer)."""
+    signatures = list(tx.raw.signatures)
+    signer_infos = list(tx.auth_info.signer_infos)
+    if not signatures:
+        raise ErrNoSignatures.wrap("tx carries no signature")
+    if len(signatures) != len(signers) or len(signer_infos) != len(signers):
+        raise ErrUnauthorized.wrap(
+            f"wrong number of signers; expected {len(signers)}, got {len(signatures)} signatures"
+            f" and {len(signer_infos)} signer infos"
+        )
+    for signer, info, signature in zip(signers, signer_infos, signatures):
+        verify_signer(ctx, tx, signer, info, signature, accounts)
+    charge_fee(ctx, tx, signers[0], bank)
+
+
+def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, accounts: AccountKeeper) -> None:  # type: ignore[no-untyped-def]
+    account = accounts.get_account(ctx, signer)
+    if account is None:
+        raise ErrUnknownAddress.wrap(f"account {bech32.encode(signer)} does not exist")
+    pubkey = public_key_of(account, info, signer)
+    if info.sequence != account.sequence:
+        raise ErrWrongSequence.wrap(f"account sequence mismatch, expected {account.sequence}, got {info.sequence}")
+    if not info.mode_info.HasField("single") or info.mode_info.single.mode != SIGN_MODE_DIRECT:
+        raise ErrInvalidRequest.wrap("only SIGN_MODE_DIRECT single signatures are supported")
+    if len(signature) == secp256k1.SIG_LEN and not secp256k1.is_low_s(signature):
+        raise ErrUnauthorized.wrap("signature is not in low-S form")
+    sign_bytes = tx.sign_bytes(ctx.header.chain_id, account.account_number)
+    if not secp256k1.verify(pubkey, sign_bytes, signature):
+        raise ErrUnauthorized.wrap(
+            f"signature verification failed; please verify account number ({account.account_number}),"
+            f" sequence ({account.sequence}) and chain-id ({ctx.header.chain_id})"
+        )
+    if not account.HasField("pub_key"):
+        account.pub_key.type_url = SECP256K1_PUBKEY_URL
+        account.pub_key.value = keys_pb2.PubKey(key=pubkey).SerializeToString()
+    account.sequence += 1
+    accounts.set_account(ctx, account)
+
+
+def public_key_of(account, info, signer: bytes) -> bytes:  # type: ignore[no-untyped-def]
+    """The account's stored key, or on first use the key in the signer info, which must match the address."""
+    packed = account.pub_key if account.HasField("pub_key") else info.public_key
+    if packed.type_url != SECP256K1_PUBKEY_URL:
+        raise ErrInvalidPubKey.wrap(f"unsupported public key type {packed.type_url!r}")
+    key = keys_pb2.PubKey.FromString(packed.value).key
+    if len(key) != secp256k1.PUBKEY_LEN or secp256k1.address_bytes(key) != signer:
+        raise ErrInvalidPubKey.wrap("public key does not match the signer address")
+    return key
+
+
+def charge_fee(ctx: Context, tx: Tx, first_signer: bytes, bank: BankKeeper) -> None:
+    fee: Coins = coins_from_proto(tx.auth_info.fee.amount)
+    if not fee:
+        return
+    payer = first_signer
+    if tx.auth_info.fee.payer:
+        raise ErrInvalidRequest.wrap("a fee payer other than the first signer is not supported")
+    bank.send_coins(ctx, payer, keys.module_address(keys.FEE_COLLECTOR), fee)
+    ctx.emit("tx", fee=str(fee), fee_payer=bech32.encode(payer))

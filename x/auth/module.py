@@ -1,0 +1,60 @@
+"""x/auth wired as a module: genesis accounts, module accounts, account queries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, genesis_pb2, query_pb2
+from google.protobuf import json_format
+
+from gonkad.context import Context
+from gonkad.crypto import bech32
+from gonkad.errors import ErrInvalidAddress, ErrNotFound
+from gonkad.module import MsgRoute, QueryRoute
+from x.auth import keys
+from x.auth.keeper import AccountKeeper
+
+QUERY = "/cosmos.auth.v1beta1.Query/"
+
+
+class AuthModule:
+    name = keys.MODULE_NAME
+    store_prefix = keys.STORE_PREFIX
+
+    def __init__(self, keeper: AccountKeeper) -> None:
+        self.keeper = keeper
+
+    def default_genesis(self) -> dict[str, Any]:
+        return json_format.MessageToDict(genesis_pb2.GenesisState())
+
+    def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
+        genesis = json_format.ParseDict(state, genesis_pb2.GenesisState())
+        for packed in genesis.accounts:
+            account = auth_pb2.BaseAccount()
+            packed.Unpack(account)
+            self.keeper.ensure_account(ctx, bech32.decode(account.address))
+        self.keeper.ensure_module_account(ctx, keys.FEE_COLLECTOR, [])
+
+    def msg_routes(self) -> dict[str, MsgRoute]:
+        return {}
+
+    def query_routes(self) -> dict[str, QueryRoute]:
+        return {QUERY + "Account": QueryRoute(query_pb2.QueryAccountRequest, self.query_account)}
+
+    def query_account(self, ctx: Context, req: query_pb2.QueryAccountRequest) -> query_pb2.QueryAccountResponse:
+        try:
+            address = bech32.decode(req.address)
+        except ValueError as exc:
+            raise ErrInvalidAddress.wrap(str(exc)) from None
+        account = self.keeper.get_account(ctx, address)
+        if account is None:
+            raise ErrNotFound.wrap(f"account {req.address} not found")
+        response = query_pb2.QueryAccountResponse()
+        response.account.Pack(account)
+        return response
+
+    def begin_block(self, ctx: Context) -> None:
+        return None
+
+    def end_block(self, ctx: Context) -> None:
+        return None

@@ -1,0 +1,31 @@
+"""x/bank store layout, under the module prefix ``bank/``.
+
+    0x00 | denom              -> total supply (decimal string)
+    0x02 | len(addr) | addr | denom -> balance (decimal string); absent means zero
+    0x01 | denom              -> cosmos.bank.v1beta1.Metadata
+"""
+
+from __future__ import annotations
+
+MODULE_NAME = "bank"
+STORE_PREFIX = b"bank/"
+SUPPLY_PREFIX = b"\x00"
+DENOM_METADATA_PREFIX = b"\x01"
+BALANCES_PREFIX = b"\x02"
+BASE_DENOM = "ngonka"
+
+
+def address_balances_prefix(address: bytes) -> bytes:
+    return BALANCES_PREFIX + bytes([len(address)]) + address
+
+
+def balance_key(address: bytes, denom: str) -> bytes:
+    return address_balances_prefix(address) + denom.encode()
+
+
+def supply_key(denom: str) -> bytes:
+    return SUPPLY_PREFIX + denom.encode()
+
+
+def metadata_key(denom: str) -> bytes:
+    return DENOM_METADATA_PREFIX + denom.encode()

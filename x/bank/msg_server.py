@@ -1,0 +1,72 @@
+"""Bank messages: MsgSend and MsgMultiSend, checked without state first, then executed by the keeper."""
+
+from __future__ import annotations
+
+from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2
+
+from gonkad.coins import Coins, coins_from_proto
+from gonkad.context import Context
+from gonkad.crypto import bech32
+from gonkad.errors import ErrInvalidAddress, ErrInvalidCoins, ErrInvalidRequest
+from x.bank.keeper import BankKeeper
+
+
+def _address(text: str, what: str) -> bytes:
+    try:
+        return bech32.decode(text)
+    except ValueError as exc:
+        raise ErrInvalidAddress.wrap(f"{what}: {exc}") from None
+
+
+def send_signers(msg: tx_pb2.MsgSend) -> list[bytes]:
+    return [_address(msg.from_address, "from address")]
+
+
+def validate_send(msg: tx_pb2.MsgSend) -> None:
+    _address(msg.from_address, "from address")
+    _address(msg.to_address, "to address")
+    if not coins_from_proto(msg.amount):
+        raise ErrInvalidCoins.wrap("send amount is empty")
+
+
+def handle_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgSend) -> tx_pb2.MsgSendResponse:
+    sender = bech32.decode(msg.from_address)
+    bank.send_coins(ctx, sender, bech32.decode(msg.to_address), coins_from_proto(msg.amount))
+    ctx.emit("message", module="bank", sender=msg.from_address)
+    return tx_pb2.MsgSendResponse()
+
+
+def multi_send_signers(msg: tx_pb2.MsgMultiSend) -> list[bytes]:
+    return [_address(i.address, "input address") for i in msg.inputs]
+
+
+def _total(coin_lists: list[Coins]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for coins in coin_lists:
+        for denom, amount in coins:
+            total[denom] = total.get(denom, 0) + amount
+    return total
+
+
+def validate_multi_send(msg: tx_pb2.MsgMultiSend) -> None:
+    if len(msg.inputs) != 1:
+        raise ErrInvalidRequest.wrap("multi-send takes exactly one input")
+    if not msg.outputs:
+        raise ErrInvalidRequest.wrap("multi-send has no outputs")
+    for io in [*msg.inputs, *msg.outputs]:
+        _address(io.address, "address")
+        if not coins_from_proto(io.coins):
+            raise ErrInvalidCoins.wrap("empty coins in multi-send")
+    if _total([coins_from_proto(i.coins) for i in msg.inputs]) != _total([coins_from_proto(o.coins) for o in msg.outputs]):
+        raise ErrInvalidCoins.wrap("sum of inputs does not equal sum of outputs")
+
+
+def handle_multi_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgMultiSend) -> tx_pb2.MsgMultiSendResponse:
+    sender = bech32.decode(msg.inputs[0].address)
+    bank.subtract_coins(ctx, sender, coins_from_proto(msg.inputs[0].coins))
+    for out in msg.outputs:
+        coins = coins_from_proto(out.coins)
+        bank.add_coins(ctx, bech32.decode(out.address), coins)
+        ctx.emit("transfer", recipient=out.address, sender=msg.inputs[0].address, amount=str(coins))
+    ctx.emit("message", module="bank", sender=msg.inputs[0].address)
+    return tx_pb2.MsgMultiSendResponse()
