@@ -7,6 +7,7 @@ Every behaviour of the chain is two hops from this file: the module list below, 
 from __future__ import annotations
 
 from gonkad.baseapp import BaseApp
+from gonkad.coins import parse_dec_coins
 from gonkad.context import Context
 from gonkad.store.commitstore import CommitStore
 from gonkad.tx import Tx
@@ -18,13 +19,14 @@ from x.bank.module import BankModule
 
 
 class GonkaApp(BaseApp):
-    def __init__(self, store: CommitStore) -> None:
+    def __init__(self, store: CommitStore, min_gas_prices: str = "") -> None:
         self.account_keeper = AccountKeeper()
         self.bank_keeper = BankKeeper(self.account_keeper)
         super().__init__(
             store,
             modules=[AuthModule(self.account_keeper), BankModule(self.bank_keeper)],
             ante=self.process_ante,
+            min_gas_prices=parse_dec_coins(min_gas_prices),
         )
 
     def process_ante(self, ctx: Context, tx: Tx, signers: list[bytes]) -> None:

@@ -10,14 +10,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
+from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
+from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.crypto import proof_pb2
 from google.protobuf.message import DecodeError, Message
 
 from gonkad.abci.application import Application
-from gonkad.context import BlockHeader, Context
+from gonkad.context import BlockHeader, Context, ExecMode
+from gonkad.gas import INFINITE, GasKV, GasMeter
 from gonkad.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrTxDecode, ErrUnknownRequest
 from gonkad.module import Module, MsgRoute, QueryRoute
 from gonkad.store.cachekv import CacheKV
@@ -37,15 +41,32 @@ def time_ns(timestamp: Any) -> int:
     return int(timestamp.seconds) * 1_000_000_000 + int(timestamp.nanos)
 
 
-def result_of(err: ABCIError, events: Sequence[abci.Event] = ()) -> abci.ExecTxResult:
-    return abci.ExecTxResult(code=err.code, codespace=err.codespace, log=err.log, events=list(events))
+def result_of(err: ABCIError, gas_wanted: int, gas_used: int, events: Sequence[abci.Event] = ()) -> abci.ExecTxResult:
+    return abci.ExecTxResult(
+        code=err.code, codespace=err.codespace, log=err.log, gas_wanted=gas_wanted, gas_used=gas_used,
+        events=list(events),
+    )
+
+
+def chain_id_of(state: CacheKV | CommitStore) -> str:
+    """The chain id is state written at InitChain, so a restarted node knows it without the genesis file."""
+    raw = state.get(CHAIN_ID_KEY)
+    return raw.decode() if raw else ""
 
 
 class BaseApp(Application):
     """Routes ABCI calls to the modules; the app constructor (``app.py``) decides which modules."""
 
-    def __init__(self, store: CommitStore, modules: Sequence[Module], ante: AnteHandler, name: str = "gonka") -> None:
+    def __init__(
+        self,
+        store: CommitStore,
+        modules: Sequence[Module],
+        ante: AnteHandler,
+        min_gas_prices: tuple[tuple[str, Fraction], ...] = (),
+        name: str = "gonka",
+    ) -> None:
         self.store = store
+        self.min_gas_prices = min_gas_prices
         self.modules = list(modules)
         self.ante = ante
         self.name = name
@@ -65,8 +86,7 @@ class BaseApp(Application):
 
     @property
     def chain_id(self) -> str:
-        raw = (self.pending_genesis or self.store).get(CHAIN_ID_KEY)
-        return raw.decode() if raw else ""
+        return chain_id_of(self.pending_genesis or self.store)
 
     def _check_header(self) -> BlockHeader:
         return BlockHeader(chain_id=self.chain_id, height=self.store.version + 1, time_ns=0)
@@ -85,36 +105,55 @@ class BaseApp(Application):
             decoded.append((route, msg))
         return decoded
 
+    def signers_of(self, messages: list[tuple[MsgRoute, Message]]) -> list[bytes]:
+        """Stateless checks of every message, then its signers in first-seen order."""
+        signers: list[bytes] = []
+        for route, msg in messages:
+            route.validate_basic(msg)
+            for signer in route.signers(msg):
+                if signer not in signers:
+                    signers.append(signer)
+        return signers
+
     def run_tx(self, ctx: Context, raw: bytes) -> abci.ExecTxResult:
-        """One transaction: ante writes survive a failing message (fee and sequence), message writes do not."""
+        """One transaction: ante writes survive a failing message (fee and sequence), message writes do not.
+
+        ``ctx.store`` is the branch the transaction applies to (block state, check state or a throwaway
+        branch for simulation); gas is metered on every store access from the ante handler on.
+        """
+        meter = GasMeter(0)
+        gas_wanted = 0
         try:
             tx = decode_tx(raw)
             messages = self.decode_messages(tx)
-            signers: list[bytes] = []
-            for route, msg in messages:
-                route.validate_basic(msg)
-                for signer in route.signers(msg):
-                    if signer not in signers:
-                        signers.append(signer)
+            signers = self.signers_of(messages)
+            gas_wanted = int(tx.auth_info.fee.gas_limit)
+            meter = GasMeter(INFINITE if ctx.mode is ExecMode.SIMULATE else gas_wanted)
             ante_branch = ctx.store.branch()  # type: ignore[attr-defined]
-            ante_ctx = ctx.with_store(ante_branch)
+            ante_ctx = Context(GasKV(ante_branch, meter), ctx.header, ctx.mode, meter, ctx.min_gas_prices)
             self.ante(ante_ctx, tx, signers)
         except ABCIError as err:
-            return result_of(err)
+            return result_of(err, gas_wanted, meter.consumed)
         ante_branch.write()
-        gas_wanted = int(tx.auth_info.fee.gas_limit)
-        if ctx.check_tx:
-            return abci.ExecTxResult(code=0, gas_wanted=gas_wanted, events=ante_ctx.events)
+        if ctx.mode is ExecMode.CHECK:
+            return abci.ExecTxResult(code=0, gas_wanted=gas_wanted, gas_used=meter.consumed, events=ante_ctx.events)
         msg_branch = ctx.store.branch()  # type: ignore[attr-defined]
-        msg_ctx = ctx.with_store(msg_branch)
+        msg_ctx = ante_ctx.with_store(GasKV(msg_branch, meter))
         try:
             for route, msg in messages:
                 msg_ctx.emit("message", action="/" + msg.DESCRIPTOR.full_name)
                 route.handler(msg_ctx, msg)
         except ABCIError as err:
-            return result_of(err, ante_ctx.events)
+            return result_of(err, gas_wanted, meter.consumed, ante_ctx.events)
         msg_branch.write()
-        return abci.ExecTxResult(code=0, gas_wanted=gas_wanted, events=[*ante_ctx.events, *msg_ctx.events])
+        return abci.ExecTxResult(
+            code=0, gas_wanted=gas_wanted, gas_used=meter.consumed, events=[*ante_ctx.events, *msg_ctx.events]
+        )
+
+    def simulate(self, raw: bytes) -> abci.ExecTxResult:
+        """Run a transaction fully against the committed state and throw the writes away (gas estimate)."""
+        ctx = Context(CacheKV(self.store), self._check_header(), ExecMode.SIMULATE)
+        return self.run_tx_safely(ctx, raw)
 
     def run_tx_safely(self, ctx: Context, raw: bytes) -> abci.ExecTxResult:
         """A bug in a handler fails that transaction with a deterministic log; the node goes on."""
@@ -152,11 +191,11 @@ class BaseApp(Application):
     # --- ABCI: mempool --------------------------------------------------------------------------
 
     def check_tx(self, req: abci.RequestCheckTx) -> abci.ResponseCheckTx:
-        ctx = Context(self.check_state, self._check_header(), check_tx=True)
+        ctx = Context(self.check_state, self._check_header(), ExecMode.CHECK, min_gas_prices=self.min_gas_prices)
         result = self.run_tx_safely(ctx, req.tx)
         return abci.ResponseCheckTx(
             code=result.code, codespace=result.codespace, log=result.log, gas_wanted=result.gas_wanted,
-            events=result.events,
+            gas_used=result.gas_used, events=result.events,
         )
 
     # --- ABCI: consensus ------------------------------------------------------------------------
@@ -164,7 +203,7 @@ class BaseApp(Application):
     def finalize_block(self, req: abci.RequestFinalizeBlock) -> abci.ResponseFinalizeBlock:
         state = self.pending_genesis or CacheKV(self.store)
         self.pending_genesis = None
-        header = BlockHeader(self.chain_id_of(state), req.height, time_ns(req.time), req.proposer_address)
+        header = BlockHeader(chain_id_of(state), req.height, time_ns(req.time), req.proposer_address)
         ctx = Context(state, header)
         for module in self.modules:
             module.begin_block(ctx)
@@ -173,11 +212,6 @@ class BaseApp(Application):
             module.end_block(ctx)
         app_hash = self.store.apply(state.changes())
         return abci.ResponseFinalizeBlock(events=ctx.events, tx_results=results, app_hash=app_hash)
-
-    @staticmethod
-    def chain_id_of(state: CacheKV) -> str:
-        raw = state.get(CHAIN_ID_KEY)
-        return raw.decode() if raw else ""
 
     def commit(self, req: abci.RequestCommit) -> abci.ResponseCommit:
         self.store.commit()
@@ -202,6 +236,8 @@ class BaseApp(Application):
             return self._query_key(req.data, height, req.prove)
         if path == "/app/root":
             return abci.ResponseQuery(value=self._root_at(height), height=height)
+        if path == "/app/simulate":
+            return self._query_simulate(req.data, latest)
         route = self.query_routes.get(path)
         if route is None:
             raise ErrUnknownRequest.wrap(f"unknown query path {req.path!r}")
@@ -214,6 +250,16 @@ class BaseApp(Application):
             raise ErrTxDecode.wrap(f"malformed query request: {exc}") from None
         ctx = Context(CacheKV(self.store), BlockHeader(self.chain_id, latest, 0))
         return abci.ResponseQuery(value=route.handler(ctx, request).SerializeToString(), height=latest)
+
+    def _query_simulate(self, raw_tx: bytes, latest: int) -> abci.ResponseQuery:
+        result = self.simulate(raw_tx)
+        if result.code:
+            return abci.ResponseQuery(code=result.code, codespace=result.codespace, log=result.log, height=latest)
+        response = tx_service.SimulateResponse(
+            gas_info=abci_types.GasInfo(gas_wanted=result.gas_wanted, gas_used=result.gas_used),
+            result=abci_types.Result(log=result.log, events=result.events),
+        )
+        return abci.ResponseQuery(value=response.SerializeToString(), height=latest)
 
     def _root_at(self, height: int) -> bytes:
         try:

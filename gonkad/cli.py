@@ -12,12 +12,19 @@ import time
 from pathlib import Path
 
 from gonkad import genesis, localnet
+from gonkad.client import genesis_cli, query_tx
+from gonkad.client.flags import DEFAULT_HOME
+from gonkad.client.tx import TxError
+from gonkad.errors import ABCIError
+from gonkad.keys import cli as keys_cli
+from gonkad.keys.keyring import KeyringError
+from x.auth import cli as auth_cli
+from x.bank import cli as bank_cli
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.node import run_node
 from gonkad.paths import cometbft_binary
 from gonkad.rpc import CometRPC, RPCError
 
-DEFAULT_HOME = Path.home() / ".gonka"
 
 
 class CLIError(Exception):
@@ -91,6 +98,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node", default="tcp://127.0.0.1:26657")
     p.set_defaults(func=cmd_status)
 
+    tx_modules = sub.add_parser("tx", help="sign and broadcast a transaction").add_subparsers(
+        dest="module", required=True)
+    bank_cli.register_tx(tx_modules)
+
+    query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(
+        dest="module", required=True)
+    bank_cli.register_query(query)
+    auth_cli.register_query(query)
+    query_tx.register_query(query)
+
+    genesis_cli.register(sub)
+    keys_cli.register(sub)
+
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
     p.add_argument("action", choices=["start", "stop", "status", "watch"])
     p.add_argument("--validators", type=int, default=4)
@@ -106,8 +126,11 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (CLIError, RPCError, FileNotFoundError, ValueError, TimeoutError) as exc:
+    except (CLIError, RPCError, TxError, KeyringError, FileNotFoundError, ValueError, TimeoutError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except ABCIError as exc:
+        print(f"Error: {exc.log}", file=sys.stderr)
         sys.exit(1)
     except subprocess.CalledProcessError as exc:
         detail = (exc.stderr or b"").decode(errors="replace").strip().splitlines()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from fractions import Fraction
 
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 
@@ -55,3 +57,22 @@ def parse_coins(text: str) -> Coins:
             raise ErrInvalidCoins.wrap(f"malformed amount {part!r}; expected e.g. 1000ngonka")
         pairs.append((m.group(2), int(m.group(1))))
     return make_coins(pairs)
+
+
+DEC_COIN_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})$")
+
+
+def parse_dec_coins(text: str) -> tuple[tuple[str, Fraction], ...]:
+    """Parse prices like ``0.001ngonka`` exactly (as fractions, never floats); empty text is no price."""
+    prices = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        m = DEC_COIN_RE.match(part)
+        if not m:
+            raise ValueError(f"malformed price {part!r}; expected e.g. 0.001ngonka")
+        prices.append((m.group(2), Fraction(m.group(1))))
+    return tuple(sorted(prices))
+
+
+def required_fees(prices: tuple[tuple[str, Fraction], ...], gas_limit: int) -> Coins:
+    """Fee each denom must reach: ceil(price * gas_limit)."""
+    return make_coins([(d, math.ceil(p * gas_limit)) for d, p in prices if p * gas_limit > 0])

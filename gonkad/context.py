@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
 from typing import Protocol
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
+
+from gonkad.gas import GasMeter
 
 
 class KVStore(Protocol):
@@ -62,11 +66,21 @@ def attr(key: str, value: str) -> abci.EventAttribute:
     return abci.EventAttribute(key=key, value=value, index=True)
 
 
+class ExecMode(Enum):
+    """Why a transaction runs: CheckTx admits to the mempool, Simulate estimates gas, Finalize executes."""
+
+    CHECK = "check"
+    SIMULATE = "simulate"
+    FINALIZE = "finalize"
+
+
 @dataclass
 class Context:
     store: KVStore
     header: BlockHeader
-    check_tx: bool = False
+    mode: ExecMode = ExecMode.FINALIZE
+    gas: GasMeter = field(default_factory=GasMeter)
+    min_gas_prices: tuple[tuple[str, Fraction], ...] = ()
     events: list[abci.Event] = field(default_factory=list)
 
     def kv(self, prefix: bytes) -> PrefixStore:
@@ -76,5 +90,5 @@ class Context:
         self.events.append(abci.Event(type=type_, attributes=[attr(k, v) for k, v in attributes.items()]))
 
     def with_store(self, store: KVStore) -> "Context":
-        """A child context over another branch, collecting its own events."""
-        return Context(store=store, header=self.header, check_tx=self.check_tx)
+        """A child context over another branch, sharing the gas meter, collecting its own events."""
+        return Context(store=store, header=self.header, mode=self.mode, gas=self.gas, min_gas_prices=self.min_gas_prices)

@@ -1,14 +1,13 @@
 """``gonkad localnet``: an N-validator network on 127.0.0.1, each node in its own home under one folder.
 
 The folder holds ``localnet.json`` (chain id, per-node ports and homes), the nodes' homes ``node0`` …
-and ``keys/`` with the funded test keys. ``start`` builds it when absent and starts only the nodes
+and ``keyring-test/`` with the funded keys ``faucet`` and ``val0`` … (a ``test``-backend keyring). ``start`` builds it when absent and starts only the nodes
 whose processes are not running, so a partly-down network is repaired by running it again.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -20,7 +19,8 @@ from pydantic import BaseModel
 
 from gonkad import genesis
 from gonkad.config import AppConfig, edit_cometbft_config, save_app_config
-from gonkad.crypto import bech32, secp256k1
+from gonkad.crypto import secp256k1
+from gonkad.keys.keyring import Keyring, generate_test_keys
 from gonkad.paths import cometbft_binary, pid_file
 from gonkad.process import live_pid, terminate
 from gonkad.rpc import CometRPC, RPCError
@@ -67,18 +67,9 @@ def _cometbft(*args: str) -> str:
     return subprocess.run([cometbft_binary(), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def new_key(keys_dir: Path, name: str) -> str:
-    """A random test key saved as JSON (secret in hex, mode 0600); returns its address."""
-    key = secp256k1.PrivateKey(os.urandom(32))
-    address = bech32.encode(secp256k1.address_bytes(key.public_key))
-    path = keys_dir / f"{name}.json"
-    path.write_text(json.dumps({"name": name, "address": address, "secret": key.secret.hex()}))
-    path.chmod(0o600)
-    return address
-
-
 def load_key(root: Path, name: str) -> secp256k1.PrivateKey:
-    return secp256k1.PrivateKey(bytes.fromhex(json.loads((root / "keys" / f"{name}.json").read_text())["secret"]))
+    """A funded key from the localnet's ``test`` keyring (``gonkad keys … --home ROOT --keyring-backend test``)."""
+    return Keyring(root, "test").private_key(name)
 
 
 def consensus_settings(node: NodeSpec, peers: str) -> dict[str, dict[str, object]]:
@@ -107,8 +98,7 @@ def consensus_settings(node: NodeSpec, peers: str) -> dict[str, dict[str, object
 
 def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
     root.mkdir(parents=True, exist_ok=True)
-    keys_dir = root / "keys"
-    keys_dir.mkdir(exist_ok=True)
+    funded = generate_test_keys(root, ["faucet", *(f"val{i}" for i in range(validators))])
     ports = free_ports(4 * validators)
     nodes = []
     for i in range(validators):
@@ -119,10 +109,10 @@ def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
         nodes.append(NodeSpec(name=f"node{i}", home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci,
                               grpc_port=grpc, node_id=node_id))
     app_state = genesis.default_app_state()
-    app_state = genesis.add_genesis_account(app_state, new_key(keys_dir, "faucet"), FAUCET_COINS)
+    app_state = genesis.add_genesis_account(app_state, funded["faucet"], FAUCET_COINS)
     gen_validators = []
     for i, node in enumerate(nodes):
-        app_state = genesis.add_genesis_account(app_state, new_key(keys_dir, f"val{i}"), VALIDATOR_COINS)
+        app_state = genesis.add_genesis_account(app_state, funded[f"val{i}"], VALIDATOR_COINS)
         key = json.loads((Path(node.home) / "config" / "priv_validator_key.json").read_text())
         gen_validators.append({"address": key["address"], "pub_key": key["pub_key"], "power": "10", "name": node.name})
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"

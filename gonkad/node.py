@@ -16,6 +16,7 @@ from pathlib import Path
 from app import GonkaApp
 from gonkad.abci.server import ABCIServer
 from gonkad.config import load_app_config, split_address
+from gonkad.grpcserver import GRPCServer, comet_rpc_address
 from gonkad.paths import app_db, cometbft_binary, pid_file
 from gonkad.store.commitstore import CommitStore
 
@@ -44,10 +45,12 @@ async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = N
     config = load_app_config(home)
     app_db(home).parent.mkdir(parents=True, exist_ok=True)
     store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
-    app = GonkaApp(store)
+    app = GonkaApp(store, min_gas_prices=config.min_gas_prices)
     host, port = split_address(config.abci_address)
     server = ABCIServer(app, host, port)
     await server.start()
+    grpc_server = GRPCServer(app, config.grpc_address, comet_rpc_address(home))
+    await grpc_server.start()
     pid_file(home, "gonkad").write_text(str(os.getpid()))
     log.info("ABCI server on %s:%d, height %d", host, server.port, store.version)
 
@@ -78,6 +81,7 @@ async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = N
     finally:
         if child is not None:
             await _stop_child(child)
+        await grpc_server.stop()
         await server.stop()
         store.close()
         for name in ("gonkad", "cometbft"):

@@ -47,6 +47,9 @@ class CometRPC:
     def broadcast_tx_sync(self, tx: bytes) -> dict[str, Any]:
         return self.call("broadcast_tx_sync", tx=base64.b64encode(tx).decode())
 
+    def broadcast_tx_async(self, tx: bytes) -> dict[str, Any]:
+        return self.call("broadcast_tx_async", tx=base64.b64encode(tx).decode())
+
     def tx(self, tx_hash: bytes) -> dict[str, Any]:
         return self.call("tx", hash=base64.b64encode(tx_hash).decode())
 

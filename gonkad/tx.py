@@ -10,6 +10,7 @@ from cosmpy.protos.cosmos.tx.signing.v1beta1 import signing_pb2
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.message import DecodeError
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from gonkad.errors import ErrTxDecode
 
@@ -25,6 +26,8 @@ class Tx:
     raw: tx_pb2.TxRaw
     body: tx_pb2.TxBody
     auth_info: tx_pb2.AuthInfo
+
+    size: int
 
     @property
     def messages(self) -> list[AnyPb]:
@@ -60,8 +63,10 @@ def decode_tx(data: bytes) -> Tx:
     if len(data) > MAX_TX_BYTES:
         raise ErrTxDecode.wrap(f"tx of {len(data)} bytes exceeds {MAX_TX_BYTES}")
     raw = _parse(tx_pb2.TxRaw, data, "TxRaw")
+    if len(UnknownFieldSet(raw)):
+        raise ErrTxDecode.wrap("TxRaw has unknown fields, which no signature covers")
     body = _parse(tx_pb2.TxBody, raw.body_bytes, "TxBody")
     auth_info = _parse(tx_pb2.AuthInfo, raw.auth_info_bytes, "AuthInfo")
     if not body.messages:
         raise ErrTxDecode.wrap("tx has no messages")
-    return Tx(raw=raw, body=body, auth_info=auth_info)
+    return Tx(raw=raw, body=body, auth_info=auth_info, size=len(data))

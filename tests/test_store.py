@@ -79,22 +79,18 @@ def reachable_nodes(store: CommitStore) -> set[bytes]:
     out: set[bytes] = set()
     oldest, latest = store.available_versions()
 
-    def visit(entry, path: str) -> None:
-        if entry is None:
-            return
-        if entry[2] is not None:
-            out.add(b"k" + entry[1] + entry[2])
-            return
-        key = b"n" + entry[1] + path.encode()
-        out.add(key)
-        node = store._load(key)
-        for i, c in enumerate("0123456789abcdef"):
-            e = node[1][i]
-            if e:
-                visit((e[:32], e[32:40], e[40:] or None), path + c)
+    def visit(ref: bytes, path: str) -> None:
+        if len(ref) == 72:
+            out.add(b"k" + ref[32:])
+        elif ref:
+            key = b"n" + ref[32:40] + path.encode()
+            out.add(key)
+            node = store._load(key)
+            for i, c in enumerate("0123456789abcdef"):
+                visit(node[16 + i], path + c)
 
     for v in range(oldest, latest + 1):
-        visit(store._root_entry(v), "")
+        visit(store._root_ref(v), "")
     return out
 
 

@@ -101,6 +101,10 @@ class ABCIServer:
                 await self._connection_loop(reader, writer, peer)
         except OSError as exc:
             log.warning("ABCI connection %s failed: %s", peer, exc)
+        except asyncio.CancelledError:
+            # stop() cancels open connections; ending quietly keeps asyncio's stream
+            # callback (Python 3.11) from reporting the cancellation as an error.
+            pass
         finally:
             self._handlers.discard(task)
             writer.close()

@@ -13,8 +13,10 @@ Not thread-safe: one writer, with reads from the same thread.
 
 from __future__ import annotations
 
+import gc
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from hashlib import sha256
 from typing import Any
 
@@ -23,18 +25,18 @@ import plyvel
 from .cachekv import check_key, clip_range
 from .proof import Proof
 from .smt import (
+    LEAF_REF_LEN,
     NIBBLE,
+    REFS,
     ZERO,
     BatchUpdate,
-    Entry,
     Node,
-    decode_entry,
+    check_ref,
     decode_internal,
     decode_leaf,
-    encode_entry,
     leaf_key,
     prepare_updates,
-    root_hash,
+    ref_hash,
     walk,
 )
 
@@ -80,6 +82,20 @@ def _until(it: Iterator[tuple[bytes, bytes]], lo: bytes) -> Iterator[tuple[bytes
         yield k[1:], v
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC for one batch: an update allocates ~10 containers per key, none
+    of them cyclic, and each collection they trigger would walk the whole young heap."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class VersionUnavailableError(KeyError, ValueError):
     """The requested version was pruned or never committed."""
 
@@ -90,7 +106,7 @@ class VersionUnavailableError(KeyError, ValueError):
 class _Staged:
     __slots__ = ("version", "batch", "root", "nodes", "stale")
 
-    def __init__(self, version: int, batch: Any, root: Entry | None, nodes: dict[bytes, Node], stale: list[bytes]):
+    def __init__(self, version: int, batch: Any, root: bytes, nodes: dict[bytes, Node], stale: list[bytes]):
         self.version = version
         self.batch = batch
         self.root = root
@@ -114,7 +130,7 @@ class CommitStore:
         self._staged: _Staged | None = None
         meta = self._db.get(META)
         if meta is None:
-            self._version, self._oldest, self._root = 0, 0, None
+            self._version, self._oldest, self._root = 0, 0, b""
         else:
             self._version = int.from_bytes(meta[:8], "big")
             self._oldest = int.from_bytes(meta[8:16], "big")
@@ -128,7 +144,7 @@ class CommitStore:
 
     @property
     def root_hash(self) -> bytes:
-        return root_hash(self._root)
+        return ref_hash(self._root)
 
     def get(self, key: bytes) -> bytes | None:
         check_key(key)
@@ -157,19 +173,21 @@ class CommitStore:
     def apply(self, changes: Mapping[bytes, bytes | None]) -> bytes:
         """Stage version+1 as the committed state plus ``changes`` (None = delete) and
         return its root hash. Nothing is persisted; a later apply replaces this one."""
-        ups = prepare_updates(changes)
-        self._staged = None
-        version = self._version + 1
-        batch = self._db.write_batch(sync=self._sync)
-        for key, value in changes.items():
-            if value is None:
-                batch.delete(LATEST + key)
-            else:
-                batch.put(LATEST + key, value)
-        upd = BatchUpdate(_v8(version), self._load, batch.put)
-        root = upd.run(self._root, ups)
+        with _gc_paused():
+            ups = prepare_updates(changes)
+            self._staged = None
+            version = self._version + 1
+            batch = self._db.write_batch(sync=self._sync)
+            put = batch.put
+            for key, value in changes.items():
+                if value is None:
+                    batch.delete(LATEST + key)
+                else:
+                    put(LATEST + key, value)
+            upd = BatchUpdate(_v8(version), self._cache, self._load, put)
+            root = upd.run(self._root, ups)
         self._staged = _Staged(version, batch, root, upd.nodes, upd.stale)
-        return root_hash(root)
+        return ref_hash(root)
 
     def discard(self) -> None:
         self._staged = None
@@ -181,9 +199,14 @@ class CommitStore:
             self.apply({})
         st = self._staged
         assert st is not None
+        with _gc_paused():
+            self._commit(st)
+        return st.version
+
+    def _commit(self, st: _Staged) -> None:
         ver8 = _v8(st.version)
         batch = st.batch
-        batch.put(ROOT + ver8, encode_entry(st.root))
+        batch.put(ROOT + ver8, st.root)
         oldest = self._oldest
         if self._keep_recent:
             oldest = max(oldest, st.version - self._keep_recent + 1)
@@ -217,7 +240,6 @@ class CommitStore:
         cache.update(st.nodes)
         while len(cache) > self._cache_size:
             cache.popitem(last=False)
-        return st.version
 
     # -- history and proofs ------------------------------------------------------------
 
@@ -226,16 +248,16 @@ class CommitStore:
         return self._oldest, self._version
 
     def root_at(self, version: int) -> bytes:
-        return root_hash(self._root_entry(version))
+        return ref_hash(self._root_ref(version))
 
     def get_at(self, key: bytes, version: int) -> bytes | None:
         check_key(key)
-        root = self._root_entry(version)
+        root = self._root_ref(version)
         if version == self._version:
             return self._db.get(LATEST + key)
         kh = sha256(key).digest()
         _, end = walk(root, kh, self._load)
-        if end is None or end[2] != kh:
+        if end[40:] != kh:
             return None
         return self._read_leaf(end, key)[1]
 
@@ -243,19 +265,18 @@ class CommitStore:
         """The value of ``key`` at ``version`` (None if absent) and a proof of it against
         ``root_at(version)``."""
         check_key(key)
-        root = self._root_entry(version)
+        root = self._root_ref(version)
         kh = sha256(key).digest()
         levels, end = walk(root, kh, self._load)
         hx = kh.hex()
         path = []
         for depth, node in enumerate(levels):
-            hashes = list(node[0])
+            hashes = list(node[:REFS])
             hashes[NIBBLE[hx[depth]]] = ZERO
             path.append(tuple(hashes))
-        if end is None:
+        if not end:
             return None, Proof(tuple(path), None)
-        leaf_kh = end[2]
-        assert leaf_kh is not None
+        leaf_kh = end[40:]
         _, value = self._read_leaf(end, key if leaf_kh == kh else None)
         proof = Proof(tuple(path), (leaf_kh, sha256(value).digest()))
         return (value if leaf_kh == kh else None), proof
@@ -273,7 +294,7 @@ class CommitStore:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _root_entry(self, version: int) -> Entry | None:
+    def _root_ref(self, version: int) -> bytes:
         if type(version) is not int or not self._oldest <= version <= self._version:
             raise VersionUnavailableError(
                 f"version {version!r} not available: kept versions are {self._oldest}..{self._version}"
@@ -282,26 +303,28 @@ class CommitStore:
             return self._root
         return self._read_root(version)
 
-    def _read_root(self, version: int) -> Entry | None:
+    def _read_root(self, version: int) -> bytes:
         if version == 0:
-            return None
+            return b""
         data = self._db.get(ROOT + _v8(version))
         if data is None:
             raise VersionUnavailableError(f"no root recorded for version {version}")
-        return decode_entry(data)
+        return check_ref(data)
 
-    def _read_leaf(self, entry: Entry, expect_key: bytes | None) -> tuple[bytes, bytes]:
-        assert entry[2] is not None
-        data = self._db.get(leaf_key(entry[1], entry[2]))
+    def _read_leaf(self, ref: bytes, expect_key: bytes | None) -> tuple[bytes, bytes]:
+        assert len(ref) == LEAF_REF_LEN
+        data = self._db.get(leaf_key(ref))
         if data is None:
-            raise RuntimeError(f"store corrupt: missing leaf node {entry[2].hex()}")
+            raise RuntimeError(f"store corrupt: missing leaf node {ref[40:].hex()}")
         key, value = decode_leaf(data)
         if expect_key is not None and key != expect_key:
             raise RuntimeError("store corrupt: leaf holds another key")
         return key, value
 
     def _load(self, node_key: bytes) -> Node:
-        """Committed internal node by DB key, through the LRU cache."""
+        """Committed internal node by DB key, through the cache. Every node an update
+        loads is replaced at commit, so the update path skips the recency bump; the
+        cache is LRU for history reads and insertion-ordered for the rest."""
         cache = self._cache
         node = cache.get(node_key)
         if node is not None:

@@ -3,14 +3,16 @@
 This module holds the hash rules, the byte formats of nodes and the batch update; it knows
 nothing about LevelDB beyond node keys. See README.md in this package for the spec.
 
-In memory (hot path, so plain tuples and lists rather than classes):
+In memory the hot path uses plain bytes, tuples and lists rather than classes:
 
-* an *entry* is a reference to a child: ``(hash, version8, key_hash)`` where ``version8`` is
-  the 8-byte big-endian version the child node was written at and ``key_hash`` is the
-  leaf's sha256(key), or ``None`` when the child is an internal node;
-* a *node* (internal) is ``(hashes, encs, present, leaves)``: 16 child hashes (ZERO where
-  empty), 16 child encodings (``hash + version8 [+ key_hash]``, ``b""`` where empty) and two
-  16-bit masks (bit i = slot i). Cached nodes are shared: never mutate one, copy it.
+* a child *reference* ("ref") is the bytes ``hash + version8`` (internal node, 40 bytes) or
+  ``hash + version8 + key_hash`` (leaf, 72 bytes), where version8 is the 8-byte big-endian
+  version the child was written at; ``b""`` means no child. The same bytes are stored in
+  the parent node and in a version's root record.
+* a *node* (internal) is one flat 34-tuple: 16 child hashes (ZERO where empty), 16 child
+  refs, the present mask and the leaf mask (bit i = slot i). One flat tuple of bytes and
+  ints, not nested containers: the garbage collector stops tracking it after one look, so
+  a cache of 10^5 nodes costs no GC passes.
 """
 
 from __future__ import annotations
@@ -30,9 +32,14 @@ INTERNAL_PREFIX = b"n"
 """DB key of an internal node: ``b"n" + version8 + nibble path as lowercase ASCII hex``."""
 LEAF_PREFIX = b"k"
 """DB key of a leaf node: ``b"k" + version8 + key_hash`` (its full 64-nibble path)."""
+INTERNAL_REF_LEN = 40
+LEAF_REF_LEN = 72
 
-Entry = tuple[bytes, bytes, Optional[bytes]]
-Node = tuple[list[bytes], list[bytes], int, int]
+Node = tuple  # (16 hashes, 16 refs, present mask, leaf mask), see above
+REFS = 16
+PRESENT = 32
+LEAVES = 33
+_EMPTY_NODE = [ZERO] * 16 + [b""] * 16 + [0, 0]
 Update = tuple[str, bytes, Optional[bytes], Optional[bytes]]
 """``(key_hash hex, key_hash, leaf_hash or None for delete, encoded leaf node or None)``."""
 
@@ -64,25 +71,15 @@ def internal_hash(child_hashes: list[bytes] | tuple[bytes, ...]) -> bytes:
     return sha256(INTERNAL_TAG + b"".join(child_hashes)).digest()
 
 
-def root_hash(root: Entry | None) -> bytes:
-    return ZERO if root is None else root[0]
+def ref_hash(ref: bytes) -> bytes:
+    """Hash of the subtree a ref points to (ZERO for no child)."""
+    return ref[:32] if ref else ZERO
 
 
-def encode_entry(entry: Entry | None) -> bytes:
-    """Child reference bytes: 40 (internal) or 72 (leaf) bytes; b"" for no child."""
-    if entry is None:
-        return b""
-    return entry[0] + entry[1] + (entry[2] or b"")
-
-
-def decode_entry(data: bytes) -> Entry | None:
-    if not data:
-        return None
-    if len(data) == 40:
-        return data[:32], data[32:40], None
-    if len(data) == 72:
-        return data[:32], data[32:40], data[40:]
-    raise ValueError(f"corrupt child reference of {len(data)} bytes")
+def check_ref(ref: bytes) -> bytes:
+    if len(ref) not in (0, INTERNAL_REF_LEN, LEAF_REF_LEN):
+        raise ValueError(f"corrupt child reference of {len(ref)} bytes")
+    return ref
 
 
 def encode_leaf(key: bytes, value: bytes) -> bytes:
@@ -97,40 +94,32 @@ def decode_leaf(data: bytes) -> tuple[bytes, bytes]:
     return data[4 : 4 + n], data[4 + n :]
 
 
-def encode_internal(node: Node) -> bytes:
-    """u16 present mask, u16 leaf mask, then each present child's reference in slot order."""
-    return _MASKS.pack(node[2], node[3]) + b"".join(node[1])
-
-
 def decode_internal(data: bytes) -> Node:
+    """Inverse of the stored form: u16 present mask, u16 leaf mask, present refs in slot order."""
     present, leaves = _MASKS.unpack_from(data)
-    hashes = [ZERO] * 16
-    encs = [b""] * 16
+    w = _EMPTY_NODE.copy()
     o = 4
     for s in _SLOTS[present]:
-        n = o + (72 if leaves >> s & 1 else 40)
+        n = o + (LEAF_REF_LEN if leaves >> s & 1 else INTERNAL_REF_LEN)
         e = data[o:n]
-        encs[s] = e
-        hashes[s] = e[:32]
+        w[REFS + s] = e
+        w[s] = e[:32]
         o = n
     if o != len(data) or leaves & ~present:
         raise ValueError("corrupt internal node")
-    return hashes, encs, present, leaves
+    w[PRESENT] = present
+    w[LEAVES] = leaves
+    return tuple(w)
 
 
-def internal_key(version8: bytes, path: str) -> bytes:
-    return INTERNAL_PREFIX + version8 + path.encode()
+def internal_key(ref: bytes, path: str) -> bytes:
+    """DB key of the internal node ``ref`` points to, found at nibble ``path``."""
+    return INTERNAL_PREFIX + ref[32:40] + path.encode()
 
 
-def leaf_key(version8: bytes, key_hash: bytes) -> bytes:
-    return LEAF_PREFIX + version8 + key_hash
-
-
-def child(node: Node, slot: int) -> Entry | None:
-    e = node[1][slot]
-    if not e:
-        return None
-    return e[:32], e[32:40], e[40:] or None
+def leaf_key(ref: bytes) -> bytes:
+    """DB key of the leaf node ``ref`` points to."""
+    return LEAF_PREFIX + ref[32:]
 
 
 def prepare_updates(changes: Mapping[bytes, bytes | None]) -> list[Update]:
@@ -140,6 +129,7 @@ def prepare_updates(changes: Mapping[bytes, bytes | None]) -> list[Update]:
     """
     ups: list[Update] = []
     append = ups.append
+    pack = _KEY_LEN.pack
     for key, value in changes.items():
         if not key or type(key) is not bytes:
             raise ValueError(f"keys must be non-empty bytes, got {key!r}")
@@ -148,7 +138,7 @@ def prepare_updates(changes: Mapping[bytes, bytes | None]) -> list[Update]:
             append((kh.hex(), kh, None, None))
         elif type(value) is bytes:
             lh = sha256(LEAF_TAG + kh + sha256(value).digest()).digest()
-            append((kh.hex(), kh, lh, _KEY_LEN.pack(len(key)) + key + value))
+            append((kh.hex(), kh, lh, pack(len(key)) + key + value))
         else:
             raise ValueError(f"values must be bytes or None, got {type(value).__name__}")
     ups.sort(key=_first)
@@ -160,53 +150,63 @@ class BatchUpdate:
 
     Only paths holding updates are visited: the update list is split by nibble at each
     level, so every touched internal node is loaded once, rewritten once and hashed once.
-    New node bytes go to ``put`` (a write batch); the decoded new nodes are kept in
-    ``nodes`` for the cache, and the DB keys of replaced or deleted nodes in ``stale``.
-    Leaves are keyed by key hash, not position, so moving a leaf up or down the tree
-    (split or collapse) rewrites only its parent, never the leaf itself.
+    New node bytes go to ``put`` (a write batch); the new nodes are kept in ``nodes`` for
+    the cache, and the DB keys of replaced or deleted nodes in ``stale``. Leaves are keyed
+    by key hash, not position, so a leaf moving up or down the tree (split or collapse)
+    rewrites only its parent, never the leaf itself.
     """
 
-    __slots__ = ("version8", "load", "put", "nodes", "stale")
+    __slots__ = ("version8", "cache", "load", "put", "nodes", "stale")
 
-    def __init__(self, version8: bytes, load: Callable[[bytes], Node], put: Callable[[bytes, bytes], None]) -> None:
+    def __init__(
+        self,
+        version8: bytes,
+        cache: Mapping[bytes, Node],
+        load: Callable[[bytes], Node],
+        put: Callable[[bytes, bytes], None],
+    ) -> None:
+        """``cache``: committed nodes by DB key, looked up first; ``load``: reads a miss."""
         self.version8 = version8
+        self.cache = cache
         self.load = load
         self.put = put
         self.nodes: dict[bytes, Node] = {}
         self.stale: list[bytes] = []
 
-    def run(self, root: Entry | None, ups: list[Update]) -> Entry | None:
-        """Return the new root entry (the old one, same object, if nothing changed)."""
+    def run(self, root: bytes, ups: list[Update]) -> bytes:
+        """Return the new root ref (the old object itself if nothing changed)."""
         if not ups:
             return root
         return self._update(root, 0, ups, 0, len(ups))
 
-    def _new_leaf(self, u: Update) -> Entry:
-        self.put(LEAF_PREFIX + self.version8 + u[1], u[3])  # type: ignore[arg-type]
-        return u[2], self.version8, u[1]  # type: ignore[return-value]
+    def _new_leaf(self, u: Update) -> bytes:
+        ref = u[2] + self.version8 + u[1]  # type: ignore[operator]
+        self.put(LEAF_PREFIX + ref[32:], u[3])  # type: ignore[arg-type]
+        return ref
 
-    def _store(self, path: str, hashes: list[bytes], encs: list[bytes], present: int, leaves: int) -> Entry:
-        key = INTERNAL_PREFIX + self.version8 + path.encode()
-        self.put(key, _MASKS.pack(present, leaves) + b"".join(encs))
-        self.nodes[key] = (hashes, encs, present, leaves)
-        return sha256(INTERNAL_TAG + b"".join(hashes)).digest(), self.version8, None
+    def _store(self, path: str, w: list, present: int, leaves: int) -> bytes:
+        """Write the node held in working list ``w`` at ``path``; return its ref."""
+        v8 = self.version8
+        key = INTERNAL_PREFIX + v8 + path.encode()
+        w[PRESENT] = present
+        w[LEAVES] = leaves
+        self.put(key, _MASKS.pack(present, leaves) + b"".join(w[REFS:PRESENT]))
+        self.nodes[key] = tuple(w)
+        return sha256(INTERNAL_TAG + b"".join(w[:REFS])).digest() + v8
 
-    def _update(self, entry: Entry | None, depth: int, ups: list[Update], lo: int, hi: int) -> Entry | None:
-        """New entry for the subtree at ``depth`` holding ``entry``, given ``ups[lo:hi]``."""
-        if entry is None:
+    def _update(self, ref: bytes, depth: int, ups: list[Update], lo: int, hi: int) -> bytes:
+        """New ref for the subtree at ``depth`` now holding ``ref``, given ``ups[lo:hi]``."""
+        if len(ref) != INTERNAL_REF_LEN:
             if hi - lo == 1:
-                u = ups[lo]
-                return None if u[2] is None else self._new_leaf(u)
-            items = [(u[0], self._new_leaf(u)) for u in ups[lo:hi] if u[2] is not None]
-            return self._build(items, depth) if items else None
-        if entry[2] is not None:
-            return self._merge_leaf(entry, depth, ups, lo, hi)
+                return self._single(ref, depth, ups[lo])
+            return self._merge(ref, depth, ups, lo, hi)
 
         path = ups[lo][0][:depth]
-        old_key = INTERNAL_PREFIX + entry[1] + path.encode()
-        hashes, encs, present, leaves = self.load(old_key)
-        hashes = hashes.copy()
-        encs = encs.copy()
+        old_key = INTERNAL_PREFIX + ref[32:40] + path.encode()
+        node = self.cache.get(old_key) or self.load(old_key)
+        w = list(node)
+        present = w[PRESENT]
+        leaves = w[LEAVES]
         changed = False
         i = lo
         while i < hi:
@@ -215,82 +215,81 @@ class BatchUpdate:
             while j < hi and ups[j][0][depth] == c:
                 j += 1
             s = NIBBLE[c]
-            bit = 1 << s
-            e = encs[s]
-            old = (e[:32], e[32:40], e[40:] or None) if e else None
-            new = self._update(old, depth + 1, ups, i, j)
+            old = w[REFS + s]
+            if j - i == 1 and len(old) != INTERNAL_REF_LEN:
+                new = self._single(old, depth + 1, ups[i])
+            else:
+                new = self._update(old, depth + 1, ups, i, j)
             if new is not old:
                 changed = True
-                if new is None:
-                    hashes[s] = ZERO
-                    encs[s] = b""
+                bit = 1 << s
+                w[REFS + s] = new
+                if new:
+                    w[s] = new[:32]
+                    present |= bit
+                    if len(new) == LEAF_REF_LEN:
+                        leaves |= bit
+                    else:
+                        leaves &= ~bit
+                else:
+                    w[s] = ZERO
                     present &= ~bit
                     leaves &= ~bit
-                else:
-                    h = hashes[s] = new[0]
-                    if new[2] is None:
-                        encs[s] = h + new[1]
-                        leaves &= ~bit
-                    else:
-                        encs[s] = h + new[1] + new[2]
-                        leaves |= bit
-                    present |= bit
             i = j
         if not changed:
-            return entry
+            return ref
         self.stale.append(old_key)
         if not present:
-            return None
+            return b""
         if present == leaves and not present & (present - 1):
-            e = encs[present.bit_length() - 1]  # a lone leaf collapses upward
-            return e[:32], e[32:40], e[40:]
-        return self._store(path, hashes, encs, present, leaves)
+            return w[REFS + present.bit_length() - 1]  # a lone leaf collapses upward
+        return self._store(path, w, present, leaves)
 
-    def _merge_leaf(self, entry: Entry, depth: int, ups: list[Update], lo: int, hi: int) -> Entry | None:
-        """The slot holds one leaf: replace, delete or keep it, and split if keys join it."""
-        kh = entry[2]
-        if hi - lo == 1:
-            u = ups[lo]
-            if u[1] == kh:
-                if u[2] == entry[0]:
-                    return entry
-                self.stale.append(LEAF_PREFIX + entry[1] + kh)  # type: ignore[operator]
-                return None if u[2] is None else self._new_leaf(u)
-            if u[2] is None:
-                return entry
-            items = [(kh.hex(), entry), (u[0], self._new_leaf(u))]  # type: ignore[union-attr]
-            if items[1][0] < items[0][0]:
-                items.reverse()
-            return self._build(items, depth)
+    def _single(self, ref: bytes, depth: int, u: Update) -> bytes:
+        """One update meeting an empty slot or a leaf."""
+        if not ref:
+            return ref if u[2] is None else self._new_leaf(u)
+        kh = ref[40:]
+        if kh == u[1]:
+            if u[2] == ref[:32]:
+                return ref  # same value
+            self.stale.append(LEAF_PREFIX + ref[32:])
+            return b"" if u[2] is None else self._new_leaf(u)
+        if u[2] is None:
+            return ref
+        items = [(kh.hex(), ref), (u[0], self._new_leaf(u))]
+        if items[1][0] < items[0][0]:
+            items.reverse()
+        return self._build(items, depth)
 
-        items: list[tuple[str, Entry]] = []
-        keep_old = True
+    def _merge(self, ref: bytes, depth: int, ups: list[Update], lo: int, hi: int) -> bytes:
+        """Several updates meeting an empty slot or a leaf: the subtree of the survivors."""
+        kh = ref[40:]
+        items: list[tuple[str, bytes]] = []
+        keep_old = bool(ref)
         for k in range(lo, hi):
             u = ups[k]
             if u[1] == kh:
                 keep_old = False
-                if u[2] == entry[0]:
-                    items.append((u[0], entry))
+                if u[2] == ref[:32]:
+                    items.append((u[0], ref))
                     continue
-                self.stale.append(LEAF_PREFIX + entry[1] + kh)  # type: ignore[operator]
-                if u[2] is not None:
-                    items.append((u[0], self._new_leaf(u)))
-            elif u[2] is not None:
+                self.stale.append(LEAF_PREFIX + ref[32:])
+            if u[2] is not None:
                 items.append((u[0], self._new_leaf(u)))
         if keep_old:
-            items.append((kh.hex(), entry))  # type: ignore[union-attr]
+            items.append((kh.hex(), ref))
             items.sort(key=_first)
         if not items:
-            return None
+            return b""
         return self._build(items, depth)
 
-    def _build(self, items: list[tuple[str, Entry]], depth: int) -> Entry:
+    def _build(self, items: list[tuple[str, bytes]], depth: int) -> bytes:
         """Canonical subtree over ``items`` (sorted by key hash hex, all under one path)."""
         n = len(items)
         if n == 1:
             return items[0][1]
-        hashes = [ZERO] * 16
-        encs = [b""] * 16
+        w = _EMPTY_NODE.copy()
         present = leaves = 0
         i = 0
         while i < n:
@@ -300,28 +299,25 @@ class BatchUpdate:
                 j += 1
             sub = self._build(items[i:j], depth + 1) if j - i > 1 else items[i][1]
             s = NIBBLE[c]
-            bit = 1 << s
-            h = hashes[s] = sub[0]
-            if sub[2] is None:
-                encs[s] = h + sub[1]
-            else:
-                encs[s] = h + sub[1] + sub[2]
-                leaves |= bit
-            present |= bit
+            w[REFS + s] = sub
+            w[s] = sub[:32]
+            present |= 1 << s
+            if len(sub) == LEAF_REF_LEN:
+                leaves |= 1 << s
             i = j
-        return self._store(items[0][0][:depth], hashes, encs, present, leaves)
+        return self._store(items[0][0][:depth], w, present, leaves)
 
 
-def walk(root: Entry | None, key_hash: bytes, load: Callable[[bytes], Node]) -> tuple[list[Node], Entry | None]:
-    """Follow ``key_hash`` from ``root``: the internal nodes passed, and the entry where the
-    path ends (None for an empty slot, else a leaf, which may hold another key)."""
+def walk(root: bytes, key_hash: bytes, load: Callable[[bytes], Node]) -> tuple[list[Node], bytes]:
+    """Follow ``key_hash`` from ``root``: the internal nodes passed, and the ref where the
+    path ends (b"" for an empty slot, else a leaf, which may hold another key)."""
     hx = key_hash.hex()
     levels: list[Node] = []
-    e = root
+    ref = root
     depth = 0
-    while e is not None and e[2] is None:
-        node = load(INTERNAL_PREFIX + e[1] + hx[:depth].encode())
+    while len(ref) == INTERNAL_REF_LEN:
+        node = load(internal_key(ref, hx[:depth]))
         levels.append(node)
-        e = child(node, NIBBLE[hx[depth]])
+        ref = node[REFS + NIBBLE[hx[depth]]]
         depth += 1
-    return levels, e
+    return levels, ref

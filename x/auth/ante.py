@@ -8,10 +8,15 @@ from __future__ import annotations
 
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 
-from gonkad.coins import Coins, coins_from_proto
-from gonkad.context import Context
+from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
+
+from gonkad.coins import Coins, coins_from_proto, required_fees
+from gonkad.context import Context, ExecMode
 from gonkad.crypto import bech32, secp256k1
 from gonkad.errors import (
+    ErrInsufficientFee,
+    ErrMemoTooLarge,
+    ErrTooManySignatures,
     ErrInvalidPubKey,
     ErrInvalidRequest,
     ErrNoSignatures,
@@ -26,19 +31,48 @@ from x.auth.keeper import AccountKeeper
 
 
 def process_ante(ctx: Context, tx: Tx, signers: list[bytes], accounts: AccountKeeper, bank: BankKeeper) -> None:
-    """Check every signature and sequence, then charge the fee to the first signer (or the payer)."""
+    """Size and memo limits, the node's minimum fee, the fee itself, then every signature and sequence.
+
+    The order is the Cosmos SDK's: the fee is taken before signatures are verified, and both are
+    kept when a message later fails.
+    """
+    params = accounts.get_params(ctx)
+    check_memo_and_size(ctx, tx, params)
     signatures = list(tx.raw.signatures)
     signer_infos = list(tx.auth_info.signer_infos)
     if not signatures:
         raise ErrNoSignatures.wrap("tx carries no signature")
+    if len(signatures) > params.tx_sig_limit:
+        raise ErrTooManySignatures.wrap(f"{len(signatures)} signatures, limit {params.tx_sig_limit}")
     if len(signatures) != len(signers) or len(signer_infos) != len(signers):
         raise ErrUnauthorized.wrap(
             f"wrong number of signers; expected {len(signers)}, got {len(signatures)} signatures"
             f" and {len(signer_infos)} signer infos"
         )
-    for signer, info, signature in zip(signers, signer_infos, signatures):
-        verify_signer(ctx, tx, signer, info, signature, accounts)
+    if ctx.mode is ExecMode.CHECK:
+        check_min_fee(ctx, tx)
     charge_fee(ctx, tx, signers[0], bank)
+    for signer, info, signature in zip(signers, signer_infos, signatures):
+        ctx.gas.consume(params.sig_verify_cost_secp256k1, "ante verify: secp256k1")
+        verify_signer(ctx, tx, signer, info, signature, accounts)
+
+
+def check_memo_and_size(ctx: Context, tx: Tx, params: auth_pb2.Params) -> None:
+    if len(tx.body.memo) > params.max_memo_characters:
+        raise ErrMemoTooLarge.wrap(f"maximum number of characters is {params.max_memo_characters} but received {len(tx.body.memo)}")
+    ctx.gas.consume(params.tx_size_cost_per_byte * tx.size, "txSize")
+
+
+def check_min_fee(ctx: Context, tx: Tx) -> None:
+    """The node's own price floor (app.toml ``min_gas_prices``), applied to the mempool only."""
+    required = required_fees(ctx.min_gas_prices, int(tx.auth_info.fee.gas_limit))
+    if not required:
+        return
+    offered = dict(coins_from_proto(tx.auth_info.fee.amount))
+    if not any(offered.get(denom, 0) >= amount for denom, amount in required):
+        raise ErrInsufficientFee.wrap(
+            f"insufficient fees; got: {coins_from_proto(tx.auth_info.fee.amount) or '0'} required: {required}"
+        )
 
 
 def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, accounts: AccountKeeper) -> None:  # type: ignore[no-untyped-def]
@@ -50,10 +84,10 @@ def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, a
         raise ErrWrongSequence.wrap(f"account sequence mismatch, expected {account.sequence}, got {info.sequence}")
     if not info.mode_info.HasField("single") or info.mode_info.single.mode != SIGN_MODE_DIRECT:
         raise ErrInvalidRequest.wrap("only SIGN_MODE_DIRECT single signatures are supported")
-    if len(signature) == secp256k1.SIG_LEN and not secp256k1.is_low_s(signature):
+    if ctx.mode is not ExecMode.SIMULATE and len(signature) == secp256k1.SIG_LEN and not secp256k1.is_low_s(signature):
         raise ErrUnauthorized.wrap("signature is not in low-S form")
     sign_bytes = tx.sign_bytes(ctx.header.chain_id, account.account_number)
-    if not secp256k1.verify(pubkey, sign_bytes, signature):
+    if ctx.mode is not ExecMode.SIMULATE and not secp256k1.verify(pubkey, sign_bytes, signature):
         raise ErrUnauthorized.wrap(
             f"signature verification failed; please verify account number ({account.account_number}),"
             f" sequence ({account.sequence}) and chain-id ({ctx.header.chain_id})"

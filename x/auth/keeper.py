@@ -37,6 +37,13 @@ class AccountKeeper:
             packed = AnyPb(type_url=_BASE_URL, value=account.SerializeToString())
         store.set(keys.account_key(address), packed.SerializeToString())
 
+    def get_params(self, ctx: Context) -> auth_pb2.Params:
+        raw = ctx.kv(keys.STORE_PREFIX).get(keys.PARAMS_KEY)
+        return auth_pb2.Params.FromString(raw) if raw else auth_pb2.Params()
+
+    def set_params(self, ctx: Context, params: auth_pb2.Params) -> None:
+        ctx.kv(keys.STORE_PREFIX).set(keys.PARAMS_KEY, params.SerializeToString())
+
     def next_account_number(self, ctx: Context) -> int:
         store = ctx.kv(keys.STORE_PREFIX)
         raw = store.get(keys.NEXT_ACCOUNT_NUMBER_KEY)

@@ -2,6 +2,7 @@
 
     0x01 | addr(20)        -> cosmos.auth.v1beta1.BaseAccount | ModuleAccount (packed in Any)
     0x02                   -> next account number (8 bytes, big-endian)
+    0x03                   -> cosmos.auth.v1beta1.Params
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ MODULE_NAME = "auth"
 STORE_PREFIX = b"auth/"
 ACCOUNT_PREFIX = b"\x01"
 NEXT_ACCOUNT_NUMBER_KEY = b"\x02"
+PARAMS_KEY = b"\x03"
 FEE_COLLECTOR = "fee_collector"
 
 

@@ -17,6 +17,13 @@ from x.auth.keeper import AccountKeeper
 QUERY = "/cosmos.auth.v1beta1.Query/"
 
 
+def validate_params(params: auth_pb2.Params) -> None:
+    """Gas prices of zero would make spam free; a signature limit of zero would forbid every tx."""
+    for field in ("tx_sig_limit", "tx_size_cost_per_byte", "sig_verify_cost_secp256k1", "max_memo_characters"):
+        if getattr(params, field) == 0:
+            raise ValueError(f"auth param {field} must be positive")
+
+
 class AuthModule:
     name = keys.MODULE_NAME
     store_prefix = keys.STORE_PREFIX
@@ -29,6 +36,8 @@ class AuthModule:
 
     def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
         genesis = json_format.ParseDict(state, genesis_pb2.GenesisState())
+        validate_params(genesis.params)
+        self.keeper.set_params(ctx, genesis.params)
         for packed in genesis.accounts:
             account = auth_pb2.BaseAccount()
             packed.Unpack(account)
@@ -39,7 +48,13 @@ class AuthModule:
         return {}
 
     def query_routes(self) -> dict[str, QueryRoute]:
-        return {QUERY + "Account": QueryRoute(query_pb2.QueryAccountRequest, self.query_account)}
+        return {
+            QUERY + "Account": QueryRoute(query_pb2.QueryAccountRequest, self.query_account),
+            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.query_params),
+        }
+
+    def query_params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
+        return query_pb2.QueryParamsResponse(params=self.keeper.get_params(ctx))
 
     def query_account(self, ctx: Context, req: query_pb2.QueryAccountRequest) -> query_pb2.QueryAccountResponse:
         try:

@@ -1,0 +1,153 @@
+"""Bank on a real 4-validator network: the CLI moves funds, 4 × 500 txs land exactly once, supply is exact."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2
+
+from gonkad import localnet
+from gonkad.client.querier import Querier
+from gonkad.coins import Coins, parse_coins
+from gonkad.crypto import secp256k1
+from gonkad.rpc import CometRPC
+from gonkad.tx import tx_hash
+from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx
+
+pytestmark = pytest.mark.localnet
+BANK = "/cosmos.bank.v1beta1.Query/"
+
+
+def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60)
+
+
+def balance(querier: Querier, address: str) -> int:
+    reply = querier.query(BANK + "Balance", query_pb2.QueryBalanceRequest(address=address, denom="ngonka"),
+                          query_pb2.QueryBalanceResponse)
+    return int(reply.balance.amount)
+
+
+def supply(querier: Querier) -> int:
+    reply = querier.query(BANK + "TotalSupply", query_pb2.QueryTotalSupplyRequest(), query_pb2.QueryTotalSupplyResponse)
+    return sum(int(c.amount) for c in reply.supply if c.denom == "ngonka")
+
+
+def wait_for_tx(rpc: CometRPC, txhash: bytes, timeout_s: float = 60) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return rpc.tx(txhash)
+        except Exception:  # noqa: BLE001 - not indexed yet
+            assert time.monotonic() < deadline, f"tx {txhash.hex()} was not committed"
+            time.sleep(0.3)
+
+
+def queriers(root: Path) -> list[Querier]:
+    return [Querier(n.rpc) for n in localnet.load(root).nodes]
+
+
+def test_cli_send_moves_funds_seen_by_every_node(net4: Path) -> None:
+    nodes = localnet.load(net4).nodes
+    recipient = address_of(secp256k1.PrivateKey(b"\x33" * 32))
+    total_before = supply(queriers(net4)[0])
+    sent = gonkad("tx", "bank", "send", "val0", recipient, "1234ngonka", "--fees", "500ngonka",
+                  "--home", str(net4), "--keyring-backend", "test", "--node", nodes[0].rpc, "-y", "--output", "json")
+    assert sent.returncode == 0, sent.stderr
+    reply = json.loads(sent.stdout)
+    assert reply["code"] == 0, reply
+    committed = wait_for_tx(CometRPC(nodes[1].rpc), bytes.fromhex(reply["txhash"]))
+    assert int(committed["tx_result"].get("code", 0)) == 0
+    shown = gonkad("query", "tx", reply["txhash"], "--node", nodes[2].rpc, "--output", "json")
+    assert shown.returncode == 0, shown.stderr
+    event_types = {e["type"] for e in json.loads(shown.stdout)["events"]}
+    assert {"tx", "message", "transfer"} <= event_types
+    for querier in queriers(net4):
+        assert balance(querier, recipient) == 1234
+        assert supply(querier) == total_before  # the fee moved to the fee collector, nothing lost
+    cli = gonkad("query", "bank", "balances", recipient, "--node", nodes[3].rpc, "--output", "json")
+    assert json.loads(cli.stdout)["balances"] == [{"denom": "ngonka", "amount": "1234"}]
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["tx", "bank", "send", "val0", "gonka1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", "1ngonka"], "invalid address"),
+        (["tx", "bank", "send", "nobody", "ADDR", "1ngonka"], "nobody"),
+        (["tx", "bank", "send", "val0", "ADDR", "12"], "malformed amount"),
+        (["tx", "bank", "send", "val0", "ADDR", "1ngonka", "--chain-id", "wrong-chain"], "signature verification failed"),
+        (["tx", "bank", "send", "val0", "ADDR", "999999999999999999999ngonka", "--gas", "auto"], "insufficient funds"),
+        (["query", "bank", "balances", "gonka1notbech32"], "invalid address"),
+        (["query", "bank", "balances", "ADDR", "--node", "tcp://127.0.0.1:9"], "unreachable"),
+    ],
+    ids=["bad-checksum", "unknown-key", "malformed-amount", "wrong-chain-id", "insufficient-funds",
+         "bad-query-address", "node-unreachable"],
+)
+def test_invalid_cli_input_is_one_line(net4: Path, args: list[str], words: str) -> None:
+    node = localnet.load(net4).nodes[0]
+    recipient = address_of(secp256k1.PrivateKey(b"\x34" * 32))
+    args = [recipient if a == "ADDR" else a for a in args]
+    if args[0] == "tx":
+        args += ["--home", str(net4), "--keyring-backend", "test", "-y", "--output", "json"]
+    if "--node" not in args:
+        args += ["--node", node.rpc]
+    result = gonkad(*args)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    message = result.stderr.strip() or result.stdout
+    assert words in message, message
+    assert len(result.stderr.strip().splitlines()) <= 1, result.stderr
+
+
+def test_four_senders_500_txs_each_included_exactly_once(net4: Path) -> None:
+    nodes = localnet.load(net4).nodes
+    spec = localnet.load(net4)
+    rpcs = [CometRPC(n.rpc) for n in nodes]
+    querier = queriers(net4)[0]
+    senders = [localnet.load_key(net4, f"val{i}") for i in range(4)]
+    recipients = [address_of(secp256k1.PrivateKey(bytes([0x40 + i]) * 32)) for i in range(4)]
+    amount, fee, per_sender = 7, parse_coins("10ngonka"), 500
+    total_before = supply(querier)
+    before = {address_of(k): balance(querier, address_of(k)) for k in senders}
+    start_height = rpcs[0].height()
+    hashes: set[bytes] = set()
+    for i, key in enumerate(senders):
+        account = query_account(rpcs[i], address_of(key))
+        for n in range(per_sender):
+            msg = send_msg(address_of(key), recipients[i], Coins((("ngonka", amount),)))
+            raw = sign_tx(key, [msg], spec.chain_id, account.account_number, account.sequence + n, fee, 100_000)
+            reply = rpcs[i].broadcast_tx_sync(raw)
+            assert reply["code"] == 0, reply
+            hashes.add(tx_hash(raw))
+    assert len(hashes) == 4 * per_sender
+    seen: dict[bytes, int] = {}
+    height = start_height
+    deadline = time.monotonic() + 180
+    end_height: int | None = None
+    while end_height is None or height < end_height:  # three blocks past the last one, to catch duplicates
+        assert time.monotonic() < deadline, f"only {len(seen)} of {len(hashes)} txs were committed"
+        if end_height is None and len(seen) == len(hashes):
+            end_height = height + 3
+        if rpcs[0].height() <= height:
+            time.sleep(0.3)
+            continue
+        height += 1
+        block = rpcs[0].block(height)["block"]
+        results = rpcs[0].call("block_results", height=str(height))["txs_results"] or []
+        for raw_b64, result in zip(block["data"]["txs"] or [], results):
+            h = tx_hash(base64.b64decode(raw_b64))
+            if h in hashes:
+                assert int(result.get("code", 0)) == 0, result
+                seen[h] = seen.get(h, 0) + 1
+    assert set(seen) == hashes and set(seen.values()) == {1}
+    for q in queriers(net4):
+        assert supply(q) == total_before
+        for i, key in enumerate(senders):
+            assert balance(q, recipients[i]) == amount * per_sender
+            assert balance(q, address_of(key)) == before[address_of(key)] - per_sender * (amount + 10)

@@ -1,0 +1,27 @@
+"""``gonkad query auth …``."""
+
+from __future__ import annotations
+
+import argparse
+
+from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2
+
+from gonkad.client.flags import add_query_flags, checked_address, message_dict, print_output
+from gonkad.client.querier import Querier
+from x.auth.module import QUERY
+
+
+def cmd_account(args: argparse.Namespace) -> None:
+    reply = Querier(args.node, args.grpc_addr).query(
+        QUERY + "Account", query_pb2.QueryAccountRequest(address=checked_address(args.address)),
+        query_pb2.QueryAccountResponse,
+    )
+    print_output(args.output, message_dict(reply))
+
+
+def register_query(modules: argparse._SubParsersAction) -> None:
+    auth = modules.add_parser("auth", help="accounts").add_subparsers(dest="auth_command", required=True)
+    p = auth.add_parser("account", help="an account's number, sequence and public key")
+    p.add_argument("address")
+    add_query_flags(p)
+    p.set_defaults(func=cmd_account)
