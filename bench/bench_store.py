@@ -75,10 +75,14 @@ def main() -> None:
         t0 = time.perf_counter()
         keys = build_state(store, bare, args.state, args.build_step, rnd)
         build_s = time.perf_counter() - t0
+        log("compacting both DBs (a bulk load leaves a compaction backlog)")
+        store.compact()
+        bare.compact_range()
 
         rows = []
         for size in (int(s) for s in args.sizes.split(",")):
             store_ms, apply_ms, bare_ms = [], [], []
+            misses = store.cache_misses
             for r in range(args.repeats):
                 changes, inserted = block(keys, size, rnd)
                 t = time.perf_counter()
@@ -104,6 +108,7 @@ def main() -> None:
                     "apply_ms": round(statistics.median(apply_ms), 2),
                     "bare_ms": round(b, 2),
                     "ratio": round(s / b, 2),
+                    "node_cache_misses_per_block": (store.cache_misses - misses) // args.repeats,
                 }
             )
         store.close()
@@ -112,10 +117,13 @@ def main() -> None:
     print(f"state: {args.state:,} keys (built in {build_s:.1f}s), repeats: {args.repeats}, "
           f"keep_recent: {args.keep_recent}, cache_size: {args.cache_size:,}")
     print()
-    print("| batch (keys) | store ms (median) | of which apply ms | bare plyvel ms (median) | ratio |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| batch (keys) | store ms (median) | of which apply ms | bare plyvel ms (median) | ratio | node cache misses/block |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        print(f"| {row['batch']:,} | {row['store_ms']:.1f} | {row['apply_ms']:.1f} | {row['bare_ms']:.1f} | {row['ratio']:.2f}x |")
+        print(
+            f"| {row['batch']:,} | {row['store_ms']:.1f} | {row['apply_ms']:.1f} | {row['bare_ms']:.1f} "
+            f"| {row['ratio']:.2f}x | {row['node_cache_misses_per_block']:,} |"
+        )
     print()
     print(json.dumps({"state": args.state, "build_s": round(build_s, 1), "repeats": args.repeats,
                       "keep_recent": args.keep_recent, "rows": rows}))

@@ -50,7 +50,6 @@ async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = N
     server = ABCIServer(app, host, port)
     await server.start()
     grpc_server = GRPCServer(app, config.grpc_address, comet_rpc_address(home))
-    await grpc_server.start()
     pid_file(home, "gonkad").write_text(str(os.getpid()))
     log.info("ABCI server on %s:%d, height %d", host, server.port, store.version)
 
@@ -69,6 +68,7 @@ async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = N
                 preexec_fn=_die_with_parent,
             )
             pid_file(home, "cometbft").write_text(str(child.pid))
+        await grpc_server.start()  # after the fork: gRPC's threads must not be running when cometbft is forked
         waiters = [asyncio.create_task(stop.wait())]
         if child is not None:
             waiters.append(asyncio.create_task(child.wait()))

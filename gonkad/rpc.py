@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -43,6 +44,17 @@ class CometRPC:
 
     def block(self, height: int) -> dict[str, Any]:
         return self.call("block", height=str(height))
+
+    def block_results(self, height: int, timeout_s: float = 10.0) -> list[dict[str, Any]]:
+        """The block's tx results; retried briefly, since /status may show a height a moment before them."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return self.call("block_results", height=str(height))["txs_results"] or []
+            except RPCError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def broadcast_tx_sync(self, tx: bytes) -> dict[str, Any]:
         return self.call("broadcast_tx_sync", tx=base64.b64encode(tx).decode())

@@ -50,7 +50,8 @@ def wait_for_tx(rpc: CometRPC, txhash: bytes, timeout_s: float = 60) -> dict:
 
 
 def queriers(root: Path) -> list[Querier]:
-    return [Querier(n.rpc) for n in localnet.load(root).nodes]
+    """Every node, queried over its own gRPC server."""
+    return [Querier(n.rpc, grpc_addr=f"127.0.0.1:{n.grpc_port}") for n in localnet.load(root).nodes]
 
 
 def test_cli_send_moves_funds_seen_by_every_node(net4: Path) -> None:
@@ -139,7 +140,7 @@ def test_four_senders_500_txs_each_included_exactly_once(net4: Path) -> None:
             continue
         height += 1
         block = rpcs[0].block(height)["block"]
-        results = rpcs[0].call("block_results", height=str(height))["txs_results"] or []
+        results = rpcs[0].block_results(height)
         for raw_b64, result in zip(block["data"]["txs"] or [], results):
             h = tx_hash(base64.b64decode(raw_b64))
             if h in hashes:

@@ -10,8 +10,9 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -20,6 +21,7 @@ from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query, query_pb2
 from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2 as tm_query, query_pb2_grpc as tm_grpc
 from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service, service_pb2_grpc as tx_grpc
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from google.protobuf.message import Message
 
 from app import GonkaApp
 from gonkad import genesis, localnet
@@ -66,10 +68,13 @@ def balance(ch: grpc.Channel, address: str) -> int:
     return int(reply.balance.amount)
 
 
-def rpc_error(call: object, *args: object) -> grpc.RpcError:
+def rpc_error(call: Callable[[Message], Any], request: Message) -> tuple[grpc.StatusCode, str]:
+    """The status a call fails with; it must fail."""
     with pytest.raises(grpc.RpcError) as info:
-        call(*args)  # type: ignore[operator]
-    return info.value
+        call(request)
+    failed = info.value
+    assert isinstance(failed, grpc.Call)
+    return failed.code(), failed.details() or ""
 
 
 @pytest.mark.localnet
@@ -87,10 +92,10 @@ def test_module_queries_return_genesis_state(net1: Path, channel: grpc.Channel) 
     assert auth.Account(auth_query.QueryAccountRequest(address=faucet)).account.Unpack(account)
     assert account.address == faucet
 
-    bad = rpc_error(bank.Balance, bank_query.QueryBalanceRequest(address="gonka1nope", denom=DENOM))
-    assert bad.code() == grpc.StatusCode.INVALID_ARGUMENT and "invalid address" in bad.details()
-    missing = rpc_error(auth.Account, auth_query.QueryAccountRequest(address=random_address()))
-    assert missing.code() == grpc.StatusCode.NOT_FOUND and "not found" in missing.details()
+    code, details = rpc_error(bank.Balance, bank_query.QueryBalanceRequest(address="gonka1nope", denom=DENOM))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "invalid address" in details
+    code, details = rpc_error(auth.Account, auth_query.QueryAccountRequest(address=random_address()))
+    assert code == grpc.StatusCode.NOT_FOUND and "not found" in details
 
 
 @pytest.mark.localnet
@@ -110,12 +115,12 @@ def test_simulate_broadcast_and_get_tx(net1: Path, channel: grpc.Channel) -> Non
     simulated = service.Simulate(tx_service.SimulateRequest(tx_bytes=tx_bytes))
     assert simulated.gas_info.gas_wanted == 200_000 and simulated.gas_info.gas_used > 0
     assert "transfer" in [e.type for e in simulated.result.events]
-    garbage = rpc_error(service.Simulate, tx_service.SimulateRequest(tx_bytes=b"\xff\x00garbage"))
-    assert garbage.code() == grpc.StatusCode.INVALID_ARGUMENT
-    replay = rpc_error(service.Simulate, tx_service.SimulateRequest(tx_bytes=send(account.sequence + 5)))
-    assert "sequence" in replay.details()
+    code, _ = rpc_error(service.Simulate, tx_service.SimulateRequest(tx_bytes=b"\xff\x00garbage"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    _, details = rpc_error(service.Simulate, tx_service.SimulateRequest(tx_bytes=send(account.sequence + 5)))
+    assert "sequence" in details
     block_mode = tx_service.BroadcastTxRequest(tx_bytes=tx_bytes, mode=tx_service.BROADCAST_MODE_BLOCK)
-    assert rpc_error(service.BroadcastTx, block_mode).code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert rpc_error(service.BroadcastTx, block_mode)[0] == grpc.StatusCode.INVALID_ARGUMENT
 
     sync = tx_service.BroadcastTxRequest(tx_bytes=tx_bytes, mode=tx_service.BROADCAST_MODE_SYNC)
     sent = service.BroadcastTx(sync).tx_response  # simulation wrote nothing: the same sequence is still valid
@@ -141,8 +146,7 @@ def test_simulate_broadcast_and_get_tx(net1: Path, channel: grpc.Channel) -> Non
 
     assert balance(channel, recipient) == 1234
     assert balance(channel, sender) == before - 1234
-    unknown = rpc_error(service.GetTx, tx_service.GetTxRequest(hash="00" * 32))
-    assert unknown.code() == grpc.StatusCode.NOT_FOUND
+    assert rpc_error(service.GetTx, tx_service.GetTxRequest(hash="00" * 32))[0] == grpc.StatusCode.NOT_FOUND
 
 
 @pytest.mark.localnet
@@ -164,8 +168,8 @@ def test_node_info_and_blocks(net1: Path, channel: grpc.Channel) -> None:
     first = service.GetBlockByHeight(tm_query.GetBlockByHeightRequest(height=1))
     assert first.sdk_block.header.height == 1
     assert first.sdk_block.header.chain_id == CHAIN
-    future = rpc_error(service.GetBlockByHeight, tm_query.GetBlockByHeightRequest(height=10**9))
-    assert future.code() == grpc.StatusCode.INVALID_ARGUMENT
+    future = tm_query.GetBlockByHeightRequest(height=10**9)
+    assert rpc_error(service.GetBlockByHeight, future)[0] == grpc.StatusCode.INVALID_ARGUMENT
 
 
 @pytest.mark.localnet
@@ -193,7 +197,7 @@ def test_reflection_only_client_discovers_services_and_queries(net1: Path, chann
         request_serializer=request_type.SerializeToString,
         response_deserializer=response_type.FromString,
     )
-    reply = call(request_type(address=key_address(net1, "val0"), denom=DENOM), timeout=10)
+    reply: Any = call(request_type(address=key_address(net1, "val0"), denom=DENOM), timeout=10)
     assert (reply.balance.denom, int(reply.balance.amount)) == (DENOM, VALIDATOR_AMOUNT)
 
 

@@ -21,7 +21,7 @@ from gonkad.store import (
     verify_membership,
     verify_nonmembership,
 )
-from gonkad.store.smt import ZERO
+from gonkad.store.smt import ZERO, node_child
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -87,7 +87,7 @@ def reachable_nodes(store: CommitStore) -> set[bytes]:
             out.add(key)
             node = store._load(key)
             for i, c in enumerate("0123456789abcdef"):
-                visit(node[16 + i], path + c)
+                visit(node_child(node, i), path + c)
 
     for v in range(oldest, latest + 1):
         visit(store._root_ref(v), "")

@@ -17,7 +17,7 @@ from google.protobuf.message import DecodeError, Message
 from grpc_reflection.v1alpha import reflection
 
 from gonkad.baseapp import BaseApp
-from gonkad.config import read_cometbft_config
+from gonkad.config import read_cometbft_config, split_address
 from gonkad.context import BlockHeader, Context
 from gonkad.errors import (
     ABCIError,
@@ -132,16 +132,18 @@ class GRPCServer:
         server = grpc.aio.server()
         services = self.services()
         server.add_generic_rpc_handlers([
-            grpc.method_handlers_generic_handler(
-                name, {method: unary_handler(f"/{name}/{method}", req, handler) for method, (req, handler) in methods.items()}
-            )
+            grpc.method_handlers_generic_handler(name, {
+                method: unary_handler(f"/{name}/{method}", request_type, handler)
+                for method, (request_type, handler) in methods.items()
+            })
             for name, methods in services.items()
         ])
         reflection.enable_server_reflection([*sorted(services), reflection.SERVICE_NAME], server)
         self.port = server.add_insecure_port(self.address)
         await server.start()
         self._server = server
-        log.info("gRPC server on %s (port %d): %s", self.address, self.port, ", ".join(sorted(services)))
+        host, _ = split_address(self.address)
+        log.info("gRPC server on %s:%d: %s", host, self.port, ", ".join(sorted(services)))
 
     async def stop(self) -> None:
         if self._server is not None:

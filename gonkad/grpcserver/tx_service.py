@@ -48,7 +48,9 @@ def message_logs(events: Sequence[abci.Event]) -> list[sdk_abci.ABCIMessageLog]:
     return logs
 
 
-def tx_response(height: int, txhash: str, result: abci.ExecTxResult, tx: tx_pb2.Tx, timestamp: str) -> sdk_abci.TxResponse:
+def tx_response(
+    height: int, txhash: str, result: abci.ExecTxResult, tx: tx_pb2.Tx, timestamp: str
+) -> sdk_abci.TxResponse:
     return sdk_abci.TxResponse(
         height=height,
         txhash=txhash.upper(),

@@ -14,7 +14,7 @@ Not thread-safe: one writer, with reads from the same thread.
 from __future__ import annotations
 
 import gc
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from hashlib import sha256
@@ -27,14 +27,13 @@ from .proof import Proof
 from .smt import (
     LEAF_REF_LEN,
     NIBBLE,
-    REFS,
     ZERO,
     BatchUpdate,
-    Node,
     check_ref,
     decode_internal,
     decode_leaf,
     leaf_key,
+    node_hashes,
     prepare_updates,
     ref_hash,
     walk,
@@ -59,9 +58,13 @@ def _v8(version: int) -> bytes:
     return version.to_bytes(8, "big")
 
 
+_LEN_BYTE = [bytes((n,)) for n in range(256)]
+
+
 def _pack_keys(keys: list[bytes]) -> bytes:
     """Stale blob: each node key preceded by its length in one byte (keys are <= 73 bytes)."""
-    return b"".join(bytes((len(k),)) + k for k in keys)
+    lb = _LEN_BYTE
+    return b"".join([lb[len(k)] + k for k in keys])
 
 
 def _unpack_keys(blob: bytes) -> list[bytes]:
@@ -103,10 +106,40 @@ class VersionUnavailableError(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
+class _NodeCache:
+    """Bounded map of node DB key -> in-memory node, evicting the oldest inserted first.
+
+    FIFO rather than LRU on purpose: every node an update reads is replaced at commit (and
+    dropped from here as stale), so the latest tree's hot nodes are always the newest
+    entries; FIFO keeps lookups a bare dict.get on the hot path.
+    """
+
+    __slots__ = ("nodes", "_order", "_capacity")
+
+    def __init__(self, capacity: int) -> None:
+        self.nodes: dict[bytes, bytes] = {}
+        self._order: deque[bytes] = deque()  # insertion order; may hold already dropped keys
+        self._capacity = capacity
+
+    def add(self, nodes: dict[bytes, bytes]) -> None:
+        self.nodes.update(nodes)
+        self._order.extend(nodes)
+        live, order = self.nodes, self._order
+        while len(live) > self._capacity:
+            live.pop(order.popleft(), None)
+        if len(order) > 2 * len(live) + 4096:
+            self._order = deque(live)  # forget dropped keys
+
+    def discard(self, keys: list[bytes]) -> None:
+        pop = self.nodes.pop
+        for k in keys:
+            pop(k, None)
+
+
 class _Staged:
     __slots__ = ("version", "batch", "root", "nodes", "stale")
 
-    def __init__(self, version: int, batch: Any, root: bytes, nodes: dict[bytes, Node], stale: list[bytes]):
+    def __init__(self, version: int, batch: Any, root: bytes, nodes: dict[bytes, bytes], stale: list[bytes]):
         self.version = version
         self.batch = batch
         self.root = root
@@ -118,15 +151,16 @@ class CommitStore:
     """Latest-state reads plus versioned, provable history, one version per block."""
 
     def __init__(self, path: str, keep_recent: int = 0, cache_size: int = 200_000, *, sync: bool = False) -> None:
-        """``keep_recent``: versions kept (0 = all). ``cache_size``: decoded internal nodes
-        held in memory. ``sync``: fsync each commit (a process crash is safe either way)."""
+        """``keep_recent``: versions kept (0 = all). ``cache_size``: internal nodes held
+        in memory (about 1 KB each). ``sync``: fsync each commit (a process crash is safe either way)."""
         if keep_recent < 0 or cache_size < 0:
             raise ValueError("keep_recent and cache_size must be >= 0")
         self._db = plyvel.DB(path, **DB_OPTIONS)
         self._keep_recent = keep_recent
-        self._cache_size = cache_size
-        self._cache: OrderedDict[bytes, Node] = OrderedDict()
+        self._cache = _NodeCache(cache_size)
         self._sync = sync
+        self.cache_misses = 0
+        """Internal nodes read from LevelDB because the cache lacked them (for tuning)."""
         self._staged: _Staged | None = None
         meta = self._db.get(META)
         if meta is None:
@@ -184,7 +218,7 @@ class CommitStore:
                     batch.delete(LATEST + key)
                 else:
                     put(LATEST + key, value)
-            upd = BatchUpdate(_v8(version), self._cache, self._load, put)
+            upd = BatchUpdate(_v8(version), self._cache.nodes, self._load, put)
             root = upd.run(self._root, ups)
         self._staged = _Staged(version, batch, root, upd.nodes, upd.stale)
         return ref_hash(root)
@@ -232,14 +266,9 @@ class CommitStore:
         self._version = st.version
         self._oldest = oldest
         self._root = st.root
-        cache = self._cache
-        for k in st.stale:
-            cache.pop(k, None)
-        for k in pruned:
-            cache.pop(k, None)
-        cache.update(st.nodes)
-        while len(cache) > self._cache_size:
-            cache.popitem(last=False)
+        self._cache.discard(st.stale)
+        self._cache.discard(pruned)
+        self._cache.add(st.nodes)
 
     # -- history and proofs ------------------------------------------------------------
 
@@ -271,7 +300,7 @@ class CommitStore:
         hx = kh.hex()
         path = []
         for depth, node in enumerate(levels):
-            hashes = list(node[:REFS])
+            hashes = list(node_hashes(node))
             hashes[NIBBLE[hx[depth]]] = ZERO
             path.append(tuple(hashes))
         if not end:
@@ -281,9 +310,14 @@ class CommitStore:
         proof = Proof(tuple(path), (leaf_kh, sha256(value).digest()))
         return (value if leaf_kh == kh else None), proof
 
+    def compact(self) -> None:
+        """Compact the whole LevelDB, e.g. after a bulk load, so reads and writes stop
+        paying for the compaction backlog."""
+        self._db.compact_range()
+
     def close(self) -> None:
         self._staged = None
-        self._cache.clear()
+        self._cache = _NodeCache(0)
         self._db.close()
 
     def __enter__(self) -> CommitStore:
@@ -321,21 +355,15 @@ class CommitStore:
             raise RuntimeError("store corrupt: leaf holds another key")
         return key, value
 
-    def _load(self, node_key: bytes) -> Node:
-        """Committed internal node by DB key, through the cache. Every node an update
-        loads is replaced at commit, so the update path skips the recency bump; the
-        cache is LRU for history reads and insertion-ordered for the rest."""
-        cache = self._cache
-        node = cache.get(node_key)
+    def _load(self, node_key: bytes) -> bytes:
+        """Committed internal node by DB key, through the cache."""
+        node = self._cache.nodes.get(node_key)
         if node is not None:
-            cache.move_to_end(node_key)
             return node
         data = self._db.get(node_key)
         if data is None:
             raise RuntimeError(f"store corrupt: missing internal node {node_key.hex()}")
+        self.cache_misses += 1
         node = decode_internal(data)
-        if self._cache_size:
-            cache[node_key] = node
-            if len(cache) > self._cache_size:
-                cache.popitem(last=False)
+        self._cache.add({node_key: node})
         return node

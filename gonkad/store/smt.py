@@ -3,16 +3,17 @@
 This module holds the hash rules, the byte formats of nodes and the batch update; it knows
 nothing about LevelDB beyond node keys. See README.md in this package for the spec.
 
-In memory the hot path uses plain bytes, tuples and lists rather than classes:
+The hot path works on bytes only (no per-node Python objects, nothing for the garbage
+collector to track):
 
-* a child *reference* ("ref") is the bytes ``hash + version8`` (internal node, 40 bytes) or
+* a child *reference* ("ref") is ``hash + version8`` (internal node, 40 bytes) or
   ``hash + version8 + key_hash`` (leaf, 72 bytes), where version8 is the 8-byte big-endian
   version the child was written at; ``b""`` means no child. The same bytes are stored in
   the parent node and in a version's root record.
-* a *node* (internal) is one flat 34-tuple: 16 child hashes (ZERO where empty), 16 child
-  refs, the present mask and the leaf mask (bit i = slot i). One flat tuple of bytes and
-  ints, not nested containers: the garbage collector stops tracking it after one look, so
-  a cache of 10^5 nodes costs no GC passes.
+* an internal node in memory is ``0x01 || 16 child hashes || stored form`` where the stored
+  form (the LevelDB value) is ``u16 present mask || u16 leaf mask || refs of the present
+  children in slot order`` (bit i = slot i). So ``node[:513]`` is exactly the preimage of
+  its hash, and ``node[513:]`` what is written to disk.
 """
 
 from __future__ import annotations
@@ -35,11 +36,10 @@ LEAF_PREFIX = b"k"
 INTERNAL_REF_LEN = 40
 LEAF_REF_LEN = 72
 
-Node = tuple  # (16 hashes, 16 refs, present mask, leaf mask), see above
-REFS = 16
-PRESENT = 32
-LEAVES = 33
-_EMPTY_NODE = [ZERO] * 16 + [b""] * 16 + [0, 0]
+HASHED = 513
+"""Length of a node's hash preimage (tag and 16 child hashes); its stored form follows."""
+REFS_AT = HASHED + 4
+_NO_HASHES = [ZERO] * 16
 Update = tuple[str, bytes, Optional[bytes], Optional[bytes]]
 """``(key_hash hex, key_hash, leaf_hash or None for delete, encoded leaf node or None)``."""
 
@@ -94,22 +94,33 @@ def decode_leaf(data: bytes) -> tuple[bytes, bytes]:
     return data[4 : 4 + n], data[4 + n :]
 
 
-def decode_internal(data: bytes) -> Node:
-    """Inverse of the stored form: u16 present mask, u16 leaf mask, present refs in slot order."""
+def decode_internal(data: bytes) -> bytes:
+    """In-memory node from its stored form (u16 present, u16 leaves, present refs)."""
     present, leaves = _MASKS.unpack_from(data)
-    w = _EMPTY_NODE.copy()
+    hashes = _NO_HASHES.copy()
     o = 4
     for s in _SLOTS[present]:
-        n = o + (LEAF_REF_LEN if leaves >> s & 1 else INTERNAL_REF_LEN)
-        e = data[o:n]
-        w[REFS + s] = e
-        w[s] = e[:32]
-        o = n
+        hashes[s] = data[o : o + 32]
+        o += LEAF_REF_LEN if leaves >> s & 1 else INTERNAL_REF_LEN
     if o != len(data) or leaves & ~present:
         raise ValueError("corrupt internal node")
-    w[PRESENT] = present
-    w[LEAVES] = leaves
-    return tuple(w)
+    return INTERNAL_TAG + b"".join(hashes) + data
+
+
+def node_hashes(node: bytes) -> tuple[bytes, ...]:
+    """The 16 child hashes of an in-memory node."""
+    return tuple(node[i : i + 32] for i in range(1, HASHED, 32))
+
+
+def node_child(node: bytes, slot: int) -> bytes:
+    """The ref in ``slot`` of an in-memory node (b"" if empty)."""
+    present, leaves = _MASKS.unpack_from(node, HASHED)
+    bit = 1 << slot
+    if not present & bit:
+        return b""
+    below = bit - 1
+    o = REFS_AT + INTERNAL_REF_LEN * (present & below).bit_count() + 32 * (leaves & below).bit_count()
+    return node[o : o + (LEAF_REF_LEN if leaves & bit else INTERNAL_REF_LEN)]
 
 
 def internal_key(ref: bytes, path: str) -> bytes:
@@ -161,8 +172,8 @@ class BatchUpdate:
     def __init__(
         self,
         version8: bytes,
-        cache: Mapping[bytes, Node],
-        load: Callable[[bytes], Node],
+        cache: Mapping[bytes, bytes],
+        load: Callable[[bytes], bytes],
         put: Callable[[bytes, bytes], None],
     ) -> None:
         """``cache``: committed nodes by DB key, looked up first; ``load``: reads a miss."""
@@ -170,7 +181,7 @@ class BatchUpdate:
         self.cache = cache
         self.load = load
         self.put = put
-        self.nodes: dict[bytes, Node] = {}
+        self.nodes: dict[bytes, bytes] = {}
         self.stale: list[bytes] = []
 
     def run(self, root: bytes, ups: list[Update]) -> bytes:
@@ -184,15 +195,15 @@ class BatchUpdate:
         self.put(LEAF_PREFIX + ref[32:], u[3])  # type: ignore[arg-type]
         return ref
 
-    def _store(self, path: str, w: list, present: int, leaves: int) -> bytes:
-        """Write the node held in working list ``w`` at ``path``; return its ref."""
+    def _store(self, path: str, hashes: bytes, present: int, leaves: int, refs: bytes) -> bytes:
+        """Write a node at ``path`` (``hashes``: the 16 child hashes joined); return its ref."""
         v8 = self.version8
         key = INTERNAL_PREFIX + v8 + path.encode()
-        w[PRESENT] = present
-        w[LEAVES] = leaves
-        self.put(key, _MASKS.pack(present, leaves) + b"".join(w[REFS:PRESENT]))
-        self.nodes[key] = tuple(w)
-        return sha256(INTERNAL_TAG + b"".join(w[:REFS])).digest() + v8
+        stored = _MASKS.pack(present, leaves) + refs
+        self.put(key, stored)
+        pre = INTERNAL_TAG + hashes
+        self.nodes[key] = pre + stored
+        return sha256(pre).digest() + v8
 
     def _update(self, ref: bytes, depth: int, ups: list[Update], lo: int, hi: int) -> bytes:
         """New ref for the subtree at ``depth`` now holding ``ref``, given ``ups[lo:hi]``."""
@@ -204,9 +215,9 @@ class BatchUpdate:
         path = ups[lo][0][:depth]
         old_key = INTERNAL_PREFIX + ref[32:40] + path.encode()
         node = self.cache.get(old_key) or self.load(old_key)
-        w = list(node)
-        present = w[PRESENT]
-        leaves = w[LEAVES]
+        present, leaves = _MASKS.unpack_from(node, HASHED)
+        hashes = node[1:HASHED]
+        refs = node[REFS_AT:]
         changed = False
         i = lo
         while i < hi:
@@ -215,24 +226,29 @@ class BatchUpdate:
             while j < hi and ups[j][0][depth] == c:
                 j += 1
             s = NIBBLE[c]
-            old = w[REFS + s]
+            bit = 1 << s
+            below = bit - 1
+            o = INTERNAL_REF_LEN * (present & below).bit_count() + 32 * (leaves & below).bit_count()
+            if present & bit:
+                old = refs[o : o + (LEAF_REF_LEN if leaves & bit else INTERNAL_REF_LEN)]
+            else:
+                old = b""
             if j - i == 1 and len(old) != INTERNAL_REF_LEN:
                 new = self._single(old, depth + 1, ups[i])
             else:
                 new = self._update(old, depth + 1, ups, i, j)
             if new is not old:
                 changed = True
-                bit = 1 << s
-                w[REFS + s] = new
+                refs = refs[:o] + new + refs[o + len(old) :]
+                h = 32 * s
+                hashes = hashes[:h] + (new[:32] if new else ZERO) + hashes[h + 32 :]
                 if new:
-                    w[s] = new[:32]
                     present |= bit
                     if len(new) == LEAF_REF_LEN:
                         leaves |= bit
                     else:
                         leaves &= ~bit
                 else:
-                    w[s] = ZERO
                     present &= ~bit
                     leaves &= ~bit
             i = j
@@ -242,8 +258,8 @@ class BatchUpdate:
         if not present:
             return b""
         if present == leaves and not present & (present - 1):
-            return w[REFS + present.bit_length() - 1]  # a lone leaf collapses upward
-        return self._store(path, w, present, leaves)
+            return refs  # a lone leaf collapses upward
+        return self._store(path, hashes, present, leaves, refs)
 
     def _single(self, ref: bytes, depth: int, u: Update) -> bytes:
         """One update meeting an empty slot or a leaf."""
@@ -289,7 +305,8 @@ class BatchUpdate:
         n = len(items)
         if n == 1:
             return items[0][1]
-        w = _EMPTY_NODE.copy()
+        hashes = _NO_HASHES.copy()
+        refs = []
         present = leaves = 0
         i = 0
         while i < n:
@@ -299,25 +316,25 @@ class BatchUpdate:
                 j += 1
             sub = self._build(items[i:j], depth + 1) if j - i > 1 else items[i][1]
             s = NIBBLE[c]
-            w[REFS + s] = sub
-            w[s] = sub[:32]
+            refs.append(sub)
+            hashes[s] = sub[:32]
             present |= 1 << s
             if len(sub) == LEAF_REF_LEN:
                 leaves |= 1 << s
             i = j
-        return self._store(items[0][0][:depth], w, present, leaves)
+        return self._store(items[0][0][:depth], b"".join(hashes), present, leaves, b"".join(refs))
 
 
-def walk(root: bytes, key_hash: bytes, load: Callable[[bytes], Node]) -> tuple[list[Node], bytes]:
+def walk(root: bytes, key_hash: bytes, load: Callable[[bytes], bytes]) -> tuple[list[bytes], bytes]:
     """Follow ``key_hash`` from ``root``: the internal nodes passed, and the ref where the
     path ends (b"" for an empty slot, else a leaf, which may hold another key)."""
     hx = key_hash.hex()
-    levels: list[Node] = []
+    levels: list[bytes] = []
     ref = root
     depth = 0
     while len(ref) == INTERNAL_REF_LEN:
         node = load(internal_key(ref, hx[:depth]))
         levels.append(node)
-        ref = node[REFS + NIBBLE[hx[depth]]]
+        ref = node_child(node, NIBBLE[hx[depth]])
         depth += 1
     return levels, ref

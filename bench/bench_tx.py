@@ -1,0 +1,207 @@
+"""End-to-end bank-send throughput through CometBFT, and broadcast-to-commit latency.
+
+Builds a localnet (1 or 4 validators) in a temp folder, funds S senders, pre-signs N MsgSend txs,
+broadcasts them from S threads (one keep-alive HTTP connection each, broadcast_tx_sync), and watches
+blocks as they commit. Throughput = N / (last commit seen - first broadcast).
+
+    .venv/bin/python bench/bench_tx.py --validators 1 --txs 10000 --senders 8
+    .venv/bin/python bench/bench_tx.py --profile     # per-tx CheckTx / FinalizeBlock cost, in process
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import cProfile
+import http.client
+import json
+import pstats
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, tx_pb2 as bank_tx  # noqa: E402
+from cosmpy.protos.tendermint.abci import types_pb2 as abci  # noqa: E402
+
+from app import GonkaApp  # noqa: E402
+from gonkad import genesis, localnet  # noqa: E402
+from gonkad.coins import Coins, parse_coins  # noqa: E402
+from gonkad.crypto import secp256k1  # noqa: E402
+from gonkad.rpc import CometRPC  # noqa: E402
+from gonkad.store.commitstore import CommitStore  # noqa: E402
+from gonkad.tx import tx_hash  # noqa: E402
+from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
+
+FEE = parse_coins("10ngonka")
+GAS = 100_000
+
+
+def sender_keys(count: int) -> list[secp256k1.PrivateKey]:
+    return [secp256k1.PrivateKey((1000 + i).to_bytes(32, "big")) for i in range(count)]
+
+
+def presign(keys: list[secp256k1.PrivateKey], chain_id: str, numbers: list[int], per_sender: int) -> list[list[bytes]]:
+    recipient = address_of(secp256k1.PrivateKey(b"\x77" * 32))
+    return [
+        [sign_tx(key, [send_msg(address_of(key), recipient, Coins((("ngonka", 1),)))], chain_id, number, seq, FEE, GAS)
+         for seq in range(per_sender)]
+        for key, number in zip(keys, numbers)
+    ]
+
+
+def fund(root: Path, rpc: CometRPC, keys: list[secp256k1.PrivateKey]) -> list[int]:
+    """One MultiSend from the faucet; returns the senders' account numbers once committed."""
+    faucet = localnet.load_key(root, "faucet")
+    chain_id = localnet.load(root).chain_id
+    each = Coins((("ngonka", 10**12),))
+    msg = bank_tx.MsgMultiSend(
+        inputs=[bank_pb2.Input(address=address_of(faucet), coins=Coins((("ngonka", 10**12 * len(keys)),)).to_proto())],
+        outputs=[bank_pb2.Output(address=address_of(k), coins=each.to_proto()) for k in keys],
+    )
+    account = query_account(rpc, address_of(faucet))
+    raw = sign_tx(faucet, [msg], chain_id, account.account_number, account.sequence, FEE, 2_000_000)
+    assert rpc.broadcast_tx_sync(raw)["code"] == 0
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return [query_account(rpc, address_of(k)).account_number for k in keys]
+        except Exception:  # noqa: BLE001 - not committed yet
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def broadcaster(port: int, txs: list[bytes], sent_at: dict[bytes, float], rejected: list[str]) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for raw in txs:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "broadcast_tx_sync",
+                           "params": {"tx": base64.b64encode(raw).decode()}})
+        sent_at[tx_hash(raw)] = time.perf_counter()
+        conn.request("POST", "/", body, {"Content-Type": "application/json"})
+        reply = json.loads(conn.getresponse().read())
+        result = reply.get("result") or {}
+        if reply.get("error") or result.get("code"):
+            rejected.append(str(reply.get("error") or result.get("log")))
+    conn.close()
+
+
+def watch(rpc: CometRPC, start_height: int, wanted: set[bytes], committed_at: dict[bytes, float], failed: list[str]) -> None:
+    height = start_height
+    deadline = time.monotonic() + 600
+    while len(committed_at) < len(wanted) and time.monotonic() < deadline:
+        if rpc.height() <= height:
+            time.sleep(0.02)
+            continue
+        height += 1
+        seen = time.perf_counter()
+        txs = rpc.block(height)["block"]["data"]["txs"] or []
+        results = rpc.block_results(height)
+        for raw_b64, result in zip(txs, results):
+            h = tx_hash(base64.b64decode(raw_b64))
+            if h in wanted:
+                committed_at[h] = seen
+                if int(result.get("code", 0)):
+                    failed.append(result.get("log", ""))
+
+
+def run_localnet(validators: int, total: int, senders: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "net"
+        try:
+            localnet.start(root, validators, "bench")
+            localnet.wait_for_height(root, 2, 120)
+            nodes = localnet.load(root).nodes
+            rpc = CometRPC(nodes[0].rpc)
+            keys = sender_keys(senders)
+            numbers = fund(root, rpc, keys)
+            batches = presign(keys, "bench", numbers, total // senders)
+            wanted = {tx_hash(t) for batch in batches for t in batch}
+            sent_at: dict[bytes, float] = {}
+            committed_at: dict[bytes, float] = {}
+            rejected: list[str] = []
+            failed: list[str] = []
+            watcher = threading.Thread(target=watch, args=(rpc, rpc.height(), wanted, committed_at, failed))
+            watcher.start()
+            threads = [
+                threading.Thread(target=broadcaster, args=(nodes[i % len(nodes)].rpc_port, batch, sent_at, rejected))
+                for i, batch in enumerate(batches)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            watcher.join()
+        finally:
+            localnet.stop(root)
+    if rejected or failed or len(committed_at) != len(wanted):
+        raise RuntimeError(f"rejected {len(rejected)} failed {len(failed)} committed {len(committed_at)}/{len(wanted)}: "
+                           f"{(rejected or failed)[:3]}")
+    first, last = min(sent_at.values()), max(committed_at.values())
+    latencies = sorted(committed_at[h] - sent_at[h] for h in wanted)
+    return {
+        "txs": len(wanted),
+        "tx_per_s": len(wanted) / (last - first),
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+    }
+
+
+def profile(count: int) -> None:
+    """CheckTx and FinalizeBlock per tx in process, and the top costs of FinalizeBlock."""
+    with tempfile.TemporaryDirectory() as tmp:
+        app = GonkaApp(CommitStore(str(Path(tmp) / "db")))
+        keys = sender_keys(4)
+        state = genesis.default_app_state()
+        for key in keys:
+            state = genesis.add_genesis_account(state, address_of(key), [("ngonka", 10**15)])
+        app.init_chain(abci.RequestInitChain(chain_id="bench", initial_height=1, app_state_bytes=json.dumps(state).encode()))
+        app.finalize_block(abci.RequestFinalizeBlock(height=1))
+        app.commit(abci.RequestCommit())
+        txs = [t for batch in zip(*presign(keys, "bench", [0, 1, 2, 3], count // 4)) for t in batch]
+        start = time.perf_counter()
+        for raw in txs:
+            assert app.check_tx(abci.RequestCheckTx(tx=raw)).code == 0
+        check_us = (time.perf_counter() - start) / len(txs) * 1e6
+        profiler = cProfile.Profile()
+        start = time.perf_counter()
+        profiler.enable()
+        response = app.finalize_block(abci.RequestFinalizeBlock(height=2, txs=txs))
+        profiler.disable()
+        finalize_us = (time.perf_counter() - start) / len(txs) * 1e6
+        start = time.perf_counter()
+        app.commit(abci.RequestCommit())
+        commit_us = (time.perf_counter() - start) / len(txs) * 1e6
+        assert all(r.code == 0 for r in response.tx_results)
+        app.store.close()
+    print(f"| CheckTx | {check_us:.0f} µs/tx |\n| FinalizeBlock | {finalize_us:.0f} µs/tx (under cProfile) |"
+          f"\n| Commit | {commit_us:.1f} µs/tx |")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--validators", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--txs", type=int, default=10_000)
+    parser.add_argument("--senders", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    if args.profile:
+        profile(args.txs)
+        return
+    print("| validators | txs | median tx/s | p50 ms | p99 ms | runs (tx/s) |\n|---|---|---|---|---|---|")
+    for validators in args.validators:
+        runs = [run_localnet(validators, args.txs, args.senders) for _ in range(args.runs)]
+        med = statistics.median
+        print(f"| {validators} | {runs[0]['txs']} | {med(r['tx_per_s'] for r in runs):.0f} | "
+              f"{med(r['p50_ms'] for r in runs):.0f} | {med(r['p99_ms'] for r in runs):.0f} | "
+              f"{', '.join(str(round(r['tx_per_s'])) for r in runs)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
