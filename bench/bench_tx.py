@@ -1,7 +1,7 @@
 """End-to-end bank-send throughput through CometBFT, and broadcast-to-commit latency.
 
 Builds a localnet (1 or 4 validators) in a temp folder, funds S senders, pre-signs N MsgSend txs,
-broadcasts them from S threads (one keep-alive HTTP connection each, broadcast_tx_sync), and watches
+broadcasts them from S threads (one keep-alive HTTP connection each, broadcast_tx_sync or _async), and watches
 blocks as they commit. Throughput = N / (last commit seen - first broadcast).
 
     .venv/bin/python bench/bench_tx.py --validators 1 --txs 10000 --senders 8
@@ -15,7 +15,9 @@ import base64
 import cProfile
 import http.client
 import json
+import os
 import pstats
+import signal
 import statistics
 import sys
 import tempfile
@@ -76,10 +78,11 @@ def fund(root: Path, rpc: CometRPC, keys: list[secp256k1.PrivateKey]) -> list[in
             time.sleep(0.3)
 
 
-def broadcaster(port: int, txs: list[bytes], sent_at: dict[bytes, float], rejected: list[str]) -> None:
+def broadcaster(port: int, txs: list[bytes], sent_at: dict[bytes, float], rejected: list[str], mode: str) -> None:
+    """One keep-alive connection, one broadcast per request, in sequence order."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     for raw in txs:
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "broadcast_tx_sync",
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": f"broadcast_tx_{mode}",
                            "params": {"tx": base64.b64encode(raw).decode()}})
         sent_at[tx_hash(raw)] = time.perf_counter()
         conn.request("POST", "/", body, {"Content-Type": "application/json"})
@@ -92,11 +95,12 @@ def broadcaster(port: int, txs: list[bytes], sent_at: dict[bytes, float], reject
 
 def watch(rpc: CometRPC, start_height: int, wanted: set[bytes], committed_at: dict[bytes, float], failed: list[str]) -> None:
     height = start_height
-    deadline = time.monotonic() + 600
-    while len(committed_at) < len(wanted) and time.monotonic() < deadline:
+    last_progress = time.monotonic()
+    while len(committed_at) < len(wanted) and time.monotonic() - last_progress < 20:
         if rpc.height() <= height:
             time.sleep(0.02)
             continue
+        last_progress = time.monotonic()
         height += 1
         seen = time.perf_counter()
         txs = rpc.block(height)["block"]["data"]["txs"] or []
@@ -109,7 +113,12 @@ def watch(rpc: CometRPC, start_height: int, wanted: set[bytes], committed_at: di
                     failed.append(result.get("log", ""))
 
 
-def run_localnet(validators: int, total: int, senders: int) -> dict[str, float]:
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_localnet(validators: int, total: int, senders: int, mode: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "net"
         try:
@@ -128,14 +137,19 @@ def run_localnet(validators: int, total: int, senders: int) -> dict[str, float]:
             watcher = threading.Thread(target=watch, args=(rpc, rpc.height(), wanted, committed_at, failed))
             watcher.start()
             threads = [
-                threading.Thread(target=broadcaster, args=(nodes[i % len(nodes)].rpc_port, batch, sent_at, rejected))
-                for i, batch in enumerate(batches)
+                threading.Thread(target=broadcaster, args=(nodes[i % len(nodes)].rpc_port, txs, sent_at, rejected, mode))
+                for i, txs in enumerate(batches)
             ]
+            pids = {name: localnet.live_pid(localnet.pid_file(Path(nodes[0].home), name), name)
+                    for name in ("gonkad", "cometbft")}
+            cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()} | {"client": time.process_time()}
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
             watcher.join()
+            cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+            cpu["client"] = time.process_time() - cpu_before["client"]
         finally:
             localnet.stop(root)
     if rejected or failed or len(committed_at) != len(wanted):
@@ -148,6 +162,8 @@ def run_localnet(validators: int, total: int, senders: int) -> dict[str, float]:
         "tx_per_s": len(wanted) / (last - first),
         "p50_ms": latencies[len(latencies) // 2] * 1000,
         "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        **{f"cpu_{name}_s": seconds for name, seconds in cpu.items()},
+        "wall_s": last - first,
     }
 
 
@@ -184,11 +200,13 @@ def profile(count: int) -> None:
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so that `finally` stops the localnet
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validators", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--txs", type=int, default=10_000)
     parser.add_argument("--senders", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--mode", choices=["sync", "async"], default="sync", help="broadcast_tx_sync or _async")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     if args.profile:
@@ -196,11 +214,12 @@ def main() -> None:
         return
     print("| validators | txs | median tx/s | p50 ms | p99 ms | runs (tx/s) |\n|---|---|---|---|---|---|")
     for validators in args.validators:
-        runs = [run_localnet(validators, args.txs, args.senders) for _ in range(args.runs)]
+        runs = [run_localnet(validators, args.txs, args.senders, args.mode) for _ in range(args.runs)]
         med = statistics.median
         print(f"| {validators} | {runs[0]['txs']} | {med(r['tx_per_s'] for r in runs):.0f} | "
               f"{med(r['p50_ms'] for r in runs):.0f} | {med(r['p99_ms'] for r in runs):.0f} | "
               f"{', '.join(str(round(r['tx_per_s'])) for r in runs)} |", flush=True)
+        print("  node0 CPU seconds in the last run:", {k: round(v, 1) for k, v in runs[-1].items() if k.startswith(("cpu", "wall"))})
 
 
 if __name__ == "__main__":

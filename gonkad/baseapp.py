@@ -20,7 +20,7 @@ from cosmpy.protos.tendermint.crypto import proof_pb2
 from google.protobuf.message import DecodeError, Message
 
 from gonkad.abci.application import Application
-from gonkad.context import BlockHeader, Context, ExecMode
+from gonkad.context import MEMPOOL_MODES, BlockHeader, Context, ExecMode
 from gonkad.gas import INFINITE, GasKV, GasMeter
 from gonkad.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrTxDecode, ErrUnknownRequest
 from gonkad.module import Module, MsgRoute, QueryRoute
@@ -135,8 +135,8 @@ class BaseApp(Application):
         except ABCIError as err:
             return result_of(err, gas_wanted, meter.consumed)
         ante_branch.write()
-        if ctx.mode is ExecMode.CHECK:
-            return abci.ExecTxResult(code=0, gas_wanted=gas_wanted, gas_used=meter.consumed, events=ante_ctx.events)
+        if ctx.mode in MEMPOOL_MODES:
+            return abci.ExecTxResult(code=0, gas_wanted=gas_wanted, gas_used=meter.consumed)
         msg_branch = ctx.store.branch()  # type: ignore[attr-defined]
         msg_ctx = ante_ctx.with_store(GasKV(msg_branch, meter))
         try:
@@ -191,7 +191,8 @@ class BaseApp(Application):
     # --- ABCI: mempool --------------------------------------------------------------------------
 
     def check_tx(self, req: abci.RequestCheckTx) -> abci.ResponseCheckTx:
-        ctx = Context(self.check_state, self._check_header(), ExecMode.CHECK, min_gas_prices=self.min_gas_prices)
+        mode = ExecMode.RECHECK if req.type == abci.RECHECK else ExecMode.CHECK
+        ctx = Context(self.check_state, self._check_header(), mode, min_gas_prices=self.min_gas_prices)
         result = self.run_tx_safely(ctx, req.tx)
         return abci.ResponseCheckTx(
             code=result.code, codespace=result.codespace, log=result.log, gas_wanted=result.gas_wanted,

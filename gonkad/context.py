@@ -67,11 +67,16 @@ def attr(key: str, value: str) -> abci.EventAttribute:
 
 
 class ExecMode(Enum):
-    """Why a transaction runs: CheckTx admits to the mempool, Simulate estimates gas, Finalize executes."""
+    """Why a transaction runs: CheckTx admits to the mempool (ReCheck re-admits after a block), Simulate
+    estimates gas, Finalize executes."""
 
     CHECK = "check"
+    RECHECK = "recheck"
     SIMULATE = "simulate"
     FINALIZE = "finalize"
+
+
+MEMPOOL_MODES = (ExecMode.CHECK, ExecMode.RECHECK)
 
 
 @dataclass
@@ -87,6 +92,8 @@ class Context:
         return PrefixStore(self.store, prefix)
 
     def emit(self, type_: str, **attributes: str) -> None:
+        if self.mode in MEMPOOL_MODES:  # the mempool never reads events; building them is pure cost
+            return
         self.events.append(abci.Event(type=type_, attributes=[attr(k, v) for k, v in attributes.items()]))
 
     def with_store(self, store: KVStore) -> "Context":

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2
+from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 
 from gonkad import localnet
 from gonkad.client.querier import Querier
 from gonkad.coins import Coins, parse_coins
 from gonkad.crypto import secp256k1
-from gonkad.rpc import CometRPC
+from gonkad.rpc import CometRPC, RPCError
 from gonkad.tx import tx_hash
 from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx
 
@@ -152,3 +153,45 @@ def test_four_senders_500_txs_each_included_exactly_once(net4: Path) -> None:
         for i, key in enumerate(senders):
             assert balance(q, recipients[i]) == amount * per_sender
             assert balance(q, address_of(key)) == before[address_of(key)] - per_sender * (amount + 10)
+
+
+def test_invalid_txs_refused_by_the_network_which_keeps_going(net4: Path) -> None:
+    node = localnet.load(net4).nodes[1]
+    rpc = CometRPC(node.rpc)
+    key = localnet.load_key(net4, "val1")
+    sender, recipient = address_of(key), address_of(secp256k1.PrivateKey(b"\x35" * 32))
+    account = query_account(rpc, sender)
+    chain_id = localnet.load(net4).chain_id
+
+    def send(chain: str = chain_id, number: int = account.account_number, sequence: int = account.sequence) -> bytes:
+        return sign_tx(key, [send_msg(sender, recipient, parse_coins("5ngonka"))], chain, number, sequence,
+                       parse_coins("100ngonka"), 100_000)
+
+    def resigned(raw: bytes, signature: bytes) -> bytes:
+        tx = tx_pb2.TxRaw.FromString(raw)
+        tx.signatures[0] = signature
+        return tx.SerializeToString()
+
+    good = send()
+    assert rpc.broadcast_tx_sync(good)["code"] == 0
+    wait_for_tx(rpc, tx_hash(good))
+    signature = tx_pb2.TxRaw.FromString(send(sequence=account.sequence + 1)).signatures[0]
+    high_s = signature[:32] + (secp256k1.ORDER - int.from_bytes(signature[32:], "big")).to_bytes(32, "big")
+    before = balance(queriers(net4)[1], sender)
+    height = rpc.height()
+    with pytest.raises(RPCError, match="tx already exists in cache"):  # CometBFT's mempool cache sees replays first
+        rpc.broadcast_tx_sync(good)
+    bad = {
+        "wrong chain id": (send(chain="other", sequence=account.sequence + 1), 4),
+        "wrong account number": (send(number=account.account_number + 50, sequence=account.sequence + 1), 4),
+        "bad signature": (resigned(send(sequence=account.sequence + 1), b"\x01" * 64), 4),
+        "high-S signature": (resigned(send(sequence=account.sequence + 1), high_s), 4),
+        "malformed protobuf": (b"\x0a\xff\xff\xff", 2),
+    }
+    for name, (raw, code) in bad.items():
+        reply = rpc.broadcast_tx_sync(raw)
+        assert (reply["code"], reply["codespace"]) == (code, "sdk"), (name, reply)
+        assert reply["log"], name
+    localnet.wait_for_height(net4, height + 2, timeout_s=60)
+    assert balance(queriers(net4)[1], sender) == before
+    assert balance(queriers(net4)[1], recipient) == 5

@@ -52,7 +52,7 @@ op_st = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(base=st.dictionaries(keys_st, values_st), ops=st.lists(op_st, max_size=40))
 def test_branch_stack_matches_model(base: dict[bytes, bytes], ops: list[tuple]) -> None:
     stack = [CacheKV(DictStore(dict(base)))]
@@ -79,7 +79,7 @@ def test_branch_stack_matches_model(base: dict[bytes, bytes], ops: list[tuple]) 
             assert list(top.iterate(*op[1])) == expected(model, *op[1])
         for k in KEYS:
             assert stack[-1].get(k) == models[-1].get(k)
-    for depth, (kv, model) in enumerate(zip(stack, models)):
+    for kv, model in zip(stack, models):
         assert list(kv.iterate()) == expected(model, b"", None, None, False)
         assert list(kv.iterate(reverse=True)) == expected(model, b"", None, None, True)
     # the root branch's changes turn the base into its model
@@ -92,7 +92,7 @@ def test_branch_stack_matches_model(base: dict[bytes, bytes], ops: list[tuple]) 
     assert final == models[0]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     base=st.dictionaries(keys_st, values_st),
     writes=st.dictionaries(keys_st, st.none() | values_st),

@@ -23,14 +23,14 @@ from gonkad.store import (
 )
 from gonkad.store.smt import ZERO, node_child
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # A small key pool makes overwrites, deletes and shared hash prefixes frequent.
 POOL = [bytes([i]) for i in range(1, 41)] + [b"ab", b"abc", b"b\x00", b"\xff", b"\xff\xff"]
 keys_st = st.sampled_from(POOL)
 values_st = st.binary(max_size=6)
 batch_st = st.dictionaries(keys_st, st.none() | values_st, max_size=12)
-history_st = st.lists(batch_st, min_size=1, max_size=6)
+history_st = st.lists(batch_st, min_size=1, max_size=8)
 
 
 def ref_root(model: dict[bytes, bytes]) -> bytes:
@@ -372,3 +372,62 @@ def test_keep_recent_enabled_after_unpruned_history() -> None:
         db = plyvel.DB(path)
         assert not [k for k, _ in db.iterator(prefix=b"s")]
         db.close()
+
+
+class _SpyDB:
+    """Wraps the plyvel DB: forbids writes outside a batch, counts batch writes."""
+
+    def __init__(self, db: plyvel.DB) -> None:
+        self.db = db
+        self.batch_writes = 0
+        self.fail_next_write = False
+
+    def put(self, *a: object, **kw: object) -> None:
+        raise AssertionError("write outside a batch")
+
+    delete = put
+
+    def write_batch(self, **kw: object) -> object:
+        wb = self.db.write_batch(**kw)
+        spy = self
+
+        class Batch:
+            put = wb.put
+            delete = wb.delete
+
+            def write(self) -> None:
+                if spy.fail_next_write:
+                    spy.fail_next_write = False
+                    raise OSError("simulated crash before the batch reached LevelDB")
+                spy.batch_writes += 1
+                wb.write()
+
+        return Batch()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.db, name)
+
+
+def test_each_version_is_one_batch_and_a_failed_commit_changes_nothing() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "db")
+        store = CommitStore(path, keep_recent=2)
+        spy = _SpyDB(store._db)
+        store._db = spy  # type: ignore[assignment]
+        rnd = random.Random(5)
+        keys = [rnd.randbytes(4) for _ in range(50)]
+        for i in range(6):
+            store.apply({k: rnd.randbytes(3) for k in rnd.sample(keys, 20)} | {keys[i]: None})
+            store.commit()
+        assert spy.batch_writes == 6
+        version, root, state = store.version, store.root_hash, list(store.iterate())
+        store.apply({k: None for k in keys[:25]})
+        spy.fail_next_write = True
+        with pytest.raises(OSError):
+            store.commit()
+        assert (store.version, store.root_hash, list(store.iterate())) == (version, root, state)
+        spy.db.close()
+        store = CommitStore(path, keep_recent=2)
+        assert (store.version, store.root_hash, list(store.iterate())) == (version, root, state)
+        assert node_keys(store) == reachable_nodes(store)
+        store.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import coincurve
 
@@ -28,8 +29,13 @@ def is_low_s(sig: bytes) -> bool:
     return 0 < int.from_bytes(sig[32:], "big") <= HALF_ORDER
 
 
+@lru_cache(maxsize=16384)
 def verify(pubkey: bytes, message: bytes, sig: bytes) -> bool:
-    """Verify a compact low-S signature of sha256(message); any malformed input is simply invalid."""
+    """Verify a compact low-S signature of sha256(message); any malformed input is simply invalid.
+
+    Cached: a transaction is verified at CheckTx and again in its block, and the answer is a pure
+    function of the three inputs.
+    """
     if len(pubkey) != PUBKEY_LEN or len(sig) != SIG_LEN or not is_low_s(sig):
         return False
     r = int.from_bytes(sig[:32], "big")

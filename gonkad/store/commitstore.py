@@ -17,6 +17,7 @@ import gc
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from hashlib import sha256
 from typing import Any
 
@@ -107,28 +108,41 @@ class VersionUnavailableError(KeyError, ValueError):
 
 
 class _NodeCache:
-    """Bounded map of node DB key -> in-memory node, evicting the oldest inserted first.
+    """Bounded map of internal-node DB key -> in-memory node.
 
-    FIFO rather than LRU on purpose: every node an update reads is replaced at commit (and
-    dropped from here as stale), so the latest tree's hot nodes are always the newest
-    entries; FIFO keeps lookups a bare dict.get on the hot path.
+    Nodes of the latest tree down to depth d are pinned: nearly every block touches them,
+    and there are at most 1 + 16 + ... + 16^d of them, d chosen to keep that under half
+    the capacity. Everything else is evicted oldest-inserted first. FIFO, not LRU:
+    every node an update reads is replaced at commit (and dropped here as stale), so use
+    and insertion go together, and the hot path's lookup stays a bare dict.get.
     """
 
-    __slots__ = ("nodes", "_order", "_capacity")
+    __slots__ = ("nodes", "_order", "_capacity", "_pinned_key_len")
 
     def __init__(self, capacity: int) -> None:
         self.nodes: dict[bytes, bytes] = {}
-        self._order: deque[bytes] = deque()  # insertion order; may hold already dropped keys
+        self._order: deque[bytes] = deque()  # unpinned keys, oldest first; may hold dropped keys
         self._capacity = capacity
+        depth, total = -1, 0
+        while total + 16 ** (depth + 1) <= capacity // 2:
+            depth += 1
+            total += 16**depth
+        self._pinned_key_len = 9 + depth  # b"n" + version8 + path of <= depth nibbles
 
-    def add(self, nodes: dict[bytes, bytes]) -> None:
+    def add(self, nodes: dict[bytes, bytes], latest: bool) -> None:
+        """Insert ``nodes``; pin the shallow ones if they belong to the latest tree (only
+        those are sure to be dropped as stale when replaced)."""
         self.nodes.update(nodes)
-        self._order.extend(nodes)
+        if latest:
+            n = self._pinned_key_len
+            self._order.extend([k for k in nodes if len(k) > n])
+        else:
+            self._order.extend(nodes)
         live, order = self.nodes, self._order
-        while len(live) > self._capacity:
+        while len(live) > self._capacity and order:
             live.pop(order.popleft(), None)
         if len(order) > 2 * len(live) + 4096:
-            self._order = deque(live)  # forget dropped keys
+            self._order = deque(k for k in order if k in live)  # forget dropped keys
 
     def discard(self, keys: list[bytes]) -> None:
         pop = self.nodes.pop
@@ -136,15 +150,15 @@ class _NodeCache:
             pop(k, None)
 
 
+@dataclass(slots=True)
 class _Staged:
-    __slots__ = ("version", "batch", "root", "nodes", "stale")
+    """A computed but unwritten version: its write batch and what commit needs besides."""
 
-    def __init__(self, version: int, batch: Any, root: bytes, nodes: dict[bytes, bytes], stale: list[bytes]):
-        self.version = version
-        self.batch = batch
-        self.root = root
-        self.nodes = nodes
-        self.stale = stale
+    version: int
+    batch: Any  # plyvel.WriteBatch holding latest-table changes and new nodes
+    root: bytes
+    nodes: dict[bytes, bytes]  # new internal nodes, for the cache
+    stale: list[bytes]  # DB keys of nodes replaced or deleted by this version
 
 
 class CommitStore:
@@ -268,7 +282,7 @@ class CommitStore:
         self._root = st.root
         self._cache.discard(st.stale)
         self._cache.discard(pruned)
-        self._cache.add(st.nodes)
+        self._cache.add(st.nodes, latest=True)
 
     # -- history and proofs ------------------------------------------------------------
 
@@ -365,5 +379,5 @@ class CommitStore:
             raise RuntimeError(f"store corrupt: missing internal node {node_key.hex()}")
         self.cache_misses += 1
         node = decode_internal(data)
-        self._cache.add({node_key: node})
+        self._cache.add({node_key: node}, latest=False)
         return node

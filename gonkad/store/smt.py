@@ -82,12 +82,8 @@ def check_ref(ref: bytes) -> bytes:
     return ref
 
 
-def encode_leaf(key: bytes, value: bytes) -> bytes:
-    """Leaf node: u32 key length, key, value (the value runs to the end)."""
-    return _KEY_LEN.pack(len(key)) + key + value
-
-
 def decode_leaf(data: bytes) -> tuple[bytes, bytes]:
+    """(key, value) of a stored leaf node: u32 key length, key, value to the end."""
     (n,) = _KEY_LEN.unpack_from(data)
     if 4 + n > len(data):
         raise ValueError("corrupt leaf node")
@@ -234,7 +230,12 @@ class BatchUpdate:
             else:
                 old = b""
             if j - i == 1 and len(old) != INTERNAL_REF_LEN:
-                new = self._single(old, depth + 1, ups[i])
+                u = ups[i]
+                if old or u[2] is None:
+                    new = self._single(old, depth + 1, u)
+                else:  # insert into an empty slot, the commonest case: inlined
+                    new = u[2] + self.version8 + u[1]
+                    self.put(LEAF_PREFIX + new[32:], u[3])
             else:
                 new = self._update(old, depth + 1, ups, i, j)
             if new is not old:

@@ -30,6 +30,11 @@ from x.auth.expected_keepers import BankKeeper
 from x.auth.keeper import AccountKeeper
 
 
+# Simulation has no real signatures; a recheck after a block re-runs a tx whose signature CheckTx
+# already verified and that nothing since could have changed (the Cosmos SDK skips it too).
+VERIFIES_SIGNATURES = (ExecMode.CHECK, ExecMode.FINALIZE)
+
+
 def process_ante(ctx: Context, tx: Tx, signers: list[bytes], accounts: AccountKeeper, bank: BankKeeper) -> None:
     """Size and memo limits, the node's minimum fee, the fee itself, then every signature and sequence.
 
@@ -84,10 +89,11 @@ def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, a
         raise ErrWrongSequence.wrap(f"account sequence mismatch, expected {account.sequence}, got {info.sequence}")
     if not info.mode_info.HasField("single") or info.mode_info.single.mode != SIGN_MODE_DIRECT:
         raise ErrInvalidRequest.wrap("only SIGN_MODE_DIRECT single signatures are supported")
-    if ctx.mode is not ExecMode.SIMULATE and len(signature) == secp256k1.SIG_LEN and not secp256k1.is_low_s(signature):
+    if ctx.mode in VERIFIES_SIGNATURES and len(signature) == secp256k1.SIG_LEN and not secp256k1.is_low_s(signature):
         raise ErrUnauthorized.wrap("signature is not in low-S form")
-    sign_bytes = tx.sign_bytes(ctx.header.chain_id, account.account_number)
-    if ctx.mode is not ExecMode.SIMULATE and not secp256k1.verify(pubkey, sign_bytes, signature):
+    if ctx.mode in VERIFIES_SIGNATURES and not secp256k1.verify(
+        pubkey, tx.sign_bytes(ctx.header.chain_id, account.account_number), signature
+    ):
         raise ErrUnauthorized.wrap(
             f"signature verification failed; please verify account number ({account.account_number}),"
             f" sequence ({account.sequence}) and chain-id ({ctx.header.chain_id})"

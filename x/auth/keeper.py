@@ -70,6 +70,3 @@ class AccountKeeper:
             packed = AnyPb(type_url=_MODULE_URL, value=module.SerializeToString())
             store.set(keys.account_key(address), packed.SerializeToString())
         return address
-
-    def iterate_accounts(self, ctx: Context) -> list[AnyPb]:
-        return [AnyPb.FromString(v) for _, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.ACCOUNT_PREFIX)]

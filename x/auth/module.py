@@ -6,11 +6,13 @@ from typing import Any
 
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, genesis_pb2, query_pb2
 from google.protobuf import json_format
+from google.protobuf.any_pb2 import Any as AnyPb
 
 from gonkad.context import Context
 from gonkad.crypto import bech32
 from gonkad.errors import ErrInvalidAddress, ErrNotFound
 from gonkad.module import MsgRoute, QueryRoute
+from gonkad.pagination import paginate
 from x.auth import keys
 from x.auth.keeper import AccountKeeper
 
@@ -51,7 +53,12 @@ class AuthModule:
         return {
             QUERY + "Account": QueryRoute(query_pb2.QueryAccountRequest, self.query_account),
             QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.query_params),
+            QUERY + "Accounts": QueryRoute(query_pb2.QueryAccountsRequest, self.query_accounts),
         }
+
+    def query_accounts(self, ctx: Context, req: query_pb2.QueryAccountsRequest) -> query_pb2.QueryAccountsResponse:
+        entries, page = paginate(ctx.kv(keys.STORE_PREFIX), keys.ACCOUNT_PREFIX, req.pagination)
+        return query_pb2.QueryAccountsResponse(accounts=[AnyPb.FromString(v) for _, v in entries], pagination=page)
 
     def query_params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
         return query_pb2.QueryParamsResponse(params=self.keeper.get_params(ctx))

@@ -76,6 +76,13 @@ class BankKeeper:
             self._set_supply(ctx, denom, self.get_supply(ctx, denom) + amount)
         ctx.emit("coinbase", minter=bech32.encode(recipient), amount=str(coins))
 
+    def get_params(self, ctx: Context) -> bank_pb2.Params:
+        raw = ctx.kv(keys.STORE_PREFIX).get(keys.PARAMS_KEY)
+        return bank_pb2.Params.FromString(raw) if raw else bank_pb2.Params()
+
+    def set_params(self, ctx: Context, params: bank_pb2.Params) -> None:
+        ctx.kv(keys.STORE_PREFIX).set(keys.PARAMS_KEY, params.SerializeToString())
+
     def set_denom_metadata(self, ctx: Context, metadata: bank_pb2.Metadata) -> None:
         ctx.kv(keys.STORE_PREFIX).set(keys.metadata_key(metadata.base), metadata.SerializeToString())
 

@@ -3,6 +3,7 @@
     0x00 | denom              -> total supply (decimal string)
     0x02 | len(addr) | addr | denom -> balance (decimal string); absent means zero
     0x01 | denom              -> cosmos.bank.v1beta1.Metadata
+    0x05                      -> cosmos.bank.v1beta1.Params
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ STORE_PREFIX = b"bank/"
 SUPPLY_PREFIX = b"\x00"
 DENOM_METADATA_PREFIX = b"\x01"
 BALANCES_PREFIX = b"\x02"
+PARAMS_KEY = b"\x05"
 BASE_DENOM = "ngonka"
 
 

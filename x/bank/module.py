@@ -10,8 +10,9 @@ from google.protobuf import json_format
 from gonkad.coins import coins_from_proto
 from gonkad.context import Context
 from gonkad.crypto import bech32
-from gonkad.errors import ErrInvalidAddress, ErrInvalidCoins
+from gonkad.errors import ErrInvalidAddress, ErrInvalidCoins, ErrNotFound
 from gonkad.module import MsgRoute, QueryRoute, type_url
+from gonkad.pagination import paginate
 from x.bank import keys, msg_server
 from x.bank.keeper import BankKeeper
 
@@ -31,6 +32,7 @@ class BankModule:
     def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
         """Balances are credited and the supply is their sum; a stated supply must agree."""
         genesis = json_format.ParseDict(state, genesis_pb2.GenesisState())
+        self.keeper.set_params(ctx, genesis.params)
         for metadata in genesis.denom_metadata:
             self.keeper.set_denom_metadata(ctx, metadata)
         for balance in genesis.balances:
@@ -57,7 +59,24 @@ class BankModule:
             QUERY + "Balance": QueryRoute(query_pb2.QueryBalanceRequest, self.query_balance),
             QUERY + "AllBalances": QueryRoute(query_pb2.QueryAllBalancesRequest, self.query_all_balances),
             QUERY + "TotalSupply": QueryRoute(query_pb2.QueryTotalSupplyRequest, self.query_total_supply),
+            QUERY + "SupplyOf": QueryRoute(query_pb2.QuerySupplyOfRequest, self.query_supply_of),
+            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.query_params),
+            QUERY + "DenomMetadata": QueryRoute(query_pb2.QueryDenomMetadataRequest, self.query_denom_metadata),
         }
+
+    def query_supply_of(self, ctx: Context, req: query_pb2.QuerySupplyOfRequest) -> query_pb2.QuerySupplyOfResponse:
+        return query_pb2.QuerySupplyOfResponse(amount={"denom": req.denom, "amount": str(self.keeper.get_supply(ctx, req.denom))})
+
+    def query_params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
+        return query_pb2.QueryParamsResponse(params=self.keeper.get_params(ctx))
+
+    def query_denom_metadata(
+        self, ctx: Context, req: query_pb2.QueryDenomMetadataRequest
+    ) -> query_pb2.QueryDenomMetadataResponse:
+        metadata = self.keeper.get_denom_metadata(ctx, req.denom)
+        if metadata is None:
+            raise ErrNotFound.wrap(f"client metadata for denom {req.denom!r}")
+        return query_pb2.QueryDenomMetadataResponse(metadata=metadata)
 
     def query_balance(self, ctx: Context, req: query_pb2.QueryBalanceRequest) -> query_pb2.QueryBalanceResponse:
         address = _address(req.address)
@@ -67,8 +86,10 @@ class BankModule:
     def query_all_balances(
         self, ctx: Context, req: query_pb2.QueryAllBalancesRequest
     ) -> query_pb2.QueryAllBalancesResponse:
-        coins = self.keeper.get_all_balances(ctx, _address(req.address))
-        return query_pb2.QueryAllBalancesResponse(balances=coins.to_proto())
+        prefix = keys.address_balances_prefix(_address(req.address))
+        entries, page = paginate(ctx.kv(keys.STORE_PREFIX), prefix, req.pagination)
+        balances = [{"denom": denom.decode(), "amount": amount.decode()} for denom, amount in entries]
+        return query_pb2.QueryAllBalancesResponse(balances=balances, pagination=page)
 
     def query_total_supply(
         self, ctx: Context, req: query_pb2.QueryTotalSupplyRequest

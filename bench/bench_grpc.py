@@ -1,0 +1,198 @@
+"""gRPC query throughput: cosmos.bank.v1beta1.Query/Balance against a real 1-validator localnet.
+
+Builds a localnet in a temp folder, then per run spawns P load processes (separate from the node's), each
+driving C/P concurrent in-flight calls over grpc.aio, and asks the faucet's ngonka balance for a warm-up
+and then a fixed window. Every reply is checked against the genesis amount; any error fails the run.
+Calls/s = calls completed in the window / window; latency is per call, measured in the client.
+
+    .venv/bin/python bench/bench_grpc.py --runs 3 --duration 10 --warmup 2 --concurrency 64 --procs 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import queue
+import shlex
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from array import array
+from multiprocessing.context import SpawnProcess
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import grpc  # noqa: E402
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2, query_pb2_grpc  # noqa: E402
+
+from gonkad import localnet  # noqa: E402
+from gonkad.txbuilder import address_of  # noqa: E402
+
+DENOM = "ngonka"
+CALL_TIMEOUT_S = 10.0
+SETUP_TIMEOUT_S = 60.0
+MAX_ERROR_SAMPLES = 5
+SPAWN = multiprocessing.get_context("spawn")  # no gRPC or asyncio state inherited by the workers
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def drive(address: str, faucet: str, expected: str, in_flight: int, channels: int,
+                ready: Any, window: Any) -> dict[str, Any]:
+    """Run ``in_flight`` call loops over ``channels`` channels until the window's end; keep the window's calls."""
+    options = [("grpc.use_local_subchannel_pool", 1)]  # one TCP connection per channel, not one shared
+    chans = [grpc.aio.insecure_channel(address, options=options) for _ in range(channels)]
+    await asyncio.wait_for(asyncio.gather(*(c.channel_ready() for c in chans)), SETUP_TIMEOUT_S)
+    stubs = [query_pb2_grpc.QueryStub(c) for c in chans]
+    request = query_pb2.QueryBalanceRequest(address=faucet, denom=DENOM)
+    ready.put(os.getpid())
+    start, end = await asyncio.get_running_loop().run_in_executor(None, window.get)
+    latencies = array("d")
+    errors: list[str] = []
+    error_count = 0
+
+    async def client(stub: query_pb2_grpc.QueryStub) -> None:
+        nonlocal error_count
+        while (begin := time.monotonic()) < end:
+            try:
+                reply = await stub.Balance(request, timeout=CALL_TIMEOUT_S)
+                problem = None if (reply.balance.denom, reply.balance.amount) == (DENOM, expected) \
+                    else f"wrong balance {reply.balance.amount}{reply.balance.denom}"
+            except grpc.aio.AioRpcError as err:
+                problem = f"{err.code().name}: {err.details()}"
+            done = time.monotonic()
+            if problem is not None:
+                error_count += 1
+                if len(errors) < MAX_ERROR_SAMPLES:
+                    errors.append(problem)
+            elif start <= done <= end:
+                latencies.append(done - begin)
+
+    await asyncio.gather(*(client(stubs[i % channels]) for i in range(in_flight)))
+    for c in chans:
+        await c.close()
+    return {"latencies": latencies.tobytes(), "error_count": error_count, "errors": errors}
+
+
+def worker(address: str, faucet: str, expected: str, in_flight: int, channels: int,
+           ready: Any, window: Any, results: Any) -> None:
+    results.put(asyncio.run(drive(address, faucet, expected, in_flight, channels, ready, window)))
+
+
+def percentile(ordered: list[float], fraction: float) -> float:
+    return ordered[min(int(len(ordered) * fraction), len(ordered) - 1)]
+
+
+def run_once(address: str, faucet: str, expected: str, node_pids: dict[str, int],
+             procs: int, concurrency: int, channels: int, warmup: float, duration: float) -> dict[str, float]:
+    """One warm-up plus measured window with freshly spawned load processes."""
+    ready, window, results = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Queue()
+    shares = [concurrency // procs + (i < concurrency % procs) for i in range(procs)]
+    workers: list[SpawnProcess] = [
+        SPAWN.Process(target=worker, args=(address, faucet, expected, n, channels, ready, window, results), daemon=True)
+        for n in shares
+    ]
+    try:
+        for w in workers:
+            w.start()
+        for _ in workers:
+            ready.get(timeout=SETUP_TIMEOUT_S)
+        start = time.monotonic() + warmup
+        end = start + duration
+        for _ in workers:
+            window.put((start, end))
+        pids = node_pids | {f"client{i}": w.pid for i, w in enumerate(workers) if w.pid is not None}
+        time.sleep(max(0.0, start - time.monotonic()))
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        time.sleep(max(0.0, end - time.monotonic()))
+        cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+        replies = [results.get(timeout=SETUP_TIMEOUT_S) for _ in workers]
+        for w in workers:
+            w.join(SETUP_TIMEOUT_S)
+    except queue.Empty:
+        raise RuntimeError(f"a load process did not answer; exit codes {[w.exitcode for w in workers]}") from None
+    finally:
+        for w in workers:
+            if w.is_alive():
+                w.terminate()
+    error_count = sum(r["error_count"] for r in replies)
+    if error_count:
+        raise RuntimeError(f"{error_count} failed calls: {[e for r in replies for e in r['errors']][:MAX_ERROR_SAMPLES]}")
+    latencies: list[float] = []
+    for r in replies:
+        latencies.extend(array("d", r["latencies"]))
+    latencies.sort()
+    return {
+        "calls": len(latencies),
+        "calls_per_s": len(latencies) / duration,
+        "p50_ms": percentile(latencies, 0.50) * 1000,
+        "p99_ms": percentile(latencies, 0.99) * 1000,
+        "cpu_gonkad_s": cpu["gonkad"],
+        "cpu_cometbft_s": cpu["cometbft"],
+        "cpu_clients_s": sum(v for k, v in cpu.items() if k.startswith("client")),
+    }
+
+
+def run_localnet(runs: int, procs: int, concurrency: int, channels: int,
+                 warmup: float, duration: float) -> list[dict[str, float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "net"
+        try:
+            localnet.start(root, 1, "bench")
+            localnet.wait_for_height(root, 2, 120)
+            node = localnet.status(root)["nodes"][0]
+            faucet = address_of(localnet.load_key(root, "faucet"))
+            (denom, amount), = localnet.FAUCET_COINS
+            assert denom == DENOM
+            node_pids: dict[str, int] = {}
+            for name in ("gonkad", "cometbft"):
+                pid = localnet.live_pid(localnet.pid_file(Path(node["home"]), name), name)
+                if pid is None:
+                    raise RuntimeError(f"{name} of {node['name']} is not running")
+                node_pids[name] = pid
+            return [run_once(node["grpc"], faucet, str(amount), node_pids, procs, concurrency, channels, warmup, duration)
+                    for _ in range(runs)]
+        finally:
+            localnet.stop(root)
+
+
+def row(label: str, r: dict[str, float]) -> str:
+    return (f"| {label} | {r['calls']:.0f} | {r['calls_per_s']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
+            f"{r['cpu_gonkad_s']:.1f} | {r['cpu_cometbft_s']:.1f} | {r['cpu_clients_s']:.1f} |")
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so that `finally` stops the localnet
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=10.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of load before each measured window")
+    parser.add_argument("--concurrency", type=int, default=64, help="concurrent in-flight calls in all")
+    parser.add_argument("--procs", type=int, default=4, help="load processes sharing the concurrency")
+    parser.add_argument("--channels", type=int, default=1, help="gRPC channels (TCP connections) per load process")
+    args = parser.parse_args()
+    if not 1 <= args.procs <= args.concurrency:
+        parser.error("--procs must be between 1 and --concurrency")
+    runs = run_localnet(args.runs, args.procs, args.concurrency, args.channels, args.warmup, args.duration)
+    print(f"command: {shlex.join(sys.orig_argv)}")
+    print(f"Query/Balance, 1 validator, {args.concurrency} in flight = {args.procs} processes x grpc.aio "
+          f"({args.channels} channel(s) each), {args.warmup:g} s warm-up + {args.duration:g} s measured, "
+          f"{os.cpu_count()} CPUs\n")
+    print("| run | calls | calls/s | p50 ms | p99 ms | gonkad CPU s | cometbft CPU s | clients CPU s |\n"
+          "|---|---|---|---|---|---|---|---|")
+    print(row("median", {key: statistics.median(r[key] for r in runs) for key in runs[0]}))
+    for i, r in enumerate(runs, 1):
+        print(row(str(i), r))
+
+
+if __name__ == "__main__":
+    main()
