@@ -2,16 +2,17 @@
 
 Builds a localnet in a temp folder, then per run spawns P load processes (separate from the node's), each
 driving C/P concurrent in-flight calls over grpc.aio, and asks the faucet's ngonka balance for a warm-up
-and then a fixed window. Every reply is checked against the genesis amount; any error fails the run.
-Calls/s = calls completed in the window / window; latency is per call, measured in the client.
+and then a fixed window. Every reply is checked against the faucet's amount in genesis.json; any error
+fails the run. Calls/s = calls completed in the window / window; latency is per call, measured in the client.
 
-    .venv/bin/python bench/bench_grpc.py --runs 3 --duration 10 --warmup 2 --concurrency 64 --procs 4
+    .venv/bin/python bench/bench_grpc.py --runs 3 --duration 10 --warmup 2 --concurrency 64 --procs 4 --channels 4
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import os
 import queue
@@ -64,9 +65,8 @@ async def drive(address: str, faucet: str, expected: str, in_flight: int, channe
         nonlocal error_count
         while (begin := time.monotonic()) < end:
             try:
-                reply = await stub.Balance(request, timeout=CALL_TIMEOUT_S)
-                problem = None if (reply.balance.denom, reply.balance.amount) == (DENOM, expected) \
-                    else f"wrong balance {reply.balance.amount}{reply.balance.denom}"
+                coin = (await stub.Balance(request, timeout=CALL_TIMEOUT_S)).balance
+                problem = None if (coin.denom, coin.amount) == (DENOM, expected) else f"got {coin.amount}{coin.denom}"
             except grpc.aio.AioRpcError as err:
                 problem = f"{err.code().name}: {err.details()}"
             done = time.monotonic()
@@ -92,6 +92,20 @@ def percentile(ordered: list[float], fraction: float) -> float:
     return ordered[min(int(len(ordered) * fraction), len(ordered) - 1)]
 
 
+def collect(source: Any, workers: list[SpawnProcess]) -> list[Any]:
+    """One item from each worker, failing as soon as a worker has died instead of waiting out the timeout."""
+    items: list[Any] = []
+    deadline = time.monotonic() + SETUP_TIMEOUT_S
+    while len(items) < len(workers):
+        try:
+            items.append(source.get(timeout=0.5))
+        except queue.Empty:
+            if any(w.exitcode not in (None, 0) for w in workers) or time.monotonic() > deadline:
+                codes = [w.exitcode for w in workers]
+                raise RuntimeError(f"load processes failed or hung; exit codes {codes}") from None
+    return items
+
+
 def run_once(address: str, faucet: str, expected: str, node_pids: dict[str, int],
              procs: int, concurrency: int, channels: int, warmup: float, duration: float) -> dict[str, float]:
     """One warm-up plus measured window with freshly spawned load processes."""
@@ -104,8 +118,7 @@ def run_once(address: str, faucet: str, expected: str, node_pids: dict[str, int]
     try:
         for w in workers:
             w.start()
-        for _ in workers:
-            ready.get(timeout=SETUP_TIMEOUT_S)
+        collect(ready, workers)
         start = time.monotonic() + warmup
         end = start + duration
         for _ in workers:
@@ -115,18 +128,17 @@ def run_once(address: str, faucet: str, expected: str, node_pids: dict[str, int]
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         time.sleep(max(0.0, end - time.monotonic()))
         cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
-        replies = [results.get(timeout=SETUP_TIMEOUT_S) for _ in workers]
+        replies = collect(results, workers)
         for w in workers:
             w.join(SETUP_TIMEOUT_S)
-    except queue.Empty:
-        raise RuntimeError(f"a load process did not answer; exit codes {[w.exitcode for w in workers]}") from None
     finally:
         for w in workers:
             if w.is_alive():
                 w.terminate()
     error_count = sum(r["error_count"] for r in replies)
     if error_count:
-        raise RuntimeError(f"{error_count} failed calls: {[e for r in replies for e in r['errors']][:MAX_ERROR_SAMPLES]}")
+        samples = [e for r in replies for e in r["errors"]][:MAX_ERROR_SAMPLES]
+        raise RuntimeError(f"{error_count} failed calls, e.g. {samples}")
     latencies: list[float] = []
     for r in replies:
         latencies.extend(array("d", r["latencies"]))
@@ -142,6 +154,14 @@ def run_once(address: str, faucet: str, expected: str, node_pids: dict[str, int]
     }
 
 
+def genesis_balance(home: Path, address: str) -> str:
+    """``address``'s DENOM amount in the node's genesis; no transaction is sent, so queries must return it."""
+    app_state = json.loads((home / "config" / "genesis.json").read_text())["app_state"]
+    (amount,) = (coin["amount"] for entry in app_state["bank"]["balances"] if entry["address"] == address
+                 for coin in entry["coins"] if coin["denom"] == DENOM)
+    return str(amount)
+
+
 def run_localnet(runs: int, procs: int, concurrency: int, channels: int,
                  warmup: float, duration: float) -> list[dict[str, float]]:
     with tempfile.TemporaryDirectory() as tmp:
@@ -151,15 +171,14 @@ def run_localnet(runs: int, procs: int, concurrency: int, channels: int,
             localnet.wait_for_height(root, 2, 120)
             node = localnet.status(root)["nodes"][0]
             faucet = address_of(localnet.load_key(root, "faucet"))
-            (denom, amount), = localnet.FAUCET_COINS
-            assert denom == DENOM
+            expected = genesis_balance(Path(node["home"]), faucet)
             node_pids: dict[str, int] = {}
             for name in ("gonkad", "cometbft"):
                 pid = localnet.live_pid(localnet.pid_file(Path(node["home"]), name), name)
                 if pid is None:
                     raise RuntimeError(f"{name} of {node['name']} is not running")
                 node_pids[name] = pid
-            return [run_once(node["grpc"], faucet, str(amount), node_pids, procs, concurrency, channels, warmup, duration)
+            return [run_once(node["grpc"], faucet, expected, node_pids, procs, concurrency, channels, warmup, duration)
                     for _ in range(runs)]
         finally:
             localnet.stop(root)
@@ -178,7 +197,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of load before each measured window")
     parser.add_argument("--concurrency", type=int, default=64, help="concurrent in-flight calls in all")
     parser.add_argument("--procs", type=int, default=4, help="load processes sharing the concurrency")
-    parser.add_argument("--channels", type=int, default=1, help="gRPC channels (TCP connections) per load process")
+    parser.add_argument("--channels", type=int, default=4, help="gRPC channels (TCP connections) per load process")
     args = parser.parse_args()
     if not 1 <= args.procs <= args.concurrency:
         parser.error("--procs must be between 1 and --concurrency")

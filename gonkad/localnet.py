@@ -26,8 +26,13 @@ from gonkad.process import live_pid, terminate
 from gonkad.rpc import CometRPC, RPCError
 
 SPEC_FILE = "localnet.json"
-FAUCET_COINS = [("ngonka", 1_000_000_000 * 10**9 // 2)]
-VALIDATOR_COINS = [("ngonka", 1_000_000 * 10**9)]
+TOTAL_SUPPLY_NGONKA = 1_000_000_000 * 10**9  # 1,000,000,000 GNK, all allocated at genesis
+VALIDATOR_NGONKA = 1_000_000 * 10**9
+
+
+def faucet_ngonka(validators: int) -> int:
+    """The faucet holds what the validators' keys do not, so the supply is exactly the total."""
+    return TOTAL_SUPPLY_NGONKA - validators * VALIDATOR_NGONKA
 
 
 class NodeSpec(BaseModel):
@@ -109,10 +114,10 @@ def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
         nodes.append(NodeSpec(name=f"node{i}", home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci,
                               grpc_port=grpc, node_id=node_id))
     app_state = genesis.default_app_state()
-    app_state = genesis.add_genesis_account(app_state, funded["faucet"], FAUCET_COINS)
+    app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", faucet_ngonka(validators))])
     gen_validators = []
     for i, node in enumerate(nodes):
-        app_state = genesis.add_genesis_account(app_state, funded[f"val{i}"], VALIDATOR_COINS)
+        app_state = genesis.add_genesis_account(app_state, funded[f"val{i}"], [("ngonka", VALIDATOR_NGONKA)])
         key = json.loads((Path(node.home) / "config" / "priv_validator_key.json").read_text())
         gen_validators.append({"address": key["address"], "pub_key": key["pub_key"], "power": "10", "name": node.name})
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"

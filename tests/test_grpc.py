@@ -33,8 +33,9 @@ from gonkad.txbuilder import address_of, send_msg, sign_tx
 
 CHAIN = "gonka-grpc"
 DENOM = "ngonka"
-FAUCET_AMOUNT = dict(localnet.FAUCET_COINS)[DENOM]
-VALIDATOR_AMOUNT = dict(localnet.VALIDATOR_COINS)[DENOM]
+FAUCET_AMOUNT = localnet.faucet_ngonka(1)
+VALIDATOR_AMOUNT = localnet.VALIDATOR_NGONKA
+pytestmark = pytest.mark.localnet
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +86,7 @@ def test_module_queries_return_genesis_state(net1: Path, channel: grpc.Channel) 
     all_balances = bank.AllBalances(bank_query.QueryAllBalancesRequest(address=validator)).balances
     assert [(c.denom, int(c.amount)) for c in all_balances] == [(DENOM, VALIDATOR_AMOUNT)]
     supply = bank.TotalSupply(bank_query.QueryTotalSupplyRequest()).supply
-    assert [(c.denom, int(c.amount)) for c in supply] == [(DENOM, FAUCET_AMOUNT + VALIDATOR_AMOUNT)]
+    assert [(c.denom, int(c.amount)) for c in supply] == [(DENOM, localnet.TOTAL_SUPPLY_NGONKA)]
 
     auth = auth_grpc.QueryStub(channel)
     account = auth_pb2.BaseAccount()
