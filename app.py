@@ -16,15 +16,24 @@ from x.auth.keeper import AccountKeeper
 from x.auth.module import AuthModule
 from x.bank.keeper import BankKeeper
 from x.bank.module import BankModule
+from x.genutil.module import GenutilModule
+from x.stake.keeper import StakeKeeper
+from x.stake.module import StakeModule
 
 
 class GonkaApp(BaseApp):
     def __init__(self, store: CommitStore, min_gas_prices: str = "") -> None:
         self.account_keeper = AccountKeeper()
         self.bank_keeper = BankKeeper(self.account_keeper)
+        self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper)
         super().__init__(
             store,
-            modules=[AuthModule(self.account_keeper), BankModule(self.bank_keeper)],
+            modules=[
+                AuthModule(self.account_keeper),
+                BankModule(self.bank_keeper),
+                StakeModule(self.stake_keeper),
+                GenutilModule(deliver=self.run_tx_safely),  # last: gentxs need every other module's genesis
+            ],
             ante=self.process_ante,
             min_gas_prices=parse_dec_coins(min_gas_prices),
         )

@@ -146,6 +146,7 @@ class BaseApp(Application):
         except ABCIError as err:
             return result_of(err, gas_wanted, meter.consumed, ante_ctx.events)
         msg_branch.write()
+        ctx.validator_updates.extend(msg_ctx.validator_updates)
         return abci.ExecTxResult(
             code=0, gas_wanted=gas_wanted, gas_used=meter.consumed, events=[*ante_ctx.events, *msg_ctx.events]
         )
@@ -182,11 +183,13 @@ class BaseApp(Application):
             raise ValueError(f"genesis app_state has unknown modules: {', '.join(unknown)}")
         state = CacheKV(self.store)
         state.set(CHAIN_ID_KEY, req.chain_id.encode())
-        ctx = Context(state, BlockHeader(req.chain_id, req.initial_height, time_ns(req.time)))
+        # Height 0: genesis transactions are signed with account number 0, as in the Cosmos SDK.
+        ctx = Context(state, BlockHeader(req.chain_id, 0, time_ns(req.time)))
         for module in self.modules:
             module.init_genesis(ctx, app_state.get(module.name, module.default_genesis()))
         self.pending_genesis = state
-        return abci.ResponseInitChain(app_hash=self.store.apply(state.changes()))
+        # The validators the gentxs created; none keeps the set in CometBFT's genesis.json.
+        return abci.ResponseInitChain(app_hash=self.store.apply(state.changes()), validators=ctx.validator_updates)
 
     # --- ABCI: mempool --------------------------------------------------------------------------
 
@@ -212,7 +215,9 @@ class BaseApp(Application):
         for module in self.modules:
             module.end_block(ctx)
         app_hash = self.store.apply(state.changes())
-        return abci.ResponseFinalizeBlock(events=ctx.events, tx_results=results, app_hash=app_hash)
+        return abci.ResponseFinalizeBlock(
+            events=ctx.events, tx_results=results, app_hash=app_hash, validator_updates=ctx.validator_updates
+        )
 
     def commit(self, req: abci.RequestCommit) -> abci.ResponseCommit:
         self.store.commit()

@@ -87,6 +87,7 @@ class Context:
     gas: GasMeter = field(default_factory=GasMeter)
     min_gas_prices: tuple[tuple[str, Fraction], ...] = ()
     events: list[abci.Event] = field(default_factory=list)
+    validator_updates: list[abci.ValidatorUpdate] = field(default_factory=list)
 
     def kv(self, prefix: bytes) -> PrefixStore:
         return PrefixStore(self.store, prefix)

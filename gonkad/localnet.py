@@ -7,6 +7,7 @@ whose processes are not running, so a partly-down network is repaired by running
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import subprocess
@@ -24,10 +25,12 @@ from gonkad.keys.keyring import Keyring, generate_test_keys
 from gonkad.paths import cometbft_binary, pid_file
 from gonkad.process import live_pid, terminate
 from gonkad.rpc import CometRPC, RPCError
+from x.genutil.gentx import build_gentx, consensus_pubkey
 
 SPEC_FILE = "localnet.json"
 TOTAL_SUPPLY_NGONKA = 1_000_000_000 * 10**9  # 1,000,000,000 GNK, all allocated at genesis
 VALIDATOR_NGONKA = 1_000_000 * 10**9
+VALIDATOR_STAKE_NGONKA = 100_000 * 10**9  # each validator's gentx self-stake: 100,000 voting power
 
 
 def faucet_ngonka(validators: int) -> int:
@@ -115,13 +118,16 @@ def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
                               grpc_port=grpc, node_id=node_id))
     app_state = genesis.default_app_state()
     app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", faucet_ngonka(validators))])
-    gen_validators = []
+    keyring = Keyring(root, "test")
+    gen_txs = []
     for i, node in enumerate(nodes):
         app_state = genesis.add_genesis_account(app_state, funded[f"val{i}"], [("ngonka", VALIDATOR_NGONKA)])
-        key = json.loads((Path(node.home) / "config" / "priv_validator_key.json").read_text())
-        gen_validators.append({"address": key["address"], "pub_key": key["pub_key"], "power": "10", "name": node.name})
+        raw = build_gentx(keyring.private_key(f"val{i}"), node.name, consensus_pubkey(Path(node.home)),
+                          VALIDATOR_STAKE_NGONKA, chain_id)
+        gen_txs.append(base64.b64encode(raw).decode())
+    app_state["genutil"] = {"gen_txs": gen_txs}  # the validator set comes from these, at InitChain
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"
-    genesis.write_genesis(genesis_path, chain_id, gen_validators, app_state)
+    genesis.write_genesis(genesis_path, chain_id, [], app_state)
     for node in nodes:
         home = Path(node.home)
         if home / "config" / "genesis.json" != genesis_path:

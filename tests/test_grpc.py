@@ -34,7 +34,7 @@ from gonkad.txbuilder import address_of, send_msg, sign_tx
 CHAIN = "gonka-grpc"
 DENOM = "ngonka"
 FAUCET_AMOUNT = localnet.faucet_ngonka(1)
-VALIDATOR_AMOUNT = localnet.VALIDATOR_NGONKA
+VALIDATOR_AMOUNT = localnet.VALIDATOR_NGONKA - localnet.VALIDATOR_STAKE_NGONKA  # the rest is bonded
 pytestmark = pytest.mark.localnet
 
 

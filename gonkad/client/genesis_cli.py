@@ -1,4 +1,4 @@
-"""``gonkad genesis add-genesis-account|validate``: edit and check a node's genesis.json."""
+"""``gonkad genesis add-genesis-account|gentx|collect-gentxs|validate``: build and check a genesis.json."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from gonkad import genesis
 from gonkad.client.flags import add_home, checked_address
 from gonkad.coins import parse_coins
 from gonkad.keys.cli import open_keyring
+from gonkad.config import read_cometbft_config
 from gonkad.store.commitstore import CommitStore
+from x.genutil import gentx
+from x.stake.keys import BOND_DENOM
 
 
 def genesis_path(args: argparse.Namespace) -> Path:
@@ -57,6 +60,31 @@ def validate_genesis(path: Path) -> str:
     return doc["chain_id"]
 
 
+def cmd_gentx(args: argparse.Namespace) -> None:
+    home = Path(args.home)
+    doc = json.loads(genesis_path(args).read_text())
+    keyring = open_keyring(args)
+    info = keyring.get(args.key)
+    amount = dict(parse_coins(args.amount)).get(BOND_DENOM)
+    if amount is None:
+        raise ValueError(f"the self-stake must be in {BOND_DENOM}")
+    moniker = args.moniker or read_cometbft_config(home)["moniker"]
+    raw = gentx.build_gentx(keyring.private_key(info.name), moniker, gentx.consensus_pubkey(home), amount,
+                            args.chain_id or doc["chain_id"])
+    print(f"Genesis transaction written to {gentx.write_gentx(home, gentx.node_id(home), raw)}")
+
+
+def cmd_collect_gentxs(args: argparse.Namespace) -> None:
+    """Gentxs go into app_state.genutil; CometBFT's validator list is emptied so InitChain decides it."""
+    path = genesis_path(args)
+    folder = Path(args.gentx_dir) if args.gentx_dir else Path(args.home) / "config" / "gentx"
+    doc = json.loads(path.read_text())
+    doc.setdefault("app_state", genesis.default_app_state())["genutil"] = {"gen_txs": gentx.collect_gentxs(folder)}
+    doc["validators"] = []
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"collected {len(doc['app_state']['genutil']['gen_txs'])} gentxs into {path}")
+
+
 def cmd_validate(args: argparse.Namespace) -> None:
     path = Path(args.file) if args.file else genesis_path(args)
     try:
@@ -77,6 +105,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_home(p)
     p.add_argument("--keyring-backend", choices=["file", "test"], default="file")
     p.set_defaults(func=cmd_add_account)
+    p = sub.add_parser("gentx", help="sign this node's MsgCreateValidator for the genesis file")
+    p.add_argument("key", help="the operator's key (it must be funded in the genesis)")
+    p.add_argument("amount", help=f"self-stake, e.g. 1000000000000{BOND_DENOM}")
+    p.add_argument("--moniker", default="")
+    p.add_argument("--chain-id", default="")
+    add_home(p)
+    p.add_argument("--keyring-backend", choices=["file", "test"], default="file")
+    p.set_defaults(func=cmd_gentx)
+    p = sub.add_parser("collect-gentxs", help="put every gentx into the genesis file")
+    p.add_argument("--gentx-dir", default="")
+    add_home(p)
+    p.set_defaults(func=cmd_collect_gentxs)
     p = sub.add_parser("validate", help="check that the genesis file is one this app accepts")
     p.add_argument("file", nargs="?")
     add_home(p)

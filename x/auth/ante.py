@@ -91,8 +91,9 @@ def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, a
         raise ErrInvalidRequest.wrap("only SIGN_MODE_DIRECT single signatures are supported")
     if ctx.mode in VERIFIES_SIGNATURES and len(signature) == secp256k1.SIG_LEN and not secp256k1.is_low_s(signature):
         raise ErrUnauthorized.wrap("signature is not in low-S form")
+    number = 0 if ctx.header.height == 0 else account.account_number  # gentxs sign with number 0
     if ctx.mode in VERIFIES_SIGNATURES and not secp256k1.verify(
-        pubkey, tx.sign_bytes(ctx.header.chain_id, account.account_number), signature
+        pubkey, tx.sign_bytes(ctx.header.chain_id, number), signature
     ):
         raise ErrUnauthorized.wrap(
             f"signature verification failed; please verify account number ({account.account_number}),"

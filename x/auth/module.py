@@ -72,7 +72,7 @@ class AuthModule:
         if account is None:
             raise ErrNotFound.wrap(f"account {req.address} not found")
         response = query_pb2.QueryAccountResponse()
-        response.account.Pack(account)
+        response.account.Pack(account, type_url_prefix="/")
         return response
 
     def begin_block(self, ctx: Context) -> None:

@@ -1,0 +1,106 @@
+"""Genesis: gentxs create the validator set at InitChain; the CLI builds and checks a genesis file."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cosmpy.protos.tendermint.abci import types_pb2 as abci
+
+from app import GonkaApp
+from gonkad import genesis
+from gonkad.crypto import bech32, secp256k1
+from gonkad.store.commitstore import CommitStore
+from gonkad.txbuilder import address_of
+from x.auth.keys import module_address
+from x.bank import keys as bank_keys
+from x.genutil.gentx import build_gentx
+from x.stake.keys import BONDED_POOL
+
+CHAIN = "gonka-genesis"
+OPERATORS = [secp256k1.PrivateKey(bytes([0x50 + i]) * 32) for i in range(2)]
+FUNDS, STAKE = 5_000 * 10**9, 1_000 * 10**9
+
+
+def app_state(gen_txs: list[bytes]) -> bytes:
+    state = genesis.default_app_state()
+    for key in OPERATORS:
+        state = genesis.add_genesis_account(state, address_of(key), [("ngonka", FUNDS)])
+    state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gen_txs]}
+    return json.dumps(state).encode()
+
+
+def init(tmp_path: Path, gen_txs: list[bytes]) -> tuple[GonkaApp, abci.ResponseInitChain]:
+    app = GonkaApp(CommitStore(str(tmp_path / "db")))
+    response = app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=app_state(gen_txs)))
+    return app, response
+
+
+def balance(app: GonkaApp, address: bytes) -> int:
+    raw = app.store.get(bank_keys.STORE_PREFIX + bank_keys.balance_key(address, "ngonka"))
+    return int(raw) if raw else 0
+
+
+def test_gentxs_set_validators_and_bond_collateral(tmp_path: Path) -> None:
+    pubkeys = [bytes([i + 1]) * 32 for i in range(2)]
+    txs = [build_gentx(key, f"v{i}", pubkeys[i], STAKE * (i + 1), CHAIN) for i, key in enumerate(OPERATORS)]
+    app, response = init(tmp_path, txs)
+    assert sorted((v.pub_key.ed25519, v.power) for v in response.validators) == [(pubkeys[0], 1000), (pubkeys[1], 2000)]
+    app.finalize_block(abci.RequestFinalizeBlock(height=1))  # genesis state is committed with block 1
+    app.commit(abci.RequestCommit())
+    assert balance(app, secp256k1.address_bytes(OPERATORS[0].public_key)) == FUNDS - STAKE
+    assert balance(app, secp256k1.address_bytes(OPERATORS[1].public_key)) == FUNDS - 2 * STAKE
+    assert balance(app, module_address(BONDED_POOL)) == 3 * STAKE
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, STAKE, "another-chain")], "signature verification failed"),
+        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, STAKE, CHAIN),
+                  build_gentx(OPERATORS[1], "w", b"\x01" * 32, STAKE, CHAIN)], "consensus public key already used"),
+        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, FUNDS * 2, CHAIN)], "insufficient funds"),
+        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, 10, CHAIN)], "no power"),
+    ],
+    ids=["wrong-chain", "duplicate-consensus-key", "stake-above-balance", "stake-below-1-gnk"],
+)
+def test_invalid_gentx_rejects_the_genesis(tmp_path: Path, make, words: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=words):
+        init(tmp_path, make())
+
+
+def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GONKA_KEYRING_PASSPHRASE": "unused"}
+    return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_cli_init_fund_gentx_collect_validate(tmp_path: Path) -> None:
+    home = str(tmp_path / "node")
+    common = ["--home", home]
+    assert gonkad("init", "n0", "--chain-id", CHAIN, *common).returncode == 0
+    added = gonkad("keys", "add", "op", "--keyring-backend", "test", "--output", "json", *common)
+    assert added.returncode == 0, added.stderr
+    address = json.loads(added.stdout)["address"]
+    steps = [
+        ["genesis", "add-genesis-account", "op", "2000000000000ngonka", "--keyring-backend", "test"],
+        ["genesis", "gentx", "op", "1000000000000ngonka", "--keyring-backend", "test"],
+        ["genesis", "collect-gentxs"],
+        ["genesis", "validate"],
+    ]
+    for step in steps:
+        result = gonkad(*step, *common)
+        assert result.returncode == 0, (step, result.stderr)
+    assert "valid genesis file" in result.stdout
+    doc = json.loads((tmp_path / "node" / "config" / "genesis.json").read_text())
+    assert doc["validators"] == [] and len(doc["app_state"]["genutil"]["gen_txs"]) == 1
+    assert doc["app_state"]["bank"]["balances"][0]["address"] == address
+    bech32.decode(address)
+    doc["app_state"]["genutil"]["gen_txs"][0] = base64.b64encode(b"not a tx").decode()
+    (tmp_path / "node" / "config" / "genesis.json").write_text(json.dumps(doc))
+    broken = gonkad("genesis", "validate", *common)
+    assert broken.returncode == 1 and "gentx 0 failed" in broken.stderr and len(broken.stderr.strip().splitlines()) == 1

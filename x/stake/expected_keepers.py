@@ -1,0 +1,16 @@
+"""What x/stake needs from x/auth and x/bank."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gonkad.coins import Coins
+from gonkad.context import Context
+
+
+class AccountKeeper(Protocol):
+    def ensure_module_account(self, ctx: Context, name: str, permissions: list[str]) -> bytes: ...
+
+
+class BankKeeper(Protocol):
+    def send_coins(self, ctx: Context, sender: bytes, recipient: bytes, coins: Coins) -> None: ...

@@ -1,0 +1,46 @@
+"""x/stake wired as a module: MsgCreateValidator and the validator set CometBFT runs with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2
+
+from gonkad.context import Context
+from gonkad.module import MsgRoute, QueryRoute, type_url
+from x.stake import keys, msg_server
+from x.stake.keeper import StakeKeeper
+
+
+class StakeModule:
+    name = keys.MODULE_NAME
+    store_prefix = keys.STORE_PREFIX
+
+    def __init__(self, keeper: StakeKeeper) -> None:
+        self.keeper = keeper
+
+    def default_genesis(self) -> dict[str, Any]:
+        return {}
+
+    def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
+        """Validators arrive as gentxs (x/genutil), after every module's genesis."""
+        if state:
+            raise ValueError("stake genesis takes no state yet; validators come from gentxs")
+
+    def msg_routes(self) -> dict[str, MsgRoute]:
+        k = self.keeper
+        return {
+            type_url(tx_pb2.MsgCreateValidator): MsgRoute(
+                tx_pb2.MsgCreateValidator, msg_server.create_validator_signers, msg_server.validate_create_validator,
+                lambda ctx, msg: msg_server.handle_create_validator(ctx, k, msg),
+            ),
+        }
+
+    def query_routes(self) -> dict[str, QueryRoute]:
+        return {}
+
+    def begin_block(self, ctx: Context) -> None:
+        return None
+
+    def end_block(self, ctx: Context) -> None:
+        return None
