@@ -22,7 +22,7 @@ from x.stake.module import StakeModule
 
 
 class GonkaApp(BaseApp):
-    def __init__(self, store: CommitStore, min_gas_prices: str = "") -> None:
+    def __init__(self, store: CommitStore, min_gas_prices: str = "", index_events: frozenset[str] = frozenset()) -> None:
         self.account_keeper = AccountKeeper()
         self.bank_keeper = BankKeeper(self.account_keeper)
         self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper)
@@ -36,6 +36,7 @@ class GonkaApp(BaseApp):
             ],
             ante=self.process_ante,
             min_gas_prices=parse_dec_coins(min_gas_prices),
+            index_events=index_events,
         )
 
     def process_ante(self, ctx: Context, tx: Tx, signers: list[bytes]) -> None:

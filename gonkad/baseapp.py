@@ -63,10 +63,12 @@ class BaseApp(Application):
         modules: Sequence[Module],
         ante: AnteHandler,
         min_gas_prices: tuple[tuple[str, Fraction], ...] = (),
+        index_events: frozenset[str] = frozenset(),
         name: str = "gonka",
     ) -> None:
         self.store = store
         self.min_gas_prices = min_gas_prices
+        self.index_events = index_events
         self.modules = list(modules)
         self.ante = ante
         self.name = name
@@ -215,6 +217,8 @@ class BaseApp(Application):
         for module in self.modules:
             module.end_block(ctx)
         app_hash = self.store.apply(state.changes())
+        if self.index_events:
+            mark_events_to_index(self.index_events, [ctx.events, *(r.events for r in results)])
         return abci.ResponseFinalizeBlock(
             events=ctx.events, tx_results=results, app_hash=app_hash, validator_updates=ctx.validator_updates
         )
@@ -285,6 +289,17 @@ class BaseApp(Application):
         return abci.ResponseQuery(
             key=key, value=value or b"", height=height, proof_ops=proof_pb2.ProofOps(ops=[op])
         )
+
+
+def mark_events_to_index(index_events: frozenset[str], event_lists: Sequence[Sequence[abci.Event]]) -> None:
+    """Index only the configured ``type.key`` pairs: CometBFT's indexer is a large part of a tx's cost.
+
+    Indexing is node-local (it never changes results or the app hash), so nodes may differ here.
+    """
+    for events in event_lists:
+        for event in events:
+            for attribute in event.attributes:
+                attribute.index = f"{event.type}.{attribute.key}" in index_events
 
 
 def _merge_routes(into: dict[str, Any], new: dict[str, Any], module: str) -> None:

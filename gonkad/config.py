@@ -20,6 +20,9 @@ class AppConfig(BaseModel):
     grpc_address: str = "127.0.0.1:9090"
     pruning_keep_recent: int = Field(default=1000, ge=0, description="versions kept; 0 keeps all")
     min_gas_prices: str = "0ngonka"
+    index_events: list[str] = Field(
+        default_factory=list, description="event type.key pairs CometBFT indexes for tx_search; empty = all"
+    )
     log_level: str = "info"
 
 
@@ -38,11 +41,13 @@ def load_app_config(home: Path) -> AppConfig:
 def save_app_config(home: Path, config: AppConfig) -> None:
     lines = ["# gonkad application settings"]
     for key, value in config.model_dump().items():
-        lines.append(f"{key} = {value}" if isinstance(value, int) else f'{key} = "{value}"')
+        lines.append(f"{key} = {_toml_value(value)}")
     (config_dir(home) / APP_TOML).write_text("\n".join(lines) + "\n")
 
 
 def _toml_value(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

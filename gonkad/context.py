@@ -62,10 +62,6 @@ class BlockHeader:
     proposer: bytes = b""
 
 
-def attr(key: str, value: str) -> abci.EventAttribute:
-    return abci.EventAttribute(key=key, value=value, index=True)
-
-
 class ExecMode(Enum):
     """Why a transaction runs: CheckTx admits to the mempool (ReCheck re-admits after a block), Simulate
     estimates gas, Finalize executes."""
@@ -89,13 +85,22 @@ class Context:
     events: list[abci.Event] = field(default_factory=list)
     validator_updates: list[abci.ValidatorUpdate] = field(default_factory=list)
 
+    _prefixed: dict[bytes, PrefixStore] = field(default_factory=dict, repr=False)
+
     def kv(self, prefix: bytes) -> PrefixStore:
-        return PrefixStore(self.store, prefix)
+        """The module's view of this context's store (one per prefix, reused: keepers call this a lot)."""
+        view = self._prefixed.get(prefix)
+        if view is None:
+            view = self._prefixed[prefix] = PrefixStore(self.store, prefix)
+        return view
 
     def emit(self, type_: str, **attributes: str) -> None:
         if self.mode in MEMPOOL_MODES:  # the mempool never reads events; building them is pure cost
             return
-        self.events.append(abci.Event(type=type_, attributes=[attr(k, v) for k, v in attributes.items()]))
+        event = abci.Event(type=type_)
+        for key, value in attributes.items():
+            event.attributes.add(key=key, value=value, index=True)
+        self.events.append(event)
 
     def with_store(self, store: KVStore) -> "Context":
         """A child context over another branch, sharing the gas meter, collecting its own events."""

@@ -33,6 +33,10 @@ VALIDATOR_NGONKA = 1_000_000 * 10**9
 VALIDATOR_STAKE_NGONKA = 100_000 * 10**9  # each validator's gentx self-stake: 100,000 voting power
 
 
+# What a wallet searches transactions by; the rest of each event is stored with the result, unindexed.
+LOCALNET_INDEX_EVENTS = ["message.action", "message.sender", "transfer.recipient", "transfer.sender"]
+
+
 def faucet_ngonka(validators: int) -> int:
     """The faucet holds what the validators' keys do not, so the supply is exactly the total."""
     return TOTAL_SUPPLY_NGONKA - validators * VALIDATOR_NGONKA
@@ -135,7 +139,8 @@ def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
         peers = ",".join(f"{p.node_id}@127.0.0.1:{p.p2p_port}" for p in nodes if p.name != node.name)
         edit_cometbft_config(home, consensus_settings(node, peers))
         save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{node.abci_port}",
-                                        grpc_address=f"127.0.0.1:{node.grpc_port}", pruning_keep_recent=0))
+                                        grpc_address=f"127.0.0.1:{node.grpc_port}", pruning_keep_recent=0,
+                                        index_events=LOCALNET_INDEX_EVENTS))
     spec = LocalnetSpec(chain_id=chain_id, nodes=nodes)
     (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
     return spec

@@ -45,7 +45,7 @@ async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = N
     config = load_app_config(home)
     app_db(home).parent.mkdir(parents=True, exist_ok=True)
     store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
-    app = GonkaApp(store, min_gas_prices=config.min_gas_prices)
+    app = GonkaApp(store, min_gas_prices=config.min_gas_prices, index_events=frozenset(config.index_events))
     host, port = split_address(config.abci_address)
     server = ABCIServer(app, host, port)
     await server.start()

@@ -157,3 +157,22 @@ def test_invalid_double_spend_in_one_block(app: GonkaApp) -> None:
     assert [r.code for r in results] == [0, 5]
     assert balance(app, BOB) == half
     assert balance(app, address_of(ALICE)) == FUNDS - half - 2000
+
+
+def test_multi_send_splits_one_input_and_rejects_unbalanced(app: GonkaApp) -> None:
+    from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, tx_pb2 as bank_tx
+
+    carol = address_of(secp256k1.PrivateKey(b"\x13" * 32))
+
+    def multi(sequence: int, total: int, parts: list[tuple[str, int]]) -> bytes:
+        msg = bank_tx.MsgMultiSend(
+            inputs=[bank_pb2.Input(address=address_of(ALICE), coins=parse_coins(f"{total}ngonka").to_proto())],
+            outputs=[bank_pb2.Output(address=a, coins=parse_coins(f"{n}ngonka").to_proto()) for a, n in parts],
+        )
+        return sign_tx(ALICE, [msg], CHAIN, 0, sequence, parse_coins("1000ngonka"), 100_000)
+
+    [ok] = block(app, [multi(0, 30, [(BOB, 10), (carol, 20)])])
+    assert ok.code == 0, ok.log
+    assert (balance(app, BOB), balance(app, carol)) == (10, 20)
+    checked = check(app, multi(1, 30, [(BOB, 10), (carol, 10)]))
+    assert checked.code == 10 and "sum of inputs does not equal sum of outputs" in checked.log

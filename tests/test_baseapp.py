@@ -84,3 +84,13 @@ def test_restart_restores_height_and_hash_and_proofs_verify(tmp_path: Path) -> N
     proof = Proof.decode(reply.proof_ops.ops[0].data)
     assert verify_membership(reopened.store.root_at(1), key, b"7", proof)
     assert not verify_membership(reopened.store.root_at(1), key, b"8", proof)
+
+
+def test_only_configured_events_are_marked_for_indexing(tmp_path: Path) -> None:
+    app = GonkaApp(CommitStore(str(tmp_path / "db")), index_events=frozenset({"transfer.recipient"}))
+    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(ALICE), [("ngonka", 1_000_000)])
+    app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode()))
+    [result] = run_block(app, 1, [send(0, "3ngonka")]).tx_results
+    indexed = {(e.type, a.key) for e in result.events for a in e.attributes if a.index}
+    assert indexed == {("transfer", "recipient")}
+    assert {e.type for e in result.events} >= {"tx", "message", "transfer"}  # the rest is still reported

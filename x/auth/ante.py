@@ -6,6 +6,8 @@ that a failed transaction still costs its fee and cannot be replayed.
 
 from __future__ import annotations
 
+import base64
+
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
@@ -102,6 +104,8 @@ def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, a
     if not account.HasField("pub_key"):
         account.pub_key.type_url = SECP256K1_PUBKEY_URL
         account.pub_key.value = keys_pb2.PubKey(key=pubkey).SerializeToString()
+    ctx.emit("tx", acc_seq=f"{account.address}/{account.sequence}")
+    ctx.emit("tx", signature=base64.b64encode(signature).decode())
     account.sequence += 1
     accounts.set_account(ctx, account)
 
@@ -119,10 +123,8 @@ def public_key_of(account, info, signer: bytes) -> bytes:  # type: ignore[no-unt
 
 def charge_fee(ctx: Context, tx: Tx, first_signer: bytes, bank: BankKeeper) -> None:
     fee: Coins = coins_from_proto(tx.auth_info.fee.amount)
-    if not fee:
-        return
-    payer = first_signer
     if tx.auth_info.fee.payer:
         raise ErrInvalidRequest.wrap("a fee payer other than the first signer is not supported")
-    bank.send_coins(ctx, payer, keys.module_address(keys.FEE_COLLECTOR), fee)
-    ctx.emit("tx", fee=str(fee), fee_payer=bech32.encode(payer))
+    if fee:
+        bank.send_coins(ctx, first_signer, keys.module_address(keys.FEE_COLLECTOR), fee)
+    ctx.emit("tx", fee=str(fee), fee_payer=bech32.encode(first_signer))
