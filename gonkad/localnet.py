@@ -8,7 +8,6 @@ whose processes are not running, so a partly-down network is repaired by running
 from __future__ import annotations
 
 import base64
-import json
 import socket
 import subprocess
 import sys

@@ -42,5 +42,27 @@ class Module(Protocol):
     def end_block(self, ctx: Context) -> None: ...
 
 
+class BaseModule:
+    """Empty defaults, so a module states only the hooks and routes it has."""
+
+    name: str
+    store_prefix: bytes
+
+    def default_genesis(self) -> dict[str, Any]:
+        return {}
+
+    def msg_routes(self) -> dict[str, MsgRoute]:
+        return {}
+
+    def query_routes(self) -> dict[str, QueryRoute]:
+        return {}
+
+    def begin_block(self, ctx: Context) -> None:
+        return None
+
+    def end_block(self, ctx: Context) -> None:
+        return None
+
+
 def type_url(msg_type: type[Message]) -> str:
     return "/" + msg_type.DESCRIPTOR.full_name

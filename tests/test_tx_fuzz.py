@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from cosmpy.protos.tendermint.abci import types_pb2 as abci

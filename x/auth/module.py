@@ -11,7 +11,7 @@ from google.protobuf.any_pb2 import Any as AnyPb
 from gonkad.context import Context
 from gonkad.crypto import bech32
 from gonkad.errors import ErrInvalidAddress, ErrNotFound
-from gonkad.module import MsgRoute, QueryRoute
+from gonkad.module import BaseModule, QueryRoute
 from gonkad.pagination import paginate
 from x.auth import keys
 from x.auth.keeper import AccountKeeper
@@ -26,7 +26,7 @@ def validate_params(params: auth_pb2.Params) -> None:
             raise ValueError(f"auth param {field} must be positive")
 
 
-class AuthModule:
+class AuthModule(BaseModule):
     name = keys.MODULE_NAME
     store_prefix = keys.STORE_PREFIX
 
@@ -45,9 +45,6 @@ class AuthModule:
             packed.Unpack(account)
             self.keeper.ensure_account(ctx, bech32.decode(account.address))
         self.keeper.ensure_module_account(ctx, keys.FEE_COLLECTOR, [])
-
-    def msg_routes(self) -> dict[str, MsgRoute]:
-        return {}
 
     def query_routes(self) -> dict[str, QueryRoute]:
         return {
@@ -74,9 +71,3 @@ class AuthModule:
         response = query_pb2.QueryAccountResponse()
         response.account.Pack(account, type_url_prefix="/")
         return response
-
-    def begin_block(self, ctx: Context) -> None:
-        return None
-
-    def end_block(self, ctx: Context) -> None:
-        return None

@@ -11,7 +11,7 @@ from gonkad.coins import coins_from_proto
 from gonkad.context import Context
 from gonkad.crypto import bech32
 from gonkad.errors import ErrInvalidAddress, ErrInvalidCoins, ErrNotFound
-from gonkad.module import MsgRoute, QueryRoute, type_url
+from gonkad.module import BaseModule, MsgRoute, QueryRoute, type_url
 from gonkad.pagination import paginate
 from x.bank import keys, msg_server
 from x.bank.keeper import BankKeeper
@@ -19,7 +19,7 @@ from x.bank.keeper import BankKeeper
 QUERY = "/cosmos.bank.v1beta1.Query/"
 
 
-class BankModule:
+class BankModule(BaseModule):
     name = keys.MODULE_NAME
     store_prefix = keys.STORE_PREFIX
 
@@ -95,12 +95,6 @@ class BankModule:
         self, ctx: Context, req: query_pb2.QueryTotalSupplyRequest
     ) -> query_pb2.QueryTotalSupplyResponse:
         return query_pb2.QueryTotalSupplyResponse(supply=self.keeper.get_total_supply(ctx).to_proto())
-
-    def begin_block(self, ctx: Context) -> None:
-        return None
-
-    def end_block(self, ctx: Context) -> None:
-        return None
 
 
 def _address(text: str) -> bytes:

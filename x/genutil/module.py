@@ -14,13 +14,13 @@ from typing import Any
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
 from gonkad.context import Context
-from gonkad.module import MsgRoute, QueryRoute
+from gonkad.module import BaseModule
 
 MODULE_NAME = "genutil"
 DeliverTx = Callable[[Context, bytes], abci.ExecTxResult]
 
 
-class GenutilModule:
+class GenutilModule(BaseModule):
     name = MODULE_NAME
     store_prefix = b"genutil/"
 
@@ -39,15 +39,3 @@ class GenutilModule:
             result = self.deliver(ctx, raw)
             if result.code:
                 raise ValueError(f"gentx {i} failed: {result.codespace}/{result.code} {result.log}")
-
-    def msg_routes(self) -> dict[str, MsgRoute]:
-        return {}
-
-    def query_routes(self) -> dict[str, QueryRoute]:
-        return {}
-
-    def begin_block(self, ctx: Context) -> None:
-        return None
-
-    def end_block(self, ctx: Context) -> None:
-        return None

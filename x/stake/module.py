@@ -7,20 +7,17 @@ from typing import Any
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2
 
 from gonkad.context import Context
-from gonkad.module import MsgRoute, QueryRoute, type_url
+from gonkad.module import BaseModule, MsgRoute, type_url
 from x.stake import keys, msg_server
 from x.stake.keeper import StakeKeeper
 
 
-class StakeModule:
+class StakeModule(BaseModule):
     name = keys.MODULE_NAME
     store_prefix = keys.STORE_PREFIX
 
     def __init__(self, keeper: StakeKeeper) -> None:
         self.keeper = keeper
-
-    def default_genesis(self) -> dict[str, Any]:
-        return {}
 
     def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
         """Validators arrive as gentxs (x/genutil), after every module's genesis."""
@@ -35,12 +32,3 @@ class StakeModule:
                 lambda ctx, msg: msg_server.handle_create_validator(ctx, k, msg),
             ),
         }
-
-    def query_routes(self) -> dict[str, QueryRoute]:
-        return {}
-
-    def begin_block(self, ctx: Context) -> None:
-        return None
-
-    def end_block(self, ctx: Context) -> None:
-        return None
