@@ -27,6 +27,7 @@ def paginate(
         entries = store.iterate(prefix, end=prefix + page.key + b"\x00", reverse=True)
     else:
         entries = store.iterate(prefix, start=prefix + page.key if page.key else None, reverse=page.reverse)
+    count_total = page.count_total and not page.key  # as in the Cosmos SDK: ignored when paging by key
     items: list[tuple[bytes, bytes]] = []
     skipped = total = 0
     next_key = b""
@@ -37,9 +38,9 @@ def paginate(
             continue
         if len(items) == limit:
             next_key = next_key or key[len(prefix):]
-            if not page.count_total:
+            if not count_total:
                 break
         else:
             items.append((key[len(prefix):], value))
         total += 1
-    return items, pagination_pb2.PageResponse(next_key=next_key, total=total if page.count_total else 0)
+    return items, pagination_pb2.PageResponse(next_key=next_key, total=total if count_total else 0)
