@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 
 from gonkad import localnet
@@ -18,8 +19,9 @@ from gonkad.client.querier import Querier
 from gonkad.coins import Coins, parse_coins
 from gonkad.crypto import secp256k1
 from gonkad.rpc import CometRPC, RPCError
-from gonkad.tx import tx_hash
+from gonkad.tx import decode_tx, tx_hash
 from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx
+from x.genutil.gentx import build_gentx
 
 pytestmark = pytest.mark.localnet
 BANK = "/cosmos.bank.v1beta1.Query/"
@@ -50,6 +52,10 @@ def wait_for_tx(rpc: CometRPC, txhash: bytes, timeout_s: float = 60) -> dict:
             time.sleep(0.3)
 
 
+def decode_messages(raw: bytes) -> list[staking_tx.MsgCreateValidator]:
+    return [staking_tx.MsgCreateValidator.FromString(m.value) for m in decode_tx(raw).messages]
+
+
 def queriers(root: Path) -> list[Querier]:
     """Every node, queried over its own gRPC server."""
     return [Querier(n.rpc, grpc_addr=f"127.0.0.1:{n.grpc_port}") for n in localnet.load(root).nodes]
@@ -59,13 +65,16 @@ def test_cli_send_moves_funds_seen_by_every_node(net4: Path) -> None:
     nodes = localnet.load(net4).nodes
     recipient = address_of(secp256k1.PrivateKey(b"\x33" * 32))
     total_before = supply(queriers(net4)[0])
-    sent = gonkad("tx", "bank", "send", "val0", recipient, "1234ngonka", "--fees", "500ngonka",
-                  "--home", str(net4), "--keyring-backend", "test", "--node", nodes[0].rpc, "-y", "--output", "json")
+    sent = gonkad("tx", "bank", "send", "val0", recipient, "1234ngonka", "--fees", "500ngonka", "--gas", "auto",
+                  "--gas-adjustment", "1.5", "--home", str(net4), "--keyring-backend", "test", "--node", nodes[0].rpc,
+                  "-y", "--output", "json")
     assert sent.returncode == 0, sent.stderr
     reply = json.loads(sent.stdout)
     assert reply["code"] == 0, reply
+    assert 40_000 < int(reply["gas_wanted"]) < 200_000  # simulated (~45k for a send) times 1.5
     committed = wait_for_tx(CometRPC(nodes[1].rpc), bytes.fromhex(reply["txhash"]))
     assert int(committed["tx_result"].get("code", 0)) == 0
+    assert int(committed["tx_result"]["gas_used"]) <= int(reply["gas_wanted"])
     shown = gonkad("query", "tx", reply["txhash"], "--node", nodes[2].rpc, "--output", "json")
     assert shown.returncode == 0, shown.stderr
     event_types = {e["type"] for e in json.loads(shown.stdout)["events"]}
@@ -195,3 +204,31 @@ def test_invalid_txs_refused_by_the_network_which_keeps_going(net4: Path) -> Non
     localnet.wait_for_height(net4, height + 2, timeout_s=60)
     assert balance(queriers(net4)[1], sender) == before
     assert balance(queriers(net4)[1], recipient) == 5
+
+
+def test_create_validator_after_genesis_joins_the_validator_set(net4: Path) -> None:
+    """Last in this module: the new validator never runs a node, so it gets 1 GNK of power only."""
+    node = localnet.load(net4).nodes[0]
+    rpc = CometRPC(node.rpc)
+    key = secp256k1.PrivateKey(b"\x36" * 32)
+    faucet = localnet.load_key(net4, "faucet")
+    chain_id = localnet.load(net4).chain_id
+    funding = query_account(rpc, address_of(faucet))
+    fund = sign_tx(faucet, [send_msg(address_of(faucet), address_of(key), parse_coins("2000000000ngonka"))],
+                   chain_id, funding.account_number, funding.sequence, parse_coins("100ngonka"), 100_000)
+    assert rpc.broadcast_tx_sync(fund)["code"] == 0
+    wait_for_tx(rpc, tx_hash(fund))
+    account = query_account(rpc, address_of(key))
+    consensus_key = bytes(range(32))
+    raw = build_gentx(key, "late", consensus_key, 10**9, chain_id)  # the same message, now as a normal tx
+    raw = sign_tx(key, list(decode_messages(raw)), chain_id, account.account_number, account.sequence,
+                  parse_coins("100ngonka"), 400_000)
+    assert rpc.broadcast_tx_sync(raw)["code"] == 0
+    committed = wait_for_tx(rpc, tx_hash(raw))
+    assert int(committed["tx_result"].get("code", 0)) == 0, committed["tx_result"]
+    height = int(committed["height"])
+    localnet.wait_for_height(net4, height + 3, timeout_s=60)
+    validators = rpc.call("validators", height=str(height + 2))["validators"]
+    powers = sorted(int(v["voting_power"]) for v in validators)
+    assert powers == [1, 100_000, 100_000, 100_000, 100_000]
+    assert base64.b64encode(consensus_key).decode() in {v["pub_key"]["value"] for v in validators}
