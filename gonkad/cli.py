@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (CLIError, RPCError, TxError, KeyringError, FileNotFoundError, ValueError, TimeoutError) as exc:
+    except (CLIError, RPCError, TxError, KeyringError, OSError, ValueError, TimeoutError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(1)
     except ABCIError as exc:
