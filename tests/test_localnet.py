@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -101,9 +104,16 @@ class TxWriter(threading.Thread):
 
 
 def test_four_validators_reach_height_20_and_agree(net4: Path) -> None:
-    status = localnet.wait_for_height(net4, 21, timeout_s=180)
+    localnet.wait_for_height(net4, 21, timeout_s=180)
+    shown = subprocess.run([sys.executable, "-m", "gonkad", "localnet", "status", "--home", str(net4)],
+                           capture_output=True, text=True, timeout=60)
+    status = json.loads(shown.stdout)
     assert status["chain_id"] == "gonka-test"
-    assert all(n["peers"] == 3 for n in status["nodes"]), status
+    for node in status["nodes"]:
+        assert {"name", "home", "pids", "rpc", "grpc", "abci", "height", "app_hash", "catching_up", "peers"} <= set(node)
+        assert node["peers"] == 3 and node["catching_up"] is False and node["height"] >= 21, node
+        assert all(isinstance(pid, int) for pid in node["pids"].values()), node
+    assert len({n["rpc"] for n in status["nodes"]} | {n["abci"] for n in status["nodes"]}) == 8  # distinct ports
     assert_agreement(net4, 20)
 
 
