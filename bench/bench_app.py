@@ -15,6 +15,7 @@ import socket
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -68,8 +69,6 @@ def _call(sock: socket.socket, decoder: FrameDecoder, request: abci.Request) -> 
 
 def run_socket(blocks: int) -> float:
     """The server runs in a thread's event loop; this thread plays CometBFT's consensus connection."""
-    import threading
-
     with tempfile.TemporaryDirectory() as tmp:
         app = new_app(str(Path(tmp) / "db"))
         loop = asyncio.new_event_loop()

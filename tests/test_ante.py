@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
+from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
@@ -160,8 +162,6 @@ def test_invalid_double_spend_in_one_block(app: GonkaApp) -> None:
 
 
 def test_multi_send_splits_one_input_and_rejects_unbalanced(app: GonkaApp) -> None:
-    from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, tx_pb2 as bank_tx
-
     carol = address_of(secp256k1.PrivateKey(b"\x13" * 32))
 
     def multi(sequence: int, total: int, parts: list[tuple[str, int]]) -> bytes:

@@ -56,9 +56,10 @@ def process_ante(ctx: Context, tx: Tx, signers: list[bytes], accounts: AccountKe
             f"wrong number of signers; expected {len(signers)}, got {len(signatures)} signatures"
             f" and {len(signer_infos)} signer infos"
         )
+    fee = coins_from_proto(tx.auth_info.fee.amount)
     if ctx.mode is ExecMode.CHECK:
-        check_min_fee(ctx, tx)
-    charge_fee(ctx, tx, signers[0], bank)
+        check_min_fee(ctx, fee, int(tx.auth_info.fee.gas_limit))
+    charge_fee(ctx, tx, fee, signers[0], bank)
     for signer, info, signature in zip(signers, signer_infos, signatures):
         ctx.gas.consume(params.sig_verify_cost_secp256k1, "ante verify: secp256k1")
         verify_signer(ctx, tx, signer, info, signature, accounts)
@@ -70,16 +71,12 @@ def check_memo_and_size(ctx: Context, tx: Tx, params: auth_pb2.Params) -> None:
     ctx.gas.consume(params.tx_size_cost_per_byte * tx.size, "txSize")
 
 
-def check_min_fee(ctx: Context, tx: Tx) -> None:
+def check_min_fee(ctx: Context, fee: Coins, gas_limit: int) -> None:
     """The node's own price floor (app.toml ``min_gas_prices``), applied to the mempool only."""
-    required = required_fees(ctx.min_gas_prices, int(tx.auth_info.fee.gas_limit))
-    if not required:
-        return
-    offered = dict(coins_from_proto(tx.auth_info.fee.amount))
-    if not any(offered.get(denom, 0) >= amount for denom, amount in required):
-        raise ErrInsufficientFee.wrap(
-            f"insufficient fees; got: {coins_from_proto(tx.auth_info.fee.amount) or '0'} required: {required}"
-        )
+    required = required_fees(ctx.min_gas_prices, gas_limit)
+    offered = dict(fee)
+    if required and not any(offered.get(denom, 0) >= amount for denom, amount in required):
+        raise ErrInsufficientFee.wrap(f"insufficient fees; got: {fee or '0'} required: {required}")
 
 
 def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, accounts: AccountKeeper) -> None:  # type: ignore[no-untyped-def]
@@ -121,8 +118,7 @@ def public_key_of(account, info, signer: bytes) -> bytes:  # type: ignore[no-unt
     return key
 
 
-def charge_fee(ctx: Context, tx: Tx, first_signer: bytes, bank: BankKeeper) -> None:
-    fee: Coins = coins_from_proto(tx.auth_info.fee.amount)
+def charge_fee(ctx: Context, tx: Tx, fee: Coins, first_signer: bytes, bank: BankKeeper) -> None:
     if tx.auth_info.fee.payer:
         raise ErrInvalidRequest.wrap("a fee payer other than the first signer is not supported")
     if fee:
