@@ -24,6 +24,7 @@ from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save
 from gonkad.node import run_node
 from gonkad.paths import cometbft_binary
 from gonkad.rpc import CometRPC, RPCError
+from mlnode import cli as mlnode_cli
 
 
 
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     genesis_cli.register(sub)
     keys_cli.register(sub)
+    mlnode_cli.register(sub)
 
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
     p.add_argument("action", choices=["start", "stop", "status", "watch"])

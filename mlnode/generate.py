@@ -51,7 +51,9 @@ class Sequence:
         return len(self.request.prompt) + len(self.tokens) - 1
 
     def advance(self, logits: Tensor) -> None:
-        """Choose the next token from this position's logits and record it, or finish."""
+        """Choose the next token from this position's logits and record it, or finish. Choices are made
+        on the CPU in float64 whatever device computed the logits."""
+        logits = logits.detach().float().cpu()
         choice = choose(logits, self.request.sampling, len(self.tokens))
         if choice.token == EOT:
             self.finish_reason = "stop"

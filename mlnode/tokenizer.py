@@ -43,8 +43,8 @@ def token_from_bytes(raw: Sequence[int], text: str) -> int:
     """Inverse of (token_bytes, token_text), for reading another node's logprobs back into ids."""
     if len(raw) == 1 and 0 <= raw[0] < 256:
         return raw[0]
-    for token_id, name in SPECIAL_NAMES.items():
-        if text == name and not raw:
+    for token_id in range(256, VOCAB_SIZE):
+        if text == token_text(token_id) and not raw:
             return token_id
     raise ValueError(f"not a token of the byte-level vocabulary: {text!r} {list(raw)}")
 

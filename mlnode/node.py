@@ -1,0 +1,61 @@
+"""An ML node process: build the backend the settings name, measure the host, serve until stopped.
+
+Once the socket accepts connections the node prints one JSON line, ``{"url": ...}``, so a supervisor
+can wait for it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from pathlib import Path
+
+import torch
+import uvicorn
+
+from mlnode import nodeinfo
+from mlnode.backend import Backend
+from mlnode.cli import NodeSettings
+from mlnode.local import LocalBackend
+from mlnode.server import create_app
+from mlnode.upstream import UpstreamBackend
+from mlnode.weights import load_model, random_model
+
+
+def build_backend(settings: NodeSettings) -> tuple[Backend, torch.device]:
+    """The backend and the device whose memory the node publishes (an upstream's host accelerator)."""
+    if settings.upstream is not None:
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return UpstreamBackend(settings.upstream, settings.max_concurrency, settings.max_queue, settings.model), device
+    loaded = (load_model(Path(settings.model)) if settings.model is not None
+              else random_model(str(settings.preset), settings.seed or 0))
+    if settings.device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {settings.device}: torch sees no CUDA device on this host")
+    loaded.model.to(("cuda" if torch.cuda.is_available() else "cpu") if settings.device == "auto" else settings.device)
+    backend = LocalBackend(loaded, settings.max_concurrency, settings.max_queue, settings.max_tokens_limit,
+                           settings.threads)
+    return backend, loaded.model.output.weight.device
+
+
+class ReadyServer(uvicorn.Server):
+    """Prints the ready line once the listening socket is served."""
+
+    def __init__(self, config: uvicorn.Config, ready_line: str) -> None:
+        super().__init__(config)
+        self.ready_line = ready_line
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            print(self.ready_line, flush=True)
+
+
+def run(settings: NodeSettings) -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    backend, device = build_backend(settings)
+    app = create_app(backend, nodeinfo.measure(device))
+    listener = socket.create_server((settings.host, settings.port))
+    url = f"http://{settings.host}:{listener.getsockname()[1]}"
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    ReadyServer(config, json.dumps({"url": url})).run(sockets=[listener])
