@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 import uvicorn
+from fastapi import APIRouter
 
 from mlnode import nodeinfo
 from mlnode.backend import Backend
@@ -20,14 +21,17 @@ from mlnode.cli import NodeSettings
 from mlnode.local import LocalBackend
 from mlnode.server import create_app
 from mlnode.upstream import UpstreamBackend
+from mlnode.verify_chat import verify_router
 from mlnode.weights import load_model, random_model
 
 
-def build_backend(settings: NodeSettings) -> tuple[Backend, torch.device]:
-    """The backend and the device whose memory the node publishes (an upstream's host accelerator)."""
+def build_backend(settings: NodeSettings) -> tuple[Backend, torch.device, list[APIRouter]]:
+    """The backend, the device whose memory the node publishes (an upstream's host accelerator), and the
+    routes only a local model can serve (verification by re-execution)."""
     if settings.upstream is not None:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        return UpstreamBackend(settings.upstream, settings.max_concurrency, settings.max_queue, settings.model), device
+        backend = UpstreamBackend(settings.upstream, settings.max_concurrency, settings.max_queue, settings.model)
+        return backend, device, []
     loaded = (load_model(Path(settings.model)) if settings.model is not None
               else random_model(str(settings.preset), settings.seed or 0))
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
@@ -35,7 +39,7 @@ def build_backend(settings: NodeSettings) -> tuple[Backend, torch.device]:
     loaded.model.to(("cuda" if torch.cuda.is_available() else "cpu") if settings.device == "auto" else settings.device)
     backend = LocalBackend(loaded, settings.max_concurrency, settings.max_queue, settings.max_tokens_limit,
                            settings.threads)
-    return backend, loaded.model.output.weight.device
+    return backend, loaded.model.output.weight.device, [verify_router(loaded)]
 
 
 class ReadyServer(uvicorn.Server):
@@ -53,8 +57,8 @@ class ReadyServer(uvicorn.Server):
 
 def run(settings: NodeSettings) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    backend, device = build_backend(settings)
-    app = create_app(backend, nodeinfo.measure(device))
+    backend, device, routers = build_backend(settings)
+    app = create_app(backend, nodeinfo.measure(device), routers)
     listener = socket.create_server((settings.host, settings.port))
     url = f"http://{settings.host}:{listener.getsockname()[1]}"
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)

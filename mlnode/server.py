@@ -1,4 +1,5 @@
-"""The ML node's HTTP API: OpenAI's chat completions and model list, plus health and node info.
+"""The ML node's HTTP API: OpenAI's chat completions and model list, health and node info, the
+Sprint race (``mlnode.sprint.routes``) and, for a local model, verification (``mlnode.verify_chat``).
 
 ``create_app`` puts a backend behind FastAPI. Every error, FastAPI's own validation and routing errors
 included, leaves with OpenAI's error body, so any OpenAI client can read it.
@@ -6,7 +7,7 @@ included, leaves with OpenAI's error body, so any OpenAI client can read it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -20,6 +21,7 @@ from mlnode.backend import Backend, ChunkStream
 from mlnode.errors import APIError, invalid_request, server_error
 from mlnode.nodeinfo import Hardware
 from mlnode.schemas import ChatCompletionRequest, ErrorDetail, ModelList, NodeInfo
+from mlnode.sprint.routes import sprint_router
 
 
 async def sse(stream: ChunkStream, include_usage: bool) -> AsyncIterator[str]:
@@ -104,8 +106,8 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(server_error("The node failed while processing the request."))
 
 
-def create_app(backend: Backend, hardware: Hardware) -> FastAPI:
-    """The node's app; the backend starts and stops with it. Add more routes with ``include_router``."""
+def create_app(backend: Backend, hardware: Hardware, routers: Sequence[APIRouter] = ()) -> FastAPI:
+    """The node's app; the backend starts and stops with it. ``routers`` add backend-specific routes."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -117,5 +119,8 @@ def create_app(backend: Backend, hardware: Hardware) -> FastAPI:
 
     app = FastAPI(title="Gonka ML node", lifespan=lifespan)
     app.include_router(api_router(backend, hardware))
+    app.include_router(sprint_router())
+    for router in routers:
+        app.include_router(router)
     install_error_handlers(app)
     return app

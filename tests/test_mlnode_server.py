@@ -434,6 +434,40 @@ def test_upstream_error_shapes(status: int, payload: Any, text: str, expected: d
     assert (error.status, error.body.model_dump()) == (status, {"error": expected})
 
 
+def test_node_verifies_an_answer_it_served(node: str, client: openai.OpenAI, upstream_node: str) -> None:
+    """An answer taken from the API, sent back to ``/v1/verify`` as a validator would: it matches, and a
+    forged logprob, another model name or an unreadable token are refused."""
+    ask = Ask("Check me", seed=21, max_tokens=20, top_logprobs=5)
+    completion = client.chat.completions.create(**ask.params())
+    choice = completion.choices[0]
+    assert choice.logprobs is not None and choice.logprobs.content is not None
+    body = {"model": MODEL, "messages": ask.params()["messages"], "max_tokens": ask.max_tokens,
+            "temperature": ask.temperature, "top_p": ask.top_p, "seed": ask.seed,
+            "finish_reason": choice.finish_reason, "logprobs": [t.model_dump() for t in choice.logprobs.content]}
+    verdict = httpx.post(f"{node}/v1/verify", json=body, timeout=30).json()
+    assert verdict["match"] is True and verdict["score"] == 1.0 and verdict["model"].startswith(MODEL + "@sha256:")
+    forged = json.loads(json.dumps(body))
+    for entry in forged["logprobs"][3:8]:
+        entry["logprob"] += 0.01
+    forged_verdict = httpx.post(f"{node}/v1/verify", json=forged, timeout=30).json()
+    assert forged_verdict["match"] is False and "logprob_mismatch" in forged_verdict["reasons"]
+    assert_error(httpx.post(f"{node}/v1/verify", json={**body, "model": "tiny-seed2"}, timeout=30), 404,
+                 param="model", code="model_not_found")
+    unreadable = json.loads(json.dumps(body))
+    unreadable["logprobs"][0].update(token="xy", bytes=[1, 2])
+    assert_error(httpx.post(f"{node}/v1/verify", json=unreadable, timeout=30), 400)
+    assert_error(httpx.post(f"{upstream_node}/v1/verify", json=body, timeout=30), 404)
+
+
+def test_node_runs_the_sprint_race(node: str) -> None:
+    body = {"seed": "ab" * 32, "pubkey": "02" + "11" * 32, "nonce_start": 0, "nonce_count": 64}
+    run = httpx.post(f"{node}/v1/sprint/run", json=body, timeout=60)
+    assert run.status_code == 200, run.text
+    assert run.json()["commitment"]["count"] == len(run.json()["proofs"])
+    assert_error(httpx.post(f"{node}/v1/sprint/run", json={**body, "nonce_count": -1}, timeout=30), 400,
+                 param="nonce_count")
+
+
 # --------------------------------------------------------------------------
 # in this process: a node whose model can be made to fail or to slow down
 
