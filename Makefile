@@ -47,6 +47,9 @@ test-fast: install
 bench: install
 	$(PY) bench/bench_store.py
 	$(PY) bench/bench_app.py
+	$(PY) bench/bench_mlnode.py
+	$(PY) bench/bench_verify.py
+	$(PY) bench/bench_sprint.py
 
 clean:
 	rm -rf $(VENV) $(BIN) build *.egg-info

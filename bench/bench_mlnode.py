@@ -6,7 +6,7 @@ concurrency C runs C streaming chat completions at once with the official ``open
 tokens/s = completion tokens of all C requests / wall time of the run; time to first token (TTFT) = time
 from sending a request to its first content chunk. Figures are medians over runs.
 
-    .venv/bin/python bench/bench_mlnode.py --presets tiny base --concurrency 1 8 --runs 5 --max-tokens 128
+    .venv/bin/python bench/bench_mlnode.py --presets tiny base --concurrency 1 8 --runs 5 --max-tokens 128 [--threads N]
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_node(preset: str, port: int, max_concurrency: int) -> subprocess.Popen[bytes]:
+def start_node(preset: str, port: int, max_concurrency: int, extra: list[str]) -> subprocess.Popen[bytes]:
     node = subprocess.Popen([str(ROOT / ".venv/bin/python"), "-m", "gonkad", "mlnode", "start", "--preset", preset,
-                             "--seed", "1", "--port", str(port), "--max-concurrency", str(max_concurrency)],
+                             "--seed", "1", "--port", str(port), "--max-concurrency", str(max_concurrency), *extra],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -84,11 +84,12 @@ def main() -> None:
     parser.add_argument("--concurrency", nargs="+", type=int, default=[1, 8])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--threads", type=int, help="the node's torch threads (default: torch's choice)")
     args = parser.parse_args()
     rows = []
     for preset in args.presets:
         port = free_port()
-        node = start_node(preset, port, max(args.concurrency))
+        node = start_node(preset, port, max(args.concurrency), ["--threads", str(args.threads)] if args.threads else [])
         try:
             asyncio.run(one_run(port, 1, 8, run=0))  # warm-up
             for concurrency in args.concurrency:

@@ -108,7 +108,7 @@ def main() -> None:
     race_rows = race_table(params, [int(b) for b in args.batches.split(",")], threads, args.repeats)
     verify_rows = verify_table(params, args.verify_nonces, threads, args.repeats)
     section = [
-        "## Sprint race and verification (issue: Sprint race)", "",
+        "## Sprint race and verification (issue: ML node)", "",
         "`.venv/bin/python bench/bench_sprint.py`", "",
         f"{platform.processor() or platform.machine()}, nproc = {os.cpu_count()}, torch {torch.__version__}, "
         f"load average at the end {os.getloadavg()[0]:.1f}, median of {args.repeats} runs. Default race: "

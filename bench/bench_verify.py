@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads for (b)")
     args = parser.parse_args()
     command = " ".join(["bench/bench_verify.py", *sys.argv[1:]])
-    section = ["## Verification by re-execution (issue: PoC V2 verification)", "",
+    section = ["## Verification by re-execution (issue: ML node)", "",
                f"`.venv/bin/python {command}`", "",
                f"Tolerance {LOGPROB_TOL:g} on every logprob (near-ties of the replayed choice excused within it), "
                f"match iff the structure is right and score ≥ {MIN_SCORE}.", "",

@@ -80,7 +80,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", help=f"serve a seeded random model of this size ({', '.join(PRESETS)})")
     p.add_argument("--seed", help="the preset's weight seed (default 0)")
     p.add_argument("--upstream", help="front this OpenAI-compatible server (e.g. vLLM) instead of a local model")
-    p.add_argument("--threads", help="torch CPU threads for the local model")
+    p.add_argument("--threads", help="torch CPU threads for the local model (default: all cores but one, "
+                   "which serves HTTP)")
     p.add_argument("--device", help="auto (default: cuda when available), cpu, cuda or cuda:N")
     p.add_argument("--max-concurrency", help="batch slots: requests decoded together (default 8)")
     p.add_argument("--max-queue", help="requests waiting for a slot before 429s (default 32)")

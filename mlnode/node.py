@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 from pathlib import Path
 
@@ -37,9 +38,10 @@ def build_backend(settings: NodeSettings) -> tuple[Backend, torch.device, list[A
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"--device {settings.device}: torch sees no CUDA device on this host")
     loaded.model.to(("cuda" if torch.cuda.is_available() else "cpu") if settings.device == "auto" else settings.device)
-    backend = LocalBackend(loaded, settings.max_concurrency, settings.max_queue, settings.max_tokens_limit,
-                           settings.threads)
-    return backend, loaded.model.output.weight.device, [verify_router(loaded)]
+    device = loaded.model.output.weight.device
+    threads = settings.threads or (max(1, (os.cpu_count() or 1) - 1) if device.type == "cpu" else None)
+    backend = LocalBackend(loaded, settings.max_concurrency, settings.max_queue, settings.max_tokens_limit, threads)
+    return backend, device, [verify_router(loaded)]
 
 
 class ReadyServer(uvicorn.Server):

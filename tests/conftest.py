@@ -6,12 +6,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
 from gonkad import localnet
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "localnet: starts real gonkad and cometbft processes")
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Torch in the test process on one thread: on a small machine shared with the nodes a test starts,
+    a second thread only makes them all wait on each other's spinning threads."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

@@ -38,6 +38,8 @@ from mlnode.tokenizer import chat_prompt, decode, token_from_bytes
 from mlnode.upstream import upstream_error
 from mlnode.weights import LoadedModel, random_model
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "tiny-seed1"
 TOKENS_LIMIT = 480
@@ -81,16 +83,6 @@ def mlnode(folder: Path, *args: str) -> Iterator[str]:
 
 def openai_client(url: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """The nodes run with one thread each; on a small machine a second one here only makes them all
-    wait on each other's spinning threads."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

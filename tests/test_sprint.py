@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Iterator
 from fractions import Fraction
 
 import pytest
@@ -26,6 +25,8 @@ from mlnode.server import install_error_handlers
 from mlnode.sprint.routes import sprint_router
 from mlnode.sprint.verifier import Verdict, VerifyPolicy, verify, verify_proofs
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 TEST_PARAMS = RaceParams(transformer=ModelConfig(dim=16, n_layers=1, n_heads=2, ffn_dim=32, max_seq_len=8),
                          input_length=4, batch_size=256, target_rate=0.25)
 """A race small enough that 6,000 verifications recompute their samples in well under a minute."""
@@ -36,15 +37,6 @@ NONCES = 1024
 TRIALS = 1000
 POLICY = VerifyPolicy()
 F = POLICY.min_invalid_share
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread() -> Iterator[None]:
-    """Tiny forward passes are dominated by thread hand-offs on this 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
