@@ -8,12 +8,15 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMETBFT := $(BIN)/cometbft
 COMETBFT_STAMP := $(BIN)/.cometbft-$(COMETBFT_VERSION)
+PROTOGEN := gonkad/protogen
+PROTOGEN_STAMP := $(PROTOGEN)/.generated
+PROTOS := $(shell find proto -name '*.proto')
 LOCALNET_HOME ?= localnet/home
 VALIDATORS ?= 4
 
 .PHONY: install localnet localnet-stop localnet-status test test-fast bench clean
 
-install: $(STAMP) $(COMETBFT_STAMP)
+install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +29,11 @@ $(COMETBFT_STAMP):
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install github.com/cometbft/cometbft/cmd/cometbft@$(COMETBFT_VERSION)
 	$(COMETBFT) version
 	rm -f $(BIN)/.cometbft-* && touch $@
+
+# Python code for proto/gonka/**, never committed: regenerated when a .proto or the toolchain changes.
+$(PROTOGEN_STAMP): $(STAMP) $(PROTOS) proto/generate.py
+	$(PY) proto/generate.py
+	touch $@
 
 localnet: install
 	$(PY) -m gonkad localnet start --validators $(VALIDATORS) --home $(LOCALNET_HOME) --wait 120
@@ -52,4 +60,4 @@ bench: install
 	$(PY) bench/bench_sprint.py
 
 clean:
-	rm -rf $(VENV) $(BIN) build *.egg-info
+	rm -rf $(VENV) $(BIN) $(PROTOGEN) build *.egg-info

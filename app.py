@@ -17,6 +17,8 @@ from x.auth.module import AuthModule
 from x.bank.keeper import BankKeeper
 from x.bank.module import BankModule
 from x.genutil.module import GenutilModule
+from x.learning.keeper import LearningKeeper
+from x.learning.module import LearningModule
 from x.stake.keeper import StakeKeeper
 from x.stake.module import StakeModule
 
@@ -26,12 +28,14 @@ class GonkaApp(BaseApp):
         self.account_keeper = AccountKeeper()
         self.bank_keeper = BankKeeper(self.account_keeper)
         self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper)
+        self.learning_keeper = LearningKeeper()
         super().__init__(
             store,
             modules=[
                 AuthModule(self.account_keeper),
                 BankModule(self.bank_keeper),
                 StakeModule(self.stake_keeper),
+                LearningModule(self.learning_keeper),
                 GenutilModule(deliver=self.run_tx_safely),  # last: gentxs need every other module's genesis
             ],
             ante=self.process_ante,

@@ -20,6 +20,7 @@ from gonkad.keys import cli as keys_cli
 from gonkad.keys.keyring import KeyringError
 from x.auth import cli as auth_cli
 from x.bank import cli as bank_cli
+from x.learning import cli as learning_cli
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.node import run_node
 from gonkad.paths import cometbft_binary
@@ -102,10 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     tx_modules = sub.add_parser("tx", help="sign and broadcast a transaction").add_subparsers(
         dest="module", required=True)
     bank_cli.register_tx(tx_modules)
+    learning_cli.register_tx(tx_modules)
 
     query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(
         dest="module", required=True)
     bank_cli.register_query(query)
+    learning_cli.register_query(query)
     auth_cli.register_query(query)
     query_tx.register_query(query)
 

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any
 
 from gonkad.client.flags import add_query_flags, print_output
 from gonkad.rpc import CometRPC
 
 HASH_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def plain_events(tx_result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A result's events as CometBFT's RPC reports them, reduced to type and key/value attributes."""
+    return [
+        {"type": e["type"], "attributes": [{"key": a["key"], "value": a["value"]} for a in e.get("attributes", [])]}
+        for e in tx_result.get("events", [])
+    ]
 
 
 def cmd_tx(args: argparse.Namespace) -> None:
@@ -24,10 +33,7 @@ def cmd_tx(args: argparse.Namespace) -> None:
         "raw_log": result.get("log", ""),
         "gas_wanted": result.get("gas_wanted", "0"),
         "gas_used": result.get("gas_used", "0"),
-        "events": [
-            {"type": e["type"], "attributes": [{"key": a["key"], "value": a["value"]} for a in e.get("attributes", [])]}
-            for e in result.get("events", [])
-        ],
+        "events": plain_events(result),
     })
 
 

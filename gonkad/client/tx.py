@@ -1,44 +1,152 @@
-"""Sign and broadcast from the CLI: resolve the key, chain id, account and gas, then send through RPC."""
+"""Sign and broadcast: resolve the account and gas, send through RPC; for the CLI and for programs.
+
+The CLI prints the mempool's answer, as ``gonkad tx … --broadcast-mode sync`` does in Cosmos. Programs
+call ``deliver``, which also waits for the block: a message's own rules run only there, so its result code
+is known only then.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service
 from google.protobuf.message import Message
 
 from gonkad.client.flags import print_output
 from gonkad.client.querier import Querier
+from gonkad.client.query_tx import plain_events
 from gonkad.coins import Coins, parse_coins
+from gonkad.crypto import secp256k1
 from gonkad.errors import ABCIError
 from gonkad.keys.cli import open_keyring
 from gonkad.rpc import RPCError
 from gonkad.tx import tx_hash
-from gonkad.txbuilder import query_account, sign_tx
+from gonkad.txbuilder import address_of, query_account, sign_tx
+
+POLL_S = 0.2
 
 
 class TxError(Exception):
     """A transaction that could not be built or was refused; one line for the user."""
 
 
-def gas_limit(args: argparse.Namespace, querier: Querier, simulate_tx: Callable[[int], bytes]) -> int:
-    if args.gas != "auto":
-        if not args.gas.isdigit():
-            raise TxError(f"invalid --gas {args.gas!r}: a whole number or 'auto'")
-        return int(args.gas)
+class TxFailed(TxError):
+    """The chain refused the transaction (simulation, mempool or block) with this code and log."""
+
+    def __init__(self, stage: str, codespace: str, code: int, log: str, txhash: str = "") -> None:
+        self.codespace, self.code, self.log, self.txhash = codespace, code, log, txhash
+        super().__init__(f"{stage}: {log} ({codespace}/{code})")
+
+
+@dataclass(frozen=True)
+class TxOptions:
+    """What the signer chooses besides the messages: fees, a gas limit or 'auto' (simulate × adjustment), memo."""
+
+    fees: Coins = Coins()
+    gas: str = "200000"
+    gas_adjustment: str = "1.0"
+    memo: str = ""
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """A transaction committed with code 0: where it landed and the events its messages emitted."""
+
+    txhash: str
+    height: int
+    gas_used: int
+    events: list[dict[str, Any]]
+
+    def attribute(self, event_type: str, key: str) -> str:
+        """The first value of ``key`` in an event of ``event_type``; KeyError when none has it."""
+        for event in self.events:
+            if event["type"] == event_type:
+                for attribute in event["attributes"]:
+                    if attribute["key"] == key:
+                        return str(attribute["value"])
+        raise KeyError(f"{event_type}.{key}")
+
+
+def gas_limit(options: TxOptions, querier: Querier, simulate_tx: Callable[[int], bytes]) -> int:
+    if options.gas != "auto":
+        if not options.gas.isdigit():
+            raise TxError(f"invalid --gas {options.gas!r}: a whole number or 'auto'")
+        return int(options.gas)
     try:
-        adjustment = Fraction(args.gas_adjustment)
+        adjustment = Fraction(options.gas_adjustment)
     except ValueError:
-        raise TxError(f"invalid --gas-adjustment {args.gas_adjustment!r}") from None
-    try:
-        simulated = tx_service.SimulateResponse.FromString(querier.raw("/app/simulate", simulate_tx(0)))
-    except RPCError as exc:
-        raise TxError(f"simulation failed: {exc}") from None
+        raise TxError(f"invalid --gas-adjustment {options.gas_adjustment!r}") from None
+    reply = querier.rpc.abci_query("/app/simulate", simulate_tx(0))
+    if reply.get("code"):
+        raise TxFailed("simulation failed", reply.get("codespace", ""), int(reply["code"]), reply.get("log", ""))
+    simulated = tx_service.SimulateResponse.FromString(reply["value"])
     return math.ceil(simulated.gas_info.gas_used * adjustment)
+
+
+def chain_id_of(querier: Querier) -> str:
+    return str(querier.rpc.status()["node_info"]["network"])
+
+
+def sign_messages(
+    querier: Querier, key: secp256k1.PrivateKey, messages: Sequence[Message], chain_id: str, options: TxOptions
+) -> tuple[bytes, int]:
+    """The signed transaction for the key's current sequence, and its gas limit (simulated for 'auto')."""
+    account = query_account(querier.rpc, address_of(key))
+
+    def signed(limit: int) -> bytes:
+        return sign_tx(key, messages, chain_id, account.account_number, account.sequence, options.fees, limit,
+                       options.memo)
+
+    limit = gas_limit(options, querier, signed)
+    return signed(limit), limit
+
+
+def broadcast(querier: Querier, raw: bytes, mode: str = "sync") -> dict[str, Any]:
+    """The Cosmos-shaped broadcast response: txhash, and the mempool's code, codespace and log."""
+    method = querier.rpc.broadcast_tx_sync if mode == "sync" else querier.rpc.broadcast_tx_async
+    result = method(raw)
+    return {
+        "txhash": tx_hash(raw).hex().upper(),
+        "code": int(result.get("code", 0)),
+        "codespace": result.get("codespace", ""),
+        "raw_log": result.get("log", ""),
+    }
+
+
+def wait_for_tx(querier: Querier, txhash: str, timeout_s: float) -> dict[str, Any]:
+    """The committed transaction, once the node has indexed it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return querier.rpc.tx(bytes.fromhex(txhash))
+        except RPCError:
+            if time.monotonic() > deadline:
+                raise TxError(f"tx {txhash} was not committed within {timeout_s:g}s") from None
+            time.sleep(POLL_S)
+
+
+def deliver(
+    querier: Querier, key: secp256k1.PrivateKey, messages: Sequence[Message], chain_id: str, options: TxOptions,
+    timeout_s: float = 60.0,
+) -> Delivered:
+    """Sign, broadcast and wait for the block; TxFailed carries the chain's code when any stage refuses it."""
+    raw, _ = sign_messages(querier, key, messages, chain_id, options)
+    sent = broadcast(querier, raw)
+    if sent["code"]:
+        raise TxFailed("refused by the mempool", sent["codespace"], sent["code"], sent["raw_log"], sent["txhash"])
+    committed = wait_for_tx(querier, sent["txhash"], timeout_s)
+    result = committed["tx_result"]
+    if int(result.get("code", 0)):
+        raise TxFailed("failed in its block", result.get("codespace", ""), int(result["code"]), result.get("log", ""),
+                       sent["txhash"])
+    return Delivered(sent["txhash"], int(committed["height"]), int(result.get("gas_used", 0)), plain_events(result))
 
 
 def broadcast_messages(args: argparse.Namespace, build: Callable[[str], list[Message]]) -> None:
@@ -47,30 +155,16 @@ def broadcast_messages(args: argparse.Namespace, build: Callable[[str], list[Mes
     key_info = keyring.get(args.from_)
     key = keyring.private_key(key_info.name)
     querier = Querier(args.node, args.grpc_addr)
-    chain_id = args.chain_id or querier.rpc.status()["node_info"]["network"]
+    chain_id = args.chain_id or chain_id_of(querier)
     try:
         messages = build(key_info.address)
-        fees: Coins = parse_coins(args.fees) if args.fees else Coins()
+        options = TxOptions(parse_coins(args.fees) if args.fees else Coins(), args.gas, args.gas_adjustment, args.memo)
     except ABCIError as exc:
         raise TxError(exc.log) from None
-    account = query_account(querier.rpc, key_info.address)
-
-    def signed(limit: int) -> bytes:
-        return sign_tx(key, messages, chain_id, account.account_number, account.sequence, fees, limit, args.memo)
-
-    limit = gas_limit(args, querier, signed)
-    raw = signed(limit)
-    if not args.yes and not confirm(f"sign and broadcast {len(messages)} message(s) from {key_info.address}, gas {limit}, fees {fees or '0'}?"):
+    raw, limit = sign_messages(querier, key, messages, chain_id, options)
+    if not args.yes and not confirm(f"sign and broadcast {len(messages)} message(s) from {key_info.address}, gas {limit}, fees {options.fees or '0'}?"):
         raise TxError("canceled by the user")
-    method = querier.rpc.broadcast_tx_sync if args.broadcast_mode == "sync" else querier.rpc.broadcast_tx_async
-    result = method(raw)
-    response = {
-        "txhash": tx_hash(raw).hex().upper(),
-        "code": int(result.get("code", 0)),
-        "codespace": result.get("codespace", ""),
-        "raw_log": result.get("log", ""),
-        "gas_wanted": str(limit),
-    }
+    response = {**broadcast(querier, raw, args.broadcast_mode), "gas_wanted": str(limit)}
     print_output(args.output, response)
     if response["code"]:
         sys.exit(1)

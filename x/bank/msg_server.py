@@ -4,27 +4,21 @@ from __future__ import annotations
 
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2
 
+from gonkad.address import parse_address
 from gonkad.coins import Coins, coins_from_proto
 from gonkad.context import Context
 from gonkad.crypto import bech32
-from gonkad.errors import ErrInvalidAddress, ErrInvalidCoins, ErrInvalidRequest
+from gonkad.errors import ErrInvalidCoins, ErrInvalidRequest
 from x.bank.keeper import BankKeeper
 
 
-def _address(text: str, what: str) -> bytes:
-    try:
-        return bech32.decode(text)
-    except ValueError as exc:
-        raise ErrInvalidAddress.wrap(f"{what}: {exc}") from None
-
-
 def send_signers(msg: tx_pb2.MsgSend) -> list[bytes]:
-    return [_address(msg.from_address, "from address")]
+    return [parse_address(msg.from_address, "from address")]
 
 
 def validate_send(msg: tx_pb2.MsgSend) -> None:
-    _address(msg.from_address, "from address")
-    _address(msg.to_address, "to address")
+    parse_address(msg.from_address, "from address")
+    parse_address(msg.to_address, "to address")
     if not coins_from_proto(msg.amount):
         raise ErrInvalidCoins.wrap("send amount is empty")
 
@@ -37,7 +31,7 @@ def handle_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgSend) -> tx_pb2.M
 
 
 def multi_send_signers(msg: tx_pb2.MsgMultiSend) -> list[bytes]:
-    return [_address(i.address, "input address") for i in msg.inputs]
+    return [parse_address(i.address, "input address") for i in msg.inputs]
 
 
 def _total(coin_lists: list[Coins]) -> dict[str, int]:
@@ -54,7 +48,7 @@ def validate_multi_send(msg: tx_pb2.MsgMultiSend) -> None:
     if not msg.outputs:
         raise ErrInvalidRequest.wrap("multi-send has no outputs")
     for io in [*msg.inputs, *msg.outputs]:
-        _address(io.address, "address")
+        parse_address(io.address, "address")
         if not coins_from_proto(io.coins):
             raise ErrInvalidCoins.wrap("empty coins in multi-send")
     if _total([coins_from_proto(i.coins) for i in msg.inputs]) != _total([coins_from_proto(o.coins) for o in msg.outputs]):

@@ -1,0 +1,83 @@
+"""x/learning genesis: the whole module state, exported in key order and imported through the message rules.
+
+Import replays the records as the chain accepted them: runs first, then checkpoints round by round (so each
+start hash chains from the previous round's global state), then verdicts, which recount the tallies; a
+genesis whose stated tallies differ from its verdicts is refused, like bank's stated supply.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from gonkad.context import Context
+from gonkad.errors import ABCIError
+from gonkad.protogen.gonka.learning.v1 import genesis_pb2, learning_pb2
+from x.learning import keys
+from x.learning.keeper import LearningKeeper
+from x.learning.validate import validate_checkpoint, validate_run, validate_verdict
+
+DEFAULT_PARAMS = learning_pb2.Params(max_workers=64, max_rounds=10_000, max_reason_len=256)
+
+
+def default_genesis() -> genesis_pb2.GenesisState:
+    return genesis_pb2.GenesisState(params=DEFAULT_PARAMS, next_run_id=1)
+
+
+def validate_params(params: learning_pb2.Params) -> None:
+    """A zero limit would forbid every run or verdict."""
+    for field in ("max_workers", "max_rounds", "max_reason_len"):
+        if getattr(params, field) == 0:
+            raise ValueError(f"learning param {field} must be positive")
+
+
+@contextmanager
+def _entry(what: str) -> Iterator[None]:
+    """A rule broken by a genesis record makes the genesis invalid, naming the record."""
+    try:
+        yield
+    except ABCIError as err:
+        raise ValueError(f"learning genesis {what}: {err.log}") from None
+
+
+def init_genesis(ctx: Context, keeper: LearningKeeper, state: genesis_pb2.GenesisState) -> None:
+    validate_params(state.params)
+    keeper.set_params(ctx, state.params)
+    if state.next_run_id < 1:
+        raise ValueError("learning genesis next_run_id must be at least 1")
+    keeper.set_next_run_id(ctx, state.next_run_id)
+    for run in state.runs:
+        with _entry(f"run {run.id}"):
+            validate_run(run)
+        if not 1 <= run.id < state.next_run_id or keeper.get_run(ctx, run.id) is not None:
+            raise ValueError(f"learning genesis run id {run.id} is repeated or not below next_run_id")
+        keeper.set_run(ctx, run)
+    for checkpoint in sorted(state.checkpoints, key=lambda c: (c.run_id, c.round)):
+        with _entry(f"checkpoint run {checkpoint.run_id} round {checkpoint.round} worker {checkpoint.worker!r}"):
+            validate_checkpoint(checkpoint)
+            keeper.check_checkpoint(ctx, checkpoint)
+        record = learning_pb2.Checkpoint()
+        record.CopyFrom(checkpoint)
+        record.valid_verdicts = record.invalid_verdicts = 0
+        keeper.set_checkpoint(ctx, record)
+    for verdict in state.verdicts:
+        with _entry(f"verdict by {verdict.verifier!r} on run {verdict.run_id} round {verdict.round}"):
+            validate_verdict(verdict)
+            keeper.add_verdict(ctx, verdict)
+    counted = Counter((v.run_id, v.round, v.worker, v.valid) for v in state.verdicts)
+    for checkpoint in state.checkpoints:
+        of = (checkpoint.run_id, checkpoint.round, checkpoint.worker)
+        if (counted[(*of, True)], counted[(*of, False)]) != (checkpoint.valid_verdicts, checkpoint.invalid_verdicts):
+            raise ValueError(f"learning genesis checkpoint run {checkpoint.run_id} round {checkpoint.round} "
+                             f"worker {checkpoint.worker}: verdict tallies differ from the verdicts listed")
+
+
+def export_genesis(ctx: Context, keeper: LearningKeeper) -> genesis_pb2.GenesisState:
+    return genesis_pb2.GenesisState(
+        params=keeper.get_params(ctx),
+        next_run_id=keeper.next_run_id(ctx),
+        runs=keeper.records(ctx, keys.RUN_PREFIX, learning_pb2.TrainingRun),
+        checkpoints=keeper.records(ctx, keys.CHECKPOINT_PREFIX, learning_pb2.Checkpoint),
+        verdicts=keeper.records(ctx, keys.VERDICT_PREFIX, learning_pb2.Verdict),
+    )

@@ -1,0 +1,166 @@
+"""DiLoCo training runs and their Proof-of-Learning record; every rule that needs state is checked here.
+
+A round's agreed global state is not stored twice: it is the global hashes of the round's checkpoints,
+which all agree (the first commit sets them, later ones must match).
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from google.protobuf.message import Message
+
+from gonkad.context import Context, PrefixStore
+from gonkad.crypto import bech32
+from gonkad.protogen.gonka.learning.v1 import learning_pb2
+from x.learning import keys
+from x.learning.errors import (
+    ErrCheckpointExists,
+    ErrCheckpointNotFound,
+    ErrConfigMismatch,
+    ErrGlobalMismatch,
+    ErrNotWorker,
+    ErrReasonTooLong,
+    ErrRoundOutOfRange,
+    ErrRunLimits,
+    ErrRunNotFound,
+    ErrStartMismatch,
+    ErrVerdictExists,
+)
+
+R = TypeVar("R", bound=Message)
+
+
+def _kv(ctx: Context) -> PrefixStore:
+    return ctx.kv(keys.STORE_PREFIX)
+
+
+class LearningKeeper:
+    """Owns the ``learning/`` prefix. Records are written only after every rule passed."""
+
+    def get_params(self, ctx: Context) -> learning_pb2.Params:
+        raw = _kv(ctx).get(keys.PARAMS_KEY)
+        return learning_pb2.Params.FromString(raw) if raw else learning_pb2.Params()
+
+    def set_params(self, ctx: Context, params: learning_pb2.Params) -> None:
+        _kv(ctx).set(keys.PARAMS_KEY, params.SerializeToString())
+
+    def next_run_id(self, ctx: Context) -> int:
+        raw = _kv(ctx).get(keys.NEXT_RUN_ID_KEY)
+        return keys.decode_id(raw) if raw else 1
+
+    def set_next_run_id(self, ctx: Context, run_id: int) -> None:
+        _kv(ctx).set(keys.NEXT_RUN_ID_KEY, keys.encode_id(run_id))
+
+    def records(self, ctx: Context, prefix: bytes, record_type: type[R]) -> list[R]:
+        """Every record under a key prefix, in key order."""
+        return [record_type.FromString(raw) for _, raw in _kv(ctx).iterate(prefix)]
+
+    # --- runs -------------------------------------------------------------------------------------
+
+    def get_run(self, ctx: Context, run_id: int) -> learning_pb2.TrainingRun | None:
+        raw = _kv(ctx).get(keys.run_key(run_id))
+        return learning_pb2.TrainingRun.FromString(raw) if raw else None
+
+    def set_run(self, ctx: Context, run: learning_pb2.TrainingRun) -> None:
+        _kv(ctx).set(keys.run_key(run.id), run.SerializeToString())
+
+    def create_run(self, ctx: Context, run: learning_pb2.TrainingRun) -> int:
+        """Store a run within the params' limits under the next id; returns the id."""
+        params = self.get_params(ctx)
+        if len(run.workers) > params.max_workers:
+            raise ErrRunLimits.wrap(f"{len(run.workers)} workers, at most {params.max_workers}")
+        if run.rounds > params.max_rounds:
+            raise ErrRunLimits.wrap(f"{run.rounds} rounds, at most {params.max_rounds}")
+        run.id = self.next_run_id(ctx)
+        run.created_height = ctx.header.height
+        self.set_run(ctx, run)
+        self.set_next_run_id(ctx, run.id + 1)
+        return run.id
+
+    def _existing_run(self, ctx: Context, run_id: int) -> learning_pb2.TrainingRun:
+        run = self.get_run(ctx, run_id)
+        if run is None:
+            raise ErrRunNotFound.wrap(f"run {run_id}")
+        return run
+
+    # --- checkpoints ------------------------------------------------------------------------------
+
+    def get_checkpoint(self, ctx: Context, run_id: int, round_: int, worker: str) -> learning_pb2.Checkpoint | None:
+        raw = _kv(ctx).get(keys.checkpoint_key(run_id, round_, bech32.decode(worker)))
+        return learning_pb2.Checkpoint.FromString(raw) if raw else None
+
+    def round_checkpoints(self, ctx: Context, run_id: int, round_: int) -> list[learning_pb2.Checkpoint]:
+        """Every worker's checkpoint of the round, in worker-address order."""
+        return self.records(ctx, keys.round_checkpoints_prefix(run_id, round_), learning_pb2.Checkpoint)
+
+    def _round_global(self, ctx: Context, run_id: int, round_: int) -> learning_pb2.Checkpoint | None:
+        """Any checkpoint of the round stands for its agreed global state; None before the first commit."""
+        for _, raw in _kv(ctx).iterate(keys.round_checkpoints_prefix(run_id, round_)):
+            return learning_pb2.Checkpoint.FromString(raw)
+        return None
+
+    def check_checkpoint(self, ctx: Context, checkpoint: learning_pb2.Checkpoint) -> None:
+        """The commit rules, in order; a forged checkpoint fails the start-hash chain."""
+        run = self._existing_run(ctx, checkpoint.run_id)
+        if checkpoint.worker not in run.workers:
+            raise ErrNotWorker.wrap(f"{checkpoint.worker} in run {run.id}")
+        if checkpoint.round >= run.rounds:
+            raise ErrRoundOutOfRange.wrap(f"round {checkpoint.round} of a {run.rounds}-round run")
+        if self.get_checkpoint(ctx, run.id, checkpoint.round, checkpoint.worker) is not None:
+            raise ErrCheckpointExists.wrap(f"run {run.id} round {checkpoint.round} worker {checkpoint.worker}")
+        if checkpoint.config_hash != run.config_hash:
+            raise ErrConfigMismatch.wrap(f"got {checkpoint.config_hash.hex()}, run has {run.config_hash.hex()}")
+        if checkpoint.round == 0:
+            expected, what = run.initial_weights_hash, "run's initial weights"
+        else:
+            previous = self._round_global(ctx, run.id, checkpoint.round - 1)
+            if previous is None:
+                raise ErrStartMismatch.wrap(f"round {checkpoint.round - 1} has no commits yet")
+            expected, what = previous.global_weights_hash, f"round {checkpoint.round - 1} global weights"
+        if checkpoint.start_weights_hash != expected:
+            raise ErrStartMismatch.wrap(
+                f"start {checkpoint.start_weights_hash.hex()} is not the {what} {expected.hex()}"
+            )
+        agreed = self._round_global(ctx, run.id, checkpoint.round)
+        if agreed is not None and (agreed.global_weights_hash, agreed.outer_momentum_hash) != (
+            checkpoint.global_weights_hash, checkpoint.outer_momentum_hash
+        ):
+            raise ErrGlobalMismatch.wrap(
+                f"round {checkpoint.round} agreed global weights {agreed.global_weights_hash.hex()}, "
+                f"outer momentum {agreed.outer_momentum_hash.hex()}"
+            )
+
+    def set_checkpoint(self, ctx: Context, checkpoint: learning_pb2.Checkpoint) -> None:
+        key = keys.checkpoint_key(checkpoint.run_id, checkpoint.round, bech32.decode(checkpoint.worker))
+        _kv(ctx).set(key, checkpoint.SerializeToString())
+
+    def commit_checkpoint(self, ctx: Context, checkpoint: learning_pb2.Checkpoint) -> None:
+        self.check_checkpoint(ctx, checkpoint)
+        checkpoint.height = ctx.header.height
+        self.set_checkpoint(ctx, checkpoint)
+
+    # --- verdicts ---------------------------------------------------------------------------------
+
+    def add_verdict(self, ctx: Context, verdict: learning_pb2.Verdict) -> None:
+        """Store a verdict on an existing checkpoint, once per verifier, and count it on the checkpoint."""
+        checkpoint = self.get_checkpoint(ctx, verdict.run_id, verdict.round, verdict.worker)
+        if checkpoint is None:
+            raise ErrCheckpointNotFound.wrap(f"run {verdict.run_id} round {verdict.round} worker {verdict.worker}")
+        worker, verifier = bech32.decode(verdict.worker), bech32.decode(verdict.verifier)
+        key = keys.verdict_key(verdict.run_id, verdict.round, worker, verifier)
+        if _kv(ctx).get(key) is not None:
+            raise ErrVerdictExists.wrap(f"by {verdict.verifier}")
+        _kv(ctx).set(key, verdict.SerializeToString())
+        if verdict.valid:
+            checkpoint.valid_verdicts += 1
+        else:
+            checkpoint.invalid_verdicts += 1
+        self.set_checkpoint(ctx, checkpoint)
+
+    def submit_verdict(self, ctx: Context, verdict: learning_pb2.Verdict) -> None:
+        limit = self.get_params(ctx).max_reason_len
+        if len(verdict.reason.encode()) > limit:
+            raise ErrReasonTooLong.wrap(f"{len(verdict.reason.encode())} bytes, at most {limit}")
+        verdict.height = ctx.header.height
+        self.add_verdict(ctx, verdict)

@@ -1,0 +1,56 @@
+"""x/learning wired as a module: genesis, message routes and query routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format
+
+from gonkad.context import Context
+from gonkad.module import BaseModule, MsgRoute, QueryRoute, type_url
+from gonkad.protogen.gonka.learning.v1 import genesis_pb2, tx_pb2
+from x.learning import genesis, keys, msg_server
+from x.learning.keeper import LearningKeeper
+from x.learning.query_server import QueryServer
+from x.learning.validate import validate_checkpoint, validate_run, validate_verdict
+
+
+def genesis_json(state: genesis_pb2.GenesisState) -> dict[str, Any]:
+    return json_format.MessageToDict(state, preserving_proto_field_name=True)
+
+
+class LearningModule(BaseModule):
+    name = keys.MODULE_NAME
+    store_prefix = keys.STORE_PREFIX
+
+    def __init__(self, keeper: LearningKeeper) -> None:
+        self.keeper = keeper
+
+    def default_genesis(self) -> dict[str, Any]:
+        return genesis_json(genesis.default_genesis())
+
+    def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
+        genesis.init_genesis(ctx, self.keeper, json_format.ParseDict(state, genesis_pb2.GenesisState()))
+
+    def export_genesis(self, ctx: Context) -> dict[str, Any]:
+        return genesis_json(genesis.export_genesis(ctx, self.keeper))
+
+    def msg_routes(self) -> dict[str, MsgRoute]:
+        k = self.keeper
+        return {
+            type_url(tx_pb2.MsgCreateTrainingRun): MsgRoute(
+                tx_pb2.MsgCreateTrainingRun, msg_server.signers, validate_run,
+                lambda ctx, msg: msg_server.handle_create_run(ctx, k, msg),
+            ),
+            type_url(tx_pb2.MsgCommitCheckpoint): MsgRoute(
+                tx_pb2.MsgCommitCheckpoint, msg_server.signers, validate_checkpoint,
+                lambda ctx, msg: msg_server.handle_commit_checkpoint(ctx, k, msg),
+            ),
+            type_url(tx_pb2.MsgSubmitVerdict): MsgRoute(
+                tx_pb2.MsgSubmitVerdict, msg_server.signers, validate_verdict,
+                lambda ctx, msg: msg_server.handle_submit_verdict(ctx, k, msg),
+            ),
+        }
+
+    def query_routes(self) -> dict[str, QueryRoute]:
+        return QueryServer(self.keeper).routes()
