@@ -141,16 +141,20 @@ class BaseApp(Application):
             return abci.ExecTxResult(code=0, gas_wanted=gas_wanted, gas_used=meter.consumed)
         msg_branch = ctx.store.branch()  # type: ignore[attr-defined]
         msg_ctx = ante_ctx.with_store(GasKV(msg_branch, meter))
+        responses = abci_types.TxMsgData()
         try:
             for route, msg in messages:
                 msg_ctx.emit("message", action="/" + msg.DESCRIPTOR.full_name)
-                route.handler(msg_ctx, msg)
+                response = route.handler(msg_ctx, msg)
+                if response is not None:
+                    responses.msg_responses.add().Pack(response, type_url_prefix="/")
         except ABCIError as err:
             return result_of(err, gas_wanted, meter.consumed, ante_ctx.events)
         msg_branch.write()
         ctx.validator_updates.extend(msg_ctx.validator_updates)
         return abci.ExecTxResult(
-            code=0, gas_wanted=gas_wanted, gas_used=meter.consumed, events=[*ante_ctx.events, *msg_ctx.events]
+            code=0, data=responses.SerializeToString(), gas_wanted=gas_wanted, gas_used=meter.consumed,
+            events=[*ante_ctx.events, *msg_ctx.events]
         )
 
     def simulate(self, raw: bytes) -> abci.ExecTxResult:

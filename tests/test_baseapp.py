@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
 from app import GonkaApp
@@ -50,6 +51,9 @@ def test_send_moves_funds_and_failing_tx_reverts_only_itself(tmp_path: Path) -> 
     codes = [r.code for r in response.tx_results]
     assert codes[0] == 0 and codes[2] == 0
     assert codes[1] == 5, response.tx_results[1].log  # insufficient funds: only its message reverted
+    data = abci_types.TxMsgData.FromString(response.tx_results[0].data)
+    assert [any_.type_url for any_ in data.msg_responses] == ["/cosmos.bank.v1beta1.MsgSendResponse"]
+    assert response.tx_results[1].data == b""
     assert balance(app, BOB) == 105
     assert balance(app, address_of(ALICE)) == 1_000_000 - 105
     assert response.app_hash == app.store.root_hash
