@@ -26,6 +26,7 @@ from gonkad.node import run_node
 from gonkad.paths import cometbft_binary
 from gonkad.rpc import CometRPC, RPCError
 from mlnode import cli as mlnode_cli
+from diloco import cli as diloco_cli
 
 
 
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     genesis_cli.register(sub)
     keys_cli.register(sub)
     mlnode_cli.register(sub)
+    diloco_cli.register(sub)
 
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
     p.add_argument("action", choices=["start", "stop", "status", "watch"])

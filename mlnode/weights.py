@@ -29,7 +29,7 @@ def weights_sha256(state: dict[str, torch.Tensor]) -> str:
         tensor = state[name].detach().contiguous().cpu()
         header = f"{name}|{str(tensor.dtype).removeprefix('torch.')}|{','.join(map(str, tensor.shape))}|"
         digest.update(struct.pack("<I", len(header)) + header.encode())
-        digest.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
     return digest.hexdigest()
 
 

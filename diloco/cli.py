@@ -1,0 +1,144 @@
+"""``gonkad train``: run a DiLoCo training, take part in one (``--join``), or verify a round (``verify``).
+
+Arguments are checked here before torch is imported; every invalid one is reported as one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from diloco.config import JoinSettings, LaunchSettings, Timeouts, TrainConfig
+from mlnode.cli import one_line
+
+TRAIN_FLAGS = {
+    "workers": "K: workers the run starts with, one data shard each (default 2)",
+    "inner_steps": "H: inner AdamW steps between outer steps (default 50)",
+    "rounds": "R: outer steps in the run (default 10)",
+    "preset": "model size: tiny, small or base (default tiny)",
+    "batch_size": "windows per inner step (default 8)",
+    "seq_len": "bytes per window (default 128)",
+    "inner_lr": "peak inner AdamW learning rate (default 3e-3)",
+    "min_lr": "inner learning rate at the end of the cosine (default 3e-4)",
+    "warmup_steps": "inner warmup steps (default 20)",
+    "weight_decay": "inner AdamW weight decay (default 0.1)",
+    "beta1": "inner AdamW beta1 (default 0.9)",
+    "beta2": "inner AdamW beta2 (default 0.95)",
+    "grad_clip": "inner gradient-norm clip (default 1.0)",
+    "outer_lr": "outer Nesterov learning rate (default 0.7)",
+    "outer_momentum": "outer Nesterov momentum (default 0.9)",
+    "compression": "pseudo-gradient encoding: fp32, fp16 or int8 (default fp32)",
+    "int8_chunk": "elements per int8 scale (default 4096)",
+    "seed": "model initialisation and data-order seed (default 0)",
+    "corpus_bytes": "use only the first N corpus bytes (default: the whole standard library)",
+    "val_every_file": "every N-th corpus file is validation (default 50)",
+    "eval_batches": "validation batches per evaluation (default 8)",
+}
+LAUNCH_FLAGS = {
+    "rendezvous": "HOST:PORT the rendezvous store listens on (default 127.0.0.1:0, a free port)",
+    "local_workers": "workers to spawn here (default: --workers); the others join with --join",
+    "stop_after": "end this session after N rounds in total; --resume continues",
+    "keep_checkpoints": "keep only the newest N checkpoints and their replay data (default: all)",
+}
+TIMEOUT_FLAGS = {
+    "startup_timeout_s": "how long round 0 waits for --workers workers (default 300)",
+    "straggler_timeout_s": "how long a round waits for the rest after the first worker is ready (default 60)",
+    "collective_timeout_s": "a collective not done by then has failed (default 300)",
+}
+JOIN_ONLY = ("join", "worker_name")
+SHARED = ("out", "threads", "device")
+Settings = TypeVar("Settings", bound=BaseModel)
+
+
+class VerifyRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_dir: str
+    round: int = Field(ge=0)
+    worker: str
+    threads: int | None = Field(None, ge=1)
+
+
+def _given(args: argparse.Namespace, names: Iterable[str]) -> dict[str, object]:
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def _validated(model: type[Settings], values: dict[str, object]) -> Settings:
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise ValueError(one_line(exc)) from None
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def cmd_train(args: argparse.Namespace) -> None:
+    train_given = _given(args, TRAIN_FLAGS)
+    if args.join is not None:
+        extra = [*train_given, *_given(args, (*LAUNCH_FLAGS, *TIMEOUT_FLAGS)), *(["resume"] if args.resume else [])]
+        if extra:
+            raise ValueError(f"--join takes its configuration from the run; drop {_flag(extra[0])}")
+        settings = _validated(JoinSettings, _given(args, JOIN_ONLY + SHARED))
+        from diloco import participant  # torch loads for training commands only
+
+        participant.run(settings)
+        return
+    if args.worker_name is not None:
+        raise ValueError("--worker-name goes with --join")
+    if args.resume and train_given:
+        raise ValueError(f"--resume continues the run in --out with its own configuration; "
+                         f"drop {_flag(next(iter(train_given)))}")
+    config = None if args.resume else _validated(TrainConfig, train_given)
+    timeouts = _validated(Timeouts, _given(args, TIMEOUT_FLAGS))
+    settings = _validated(LaunchSettings, {**_given(args, (*LAUNCH_FLAGS, *SHARED)), "resume": args.resume,
+                                           "timeouts": timeouts})
+    from diloco import launch
+    from diloco.membership import RunAborted
+
+    try:
+        summary = launch.launch(config, settings)
+    except RunAborted as exc:
+        raise ValueError(f"training stopped: {exc}") from None
+    print(json.dumps(summary))
+
+
+def cmd_verify(args: argparse.Namespace) -> None:
+    request = _validated(VerifyRequest, _given(args, ("run_dir", "round", "worker", "threads")))
+    run_dir = Path(request.run_dir)
+    if not (run_dir / "run.json").exists():
+        raise ValueError(f"{run_dir} is not a training run (no run.json)")
+    from diloco.pol import find_record
+    from diloco.replay import judge, replay_segment
+
+    record = find_record(run_dir / "pol.jsonl", request.round, request.worker)
+    print(judge(record, replay_segment(run_dir, request.round, record.worker_name, request.threads)).to_json())
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``train`` (and ``train verify``) to gonkad's top-level sub-commands."""
+    train = subparsers.add_parser("train", help="DiLoCo training of the ML node's model, with Proof-of-Learning "
+                                  "records; prints a JSON summary when done")
+    train.add_argument("--out", help="the run directory (checkpoints, metrics.jsonl, pol.jsonl, loss.png)")
+    for name, text in {**TRAIN_FLAGS, **LAUNCH_FLAGS, **TIMEOUT_FLAGS}.items():
+        train.add_argument(_flag(name), help=text)
+    train.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    train.add_argument("--threads", help="torch CPU threads per worker (default: cores / local workers)")
+    train.add_argument("--device", help="auto (default: cuda when available, else cpu), cpu, cuda or cuda:N")
+    train.add_argument("--join", help="HOST:PORT: take part as one worker in a run coordinated there")
+    train.add_argument("--worker-name", help="with --join: this worker's identity (its PoL key name)")
+    train.set_defaults(func=cmd_train)
+    actions = train.add_subparsers(dest="train_action")
+    verify = actions.add_parser("verify", help="replay one worker's round and judge its PoL record; prints "
+                                "{\"valid\": ..., \"reasons\": [...], \"weight_distance\": ...}")
+    verify.add_argument("run_dir")
+    verify.add_argument("round")
+    verify.add_argument("worker", help="worker name or data index")
+    verify.add_argument("--threads", help="replay threads (default: the worker's own, for an exact match)")
+    verify.set_defaults(func=cmd_verify)
