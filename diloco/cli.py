@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from diloco.config import JoinSettings, LaunchSettings, Timeouts, TrainConfig
+from diloco.config import ChainSettings, JoinSettings, LaunchSettings, Timeouts, TrainConfig
 from mlnode.cli import one_line
 
 TRAIN_FLAGS = {
@@ -50,6 +50,11 @@ TIMEOUT_FLAGS = {
     "straggler_timeout_s": "how long a round waits for the rest after the first worker is ready (default 60)",
     "collective_timeout_s": "a collective not done by then has failed (default 300)",
 }
+CHAIN_FLAGS = {
+    "chain_node": "CometBFT RPC of a chain node: register the run in x/learning and commit every round there",
+    "keyring_home": "with --chain-node: the home whose keyring holds the keys (a worker's key is named like it)",
+    "keyring_backend": "with --chain-node: test or file (default test)",
+}
 JOIN_ONLY = ("join", "worker_name")
 SHARED = ("out", "threads", "device")
 Settings = TypeVar("Settings", bound=BaseModel)
@@ -62,6 +67,20 @@ class VerifyRequest(BaseModel):
     round: int = Field(ge=0)
     worker: str
     threads: int | None = Field(None, ge=1)
+    submit: bool = False
+    verifier: str | None = None
+    """With ``submit``: the key that signs the verdict."""
+    chain: ChainSettings | None = None
+
+
+def _chain(args: argparse.Namespace) -> dict[str, object]:
+    """The ``chain`` settings when ``--chain-node`` is given; the other chain flags need it."""
+    given = _given(args, CHAIN_FLAGS)
+    if not given:
+        return {}
+    if "chain_node" not in given:
+        raise ValueError(f"{_flag(next(iter(given)))} goes with --chain-node")
+    return {"chain": _validated(ChainSettings, given)}
 
 
 def _given(args: argparse.Namespace, names: Iterable[str]) -> dict[str, object]:
@@ -85,7 +104,7 @@ def cmd_train(args: argparse.Namespace) -> None:
         extra = [*train_given, *_given(args, (*LAUNCH_FLAGS, *TIMEOUT_FLAGS)), *(["resume"] if args.resume else [])]
         if extra:
             raise ValueError(f"--join takes its configuration from the run; drop {_flag(extra[0])}")
-        settings = _validated(JoinSettings, _given(args, JOIN_ONLY + SHARED))
+        settings = _validated(JoinSettings, {**_given(args, JOIN_ONLY + SHARED), **_chain(args)})
         from diloco import participant  # torch loads for training commands only
 
         participant.run(settings)
@@ -97,8 +116,8 @@ def cmd_train(args: argparse.Namespace) -> None:
                          f"drop {_flag(next(iter(train_given)))}")
     config = None if args.resume else _validated(TrainConfig, train_given)
     timeouts = _validated(Timeouts, _given(args, TIMEOUT_FLAGS))
-    settings = _validated(LaunchSettings, {**_given(args, (*LAUNCH_FLAGS, *SHARED)), "resume": args.resume,
-                                           "timeouts": timeouts})
+    settings = _validated(LaunchSettings, {**_given(args, (*LAUNCH_FLAGS, *SHARED, "creator")),
+                                           "resume": args.resume, "timeouts": timeouts, **_chain(args)})
     from diloco import launch
     from diloco.membership import RunAborted
 
@@ -110,15 +129,30 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> None:
-    request = _validated(VerifyRequest, _given(args, ("run_dir", "round", "worker", "threads")))
+    request = _validated(VerifyRequest, {**_given(args, ("run_dir", "round", "worker", "threads", "verifier")),
+                                         "submit": args.submit, **_chain(args)})
     run_dir = Path(request.run_dir)
     if not (run_dir / "run.json").exists():
         raise ValueError(f"{run_dir} is not a training run (no run.json)")
+    if request.submit and (request.chain is None or request.verifier is None):
+        raise ValueError("--submit needs --chain-node, --keyring-home and --from")
+    from diloco.chain import committed_record, read_chain_run, submit_verdict
     from diloco.pol import find_record
     from diloco.replay import judge, replay_segment
 
     record = find_record(run_dir / "pol.jsonl", request.round, request.worker)
-    print(judge(record, replay_segment(run_dir, request.round, record.worker_name, request.threads)).to_json())
+    registered = read_chain_run(run_dir)
+    if registered is not None:
+        record = committed_record(registered, record)
+    elif request.submit:
+        raise ValueError(f"{run_dir} was not registered on chain (no chain.json)")
+    replay = replay_segment(run_dir, request.round, record.worker_name, request.threads)
+    verdict = judge(record, replay)
+    if request.submit and registered is not None and request.chain is not None and request.verifier is not None:
+        txhash = submit_verdict(registered, request.chain, request.verifier, record, replay, verdict)
+        print(json.dumps({**json.loads(verdict.to_json()), "txhash": txhash}))
+    else:
+        print(verdict.to_json())
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -133,6 +167,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--device", help="auto (default: cuda when available, else cpu), cpu, cuda or cuda:N")
     train.add_argument("--join", help="HOST:PORT: take part as one worker in a run coordinated there")
     train.add_argument("--worker-name", help="with --join: this worker's identity (its PoL key name)")
+    train.add_argument("--creator", help="with --chain-node: the key that registers a new run on chain")
+    for name, text in CHAIN_FLAGS.items():
+        train.add_argument(_flag(name), help=text)
     train.set_defaults(func=cmd_train)
     actions = train.add_subparsers(dest="train_action")
     verify = actions.add_parser("verify", help="replay one worker's round and judge its PoL record; prints "
@@ -141,4 +178,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify.add_argument("round")
     verify.add_argument("worker", help="worker name or data index")
     verify.add_argument("--threads", help="replay threads (default: the worker's own, for an exact match)")
+    verify.add_argument("--submit", action="store_true", help="sign the verdict and submit it to x/learning")
+    verify.add_argument("--from", dest="verifier", help="with --submit: the verifier's key")
+    for name, text in CHAIN_FLAGS.items():
+        verify.add_argument(_flag(name), help=text)
     verify.set_defaults(func=cmd_verify)

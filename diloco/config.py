@@ -94,6 +94,17 @@ class Timeouts(BaseModel):
     exceed the spread in how long workers take for their inner steps."""
 
 
+class ChainSettings(BaseModel):
+    """Where Proof-of-Learning records go on chain: a node's CometBFT RPC and the keyring holding this
+    host's keys. A worker signs with the key named like the worker."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chain_node: str = Field(pattern=r"^(https?|tcp)://")
+    keyring_home: str
+    keyring_backend: str = "test"
+
+
 class LaunchSettings(BaseModel):
     """``gonkad train``: host the rendezvous, spawn local workers, coordinate until the last round."""
 
@@ -112,6 +123,9 @@ class LaunchSettings(BaseModel):
     keep_checkpoints: int | None = Field(None, ge=2)
     """Keep only the newest N checkpoints and their replay data (default: all)."""
     timeouts: Timeouts = Timeouts()
+    chain: ChainSettings | None = None
+    creator: str | None = None
+    """With ``chain``: the key that registers a new run in x/learning."""
 
 
 class JoinSettings(BaseModel):
@@ -124,3 +138,4 @@ class JoinSettings(BaseModel):
     out: str
     threads: int = Field(1, ge=1)
     device: str = Field("auto", pattern=DEVICE)
+    chain: ChainSettings | None = None

@@ -18,10 +18,13 @@ import torch.distributed as dist
 
 from diloco import checkpoint
 from diloco.checkpoint import RunLayout, RunRecord
-from diloco.config import LaunchSettings, TrainConfig, config_hash
+from diloco.chain import CHAIN_KEY, ChainRun, read_chain_run, register_run
+from diloco.config import ChainSettings, LaunchSettings, TrainConfig, config_hash
 from diloco.data import load_corpus
 from diloco.membership import STORE_TIMEOUT_S, Coordinator, RunSpec
 from diloco.metrics import Event, MetricsLog, Progress, plot
+from diloco.worker import initial_weights
+from mlnode.weights import weights_sha256
 
 STOP_GRACE_S = 30.0
 
@@ -56,12 +59,15 @@ def device_for(setting: str, position: int) -> str:
     return "cpu" if setting == "auto" else setting
 
 
-def spawn(layout: RunLayout, address: str, name: str, threads: int, device: str) -> subprocess.Popen[bytes]:
+def spawn(layout: RunLayout, address: str, name: str, threads: int, device: str,
+          chain: ChainSettings | None) -> subprocess.Popen[bytes]:
     layout.log_file(name).parent.mkdir(parents=True, exist_ok=True)
+    chain_flags = [] if chain is None else ["--chain-node", chain.chain_node, "--keyring-home", chain.keyring_home,
+                                            "--keyring-backend", chain.keyring_backend]
     with layout.log_file(name).open("ab") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "gonkad", "train", "--join", address, "--worker-name", name,
-             "--out", str(layout.root), "--threads", str(threads), "--device", device],
+             "--out", str(layout.root), "--threads", str(threads), "--device", device, *chain_flags],
             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
 
 
@@ -94,8 +100,10 @@ def launch(config: TrainConfig | None, settings: LaunchSettings) -> dict[str, ob
     start = checkpoint.latest_complete(layout, local)
     first_round = start.checkpoint if start else 0
     end_round = min(settings.stop_after or run.config.rounds, run.config.rounds)
+    chain_run = None if settings.chain is None else on_chain(layout, run, settings.chain, settings.creator, count)
     if first_round < end_round:
-        coordinate(layout, run, first_round, end_round, dict(start.workers) if start else {}, count, settings)
+        coordinate(layout, run, first_round, end_round, dict(start.workers) if start else {}, count, settings,
+                   chain_run)
     info = checkpoint.latest_complete(layout, local)
     if layout.metrics_file.exists():
         plot(layout.metrics_file, layout.plot_file)
@@ -104,8 +112,20 @@ def launch(config: TrainConfig | None, settings: LaunchSettings) -> dict[str, ob
             "weights_sha256": info.weights_sha256 if info else None}
 
 
+def on_chain(layout: RunLayout, run: RunRecord, chain: ChainSettings, creator: str | None, count: int) -> ChainRun:
+    """The run's x/learning registration: read back, or made now by ``creator`` for workers
+    ``worker0`` … (the keys of those names)."""
+    registered = read_chain_run(layout.root)
+    if registered is not None:
+        return registered
+    if creator is None:
+        raise ValueError("registering the run on chain needs --creator KEY")
+    return register_run(layout, run, chain, creator, [f"worker{i}" for i in range(count)],
+                        weights_sha256(initial_weights(run.config)))
+
+
 def coordinate(layout: RunLayout, run: RunRecord, first_round: int, end_round: int, reserved: dict[str, int],
-               count: int, settings: LaunchSettings) -> None:
+               count: int, settings: LaunchSettings, chain_run: ChainRun | None) -> None:
     """Host the store, spawn ``count`` local workers and coordinate rounds ``first_round`` … ``end_round - 1``;
     ``reserved`` maps the starting checkpoint's workers to their data indices."""
     host, port = settings.rendezvous.rsplit(":", 1)
@@ -113,6 +133,8 @@ def coordinate(layout: RunLayout, run: RunRecord, first_round: int, end_round: i
                           timeout=timedelta(seconds=STORE_TIMEOUT_S))
     store.set("run", RunSpec(run=run, timeouts=settings.timeouts,
                              keep_checkpoints=settings.keep_checkpoints).model_dump_json())
+    if chain_run is not None:
+        store.set(CHAIN_KEY, chain_run.model_dump_json())
     address = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{store.port}"
     local = local_names(count, reserved)
     threads = settings.threads or max(1, (os.cpu_count() or 1) // max(1, count))
@@ -127,7 +149,8 @@ def coordinate(layout: RunLayout, run: RunRecord, first_round: int, end_round: i
     signal.signal(signal.SIGTERM, _terminated)
     try:
         for position, name in enumerate(local):
-            processes[name] = spawn(layout, address, name, threads, device_for(settings.device, position))
+            processes[name] = spawn(layout, address, name, threads, device_for(settings.device, position),
+                                    settings.chain)
             emit({"event": "spawned", "worker": name, "pid": processes[name].pid})
         Coordinator(store, layout, settings.timeouts, first_round, end_round, want=run.config.workers,
                     reserved={**reserved, **local}, processes=processes, emit=emit).run()

@@ -24,6 +24,7 @@ import torch
 import torch.distributed as dist
 
 from diloco import checkpoint
+from diloco.chain import CHAIN_KEY, ChainRun, ChainSink
 from diloco.checkpoint import CheckpointInfo, RunLayout, SegmentMeta
 from diloco.compress import Compression
 from diloco.config import JoinSettings, config_hash
@@ -31,7 +32,7 @@ from diloco.data import Corpus, data_order, load_corpus, shard, validation_batch
 from diloco.membership import CollectiveFailed, Member, Plan, RunSpec, collective, generation, store_client
 from diloco.outer import GlobalModel, average
 from diloco.pol import CheckpointRecord, JsonlSink, PoLSink, data_order_sha256
-from diloco.worker import evaluate, inner_optimizer, inner_steps
+from diloco.worker import evaluate, initial_weights, inner_optimizer, inner_steps
 from mlnode.model import Transformer
 from mlnode.weights import weights_sha256
 
@@ -133,7 +134,7 @@ class Participant:
     def _source_state(self, plan: Plan) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         if plan.source == "checkpoint":
             return checkpoint.read_global(self.layout, plan.round)
-        weights = Transformer(self.config.architecture()).init_weights(self.config.seed).state_dict()
+        weights = initial_weights(self.config)
         return weights, {name: torch.zeros_like(value) for name, value in weights.items()}
 
     def _train(self, round_number: int, rank: int) -> None:
@@ -229,8 +230,10 @@ def run(settings: JoinSettings) -> None:
     device = pick_device(settings.device)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    participant = Participant(Member(store, settings.worker_name), spec, layout, corpus, device,
-                              JsonlSink(layout.pol_file, settings.worker_name))
+    sink: PoLSink = JsonlSink(layout.pol_file, settings.worker_name)
+    if settings.chain is not None and store.check([CHAIN_KEY]):
+        sink = ChainSink(sink, settings.chain, ChainRun.model_validate_json(store.get(CHAIN_KEY)), settings.worker_name)
+    participant = Participant(Member(store, settings.worker_name), spec, layout, corpus, device, sink)
     participant.run_rounds()
 
 

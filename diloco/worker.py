@@ -25,6 +25,11 @@ def lr_at(step: int, config: TrainConfig) -> float:
     return config.min_lr + 0.5 * (config.inner_lr - config.min_lr) * (1 + math.cos(math.pi * progress))
 
 
+def initial_weights(config: TrainConfig) -> dict[str, torch.Tensor]:
+    """Checkpoint 0: the seeded initialisation every worker and the chain registration start from."""
+    return Transformer(config.architecture()).init_weights(config.seed).state_dict()
+
+
 def inner_optimizer(model: Transformer, config: TrainConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(model.parameters(), lr=config.inner_lr, betas=(config.beta1, config.beta2),
                              weight_decay=config.weight_decay)

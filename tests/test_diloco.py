@@ -189,16 +189,16 @@ def nudge(path: Path, suffix: str) -> None:
     save_file(tensors, str(path))
 
 
-def tamper_weights(run: Path) -> None:
-    nudge(run / "checkpoints" / "000003" / "model" / WEIGHTS_FILE, "weight")
+def tamper_weights(run: Path, round_number: int) -> None:
+    nudge(run / "checkpoints" / f"{round_number:06d}" / "model" / WEIGHTS_FILE, "weight")
 
 
-def tamper_optimizer(run: Path) -> None:
-    nudge(run / "checkpoints" / "000003" / "workers" / "worker0.safetensors", "exp_avg")
+def tamper_optimizer(run: Path, round_number: int) -> None:
+    nudge(run / "checkpoints" / f"{round_number:06d}" / "workers" / "worker0.safetensors", "exp_avg")
 
 
-def reorder_data(run: Path) -> None:
-    path = run / "rounds" / "000003" / "worker0" / "data_order.json"
+def reorder_data(run: Path, round_number: int) -> None:
+    path = run / "rounds" / f"{round_number:06d}" / "worker0" / "data_order.json"
     body = json.loads(path.read_text())
     body["window_starts"][0], body["window_starts"][1] = body["window_starts"][1], body["window_starts"][0]
     path.write_text(json.dumps(body))
@@ -210,10 +210,10 @@ def reorder_data(run: Path) -> None:
     (reorder_data, "data_hash: the stored data order is not the one the record names"),
 ])
 def test_invalid_tampered_replay_data_is_rejected(run_a: tuple[Path, dict[str, Any]], tmp_path: Path,
-                                                  tamper: Callable[[Path], None], reason: str) -> None:
+                                                  tamper: Callable[[Path, int], None], reason: str) -> None:
     out, _ = run_a
     copy = copy_segment(out, tmp_path / "copy", 3, "worker0")
-    tamper(copy)
+    tamper(copy, 3)
     verdict = judge(find_record(out / "pol.jsonl", 3, "worker0"), replay_segment(copy, 3, "worker0"))
     assert not verdict.valid
     assert any(reason in text for text in verdict.reasons), verdict.reasons
