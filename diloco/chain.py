@@ -18,7 +18,9 @@ from diloco.checkpoint import RunLayout, RunRecord
 from diloco.config import ChainSettings
 from diloco.pol import CheckpointRecord, PoLSink
 from diloco.replay import Replay, Verdict
+from gonkad.client.tx import TxError
 from gonkad.keys.keyring import Keyring
+from gonkad.rpc import RPCError
 from gonkad.txbuilder import address_of
 from x.learning.client import LearningClient
 
@@ -27,8 +29,6 @@ log = logging.getLogger("diloco.chain")
 CHAIN_FILE = "chain.json"
 CHAIN_KEY = "chain"
 """Where the launcher publishes the ``ChainRun`` in the rendezvous store for the workers."""
-REASON_BYTES = 256
-"""x/learning's default ``max_reason_len``."""
 
 
 class ChainRun(BaseModel):
@@ -71,52 +71,80 @@ def register_run(layout: RunLayout, run: RunRecord, settings: ChainSettings, cre
 
 class ChainSink:
     """Keeps the local sink's records and commits each round once its global state is known: x/learning
-    takes the worker's record and the round's resulting global hashes in one ``MsgCommitCheckpoint``."""
+    takes the worker's record and the round's resulting global hashes in one ``MsgCommitCheckpoint``.
+
+    A commit the chain does not take (node unreachable, a refusal) is logged and retried, in round order,
+    after the next round: training never waits on or dies with the chain.
+    """
 
     def __init__(self, local: PoLSink, settings: ChainSettings, run: ChainRun, worker_name: str) -> None:
         self.local = local
         self.client = LearningClient(settings.chain_node)
         self.key = keyring(settings).private_key(worker_name)
         self.run_id = run.run_id
-        self.pending: dict[int, CheckpointRecord] = {}
+        self.records: dict[int, CheckpointRecord] = {}
+        self.ready: dict[int, tuple[CheckpointRecord, str, str]] = {}
+        """Rounds whose global state is known and that are not yet on chain."""
 
     def record(self, record: CheckpointRecord) -> None:
         self.local.record(record)
-        self.pending[record.round] = record
+        self.records[record.round] = record
 
     def record_global(self, round: int, global_weights_hash: str, outer_momentum_hash: str) -> None:
         self.local.record_global(round, global_weights_hash, outer_momentum_hash)
-        record = self.pending.pop(round)
-        delivered = self.client.commit_checkpoint(
-            self.key, self.run_id, round, start_weights_hash=bytes.fromhex(record.start_weights_hash),
-            weights_hash=bytes.fromhex(record.weights_hash), optimizer_hash=bytes.fromhex(record.optimizer_hash),
-            data_order_hash=bytes.fromhex(record.data_hash), config_hash=bytes.fromhex(record.config_hash),
-            global_weights_hash=bytes.fromhex(global_weights_hash),
-            outer_momentum_hash=bytes.fromhex(outer_momentum_hash))
-        log.info("round %d committed on chain in tx %s at height %d", round, delivered.txhash, delivered.height)
+        record = self.records.pop(round, None)
+        if record is not None:  # a round this worker did not train in has nothing of its own to commit
+            self.ready[round] = (record, global_weights_hash, outer_momentum_hash)
+        for pending in sorted(self.ready):
+            if not self._commit(*self.ready[pending]):
+                return
+            del self.ready[pending]
+
+    def _commit(self, record: CheckpointRecord, global_weights_hash: str, outer_momentum_hash: str) -> bool:
+        try:
+            delivered = self.client.commit_checkpoint(
+                self.key, self.run_id, record.round, start_weights_hash=bytes.fromhex(record.start_weights_hash),
+                weights_hash=bytes.fromhex(record.weights_hash), optimizer_hash=bytes.fromhex(record.optimizer_hash),
+                data_order_hash=bytes.fromhex(record.data_hash), config_hash=bytes.fromhex(record.config_hash),
+                global_weights_hash=bytes.fromhex(global_weights_hash),
+                outer_momentum_hash=bytes.fromhex(outer_momentum_hash))
+        except (TxError, RPCError, OSError) as error:
+            log.error("round %d not committed on chain (will retry after the next round): %s", record.round, error)
+            return False
+        log.info("round %d committed on chain in tx %s at height %d", record.round, delivered.txhash,
+                 delivered.height)
+        return True
 
 
-def committed_record(run: ChainRun, local: CheckpointRecord) -> CheckpointRecord:
+def worker_address(run: ChainRun, worker_name: str) -> str:
+    if worker_name not in run.workers:
+        raise ValueError(f"worker {worker_name!r} is not one of the run's registered workers "
+                         f"({', '.join(sorted(run.workers))})")
+    return run.workers[worker_name]
+
+
+def committed_record(client: LearningClient, run: ChainRun, local: CheckpointRecord) -> CheckpointRecord:
     """The local record with every hash the chain holds replaced by the chain's: what the worker really
     committed. The start optimizer state is the worker's committed state of the round before, if any."""
-    client = LearningClient(run.chain_node)
-    address = run.workers[local.worker_name]
+    address = worker_address(run, local.worker_name)
     on_chain = client.checkpoint(run.run_id, local.round, address)
-    start_optimizer = local.start_optimizer_hash
-    if local.round > 0 and any(c["worker"] == address for c in client.checkpoints(run.run_id, local.round - 1)):
-        start_optimizer = client.checkpoint(run.run_id, local.round - 1, address)["optimizer_hash"]
+    before = [c for c in client.checkpoints(run.run_id, local.round - 1) if c["worker"] == address] \
+        if local.round > 0 else []
     return local.model_copy(update={
         "config_hash": on_chain["config_hash"], "start_weights_hash": on_chain["start_weights_hash"],
-        "start_optimizer_hash": start_optimizer, "data_hash": on_chain["data_order_hash"],
-        "weights_hash": on_chain["weights_hash"], "optimizer_hash": on_chain["optimizer_hash"]})
+        "start_optimizer_hash": before[0]["optimizer_hash"] if before else local.start_optimizer_hash,
+        "data_hash": on_chain["data_order_hash"], "weights_hash": on_chain["weights_hash"],
+        "optimizer_hash": on_chain["optimizer_hash"]})
 
 
-def submit_verdict(run: ChainRun, settings: ChainSettings, verifier: str, record: CheckpointRecord,
-                   replay: Replay, verdict: Verdict) -> str:
-    """``MsgSubmitVerdict`` for one replayed round; returns the transaction hash."""
-    reason = "; ".join(verdict.reasons).encode()[:REASON_BYTES].decode(errors="ignore")
-    delivered = LearningClient(run.chain_node).submit_verdict(
-        keyring(settings).private_key(verifier), run.run_id, record.round, run.workers[record.worker_name],
+def submit_verdict(client: LearningClient, run: ChainRun, settings: ChainSettings, verifier: str,
+                   record: CheckpointRecord, replay: Replay, verdict: Verdict) -> str:
+    """``MsgSubmitVerdict`` for one replayed round, its reasons cut to the chain's ``max_reason_len``;
+    returns the transaction hash."""
+    limit = int(client.params()["max_reason_len"])
+    reason = "; ".join(verdict.reasons).encode()[:limit].decode(errors="ignore")
+    delivered = client.submit_verdict(
+        keyring(settings).private_key(verifier), run.run_id, record.round, worker_address(run, record.worker_name),
         verdict.valid, replay_weights_hash=bytes.fromhex(replay.weights_hash),
         replay_optimizer_hash=bytes.fromhex(replay.optimizer_hash), reason=reason)
     return delivered.txhash

@@ -139,20 +139,23 @@ def cmd_verify(args: argparse.Namespace) -> None:
     from diloco.chain import committed_record, read_chain_run, submit_verdict
     from diloco.pol import find_record
     from diloco.replay import judge, replay_segment
+    from x.learning.client import LearningClient
 
     record = find_record(run_dir / "pol.jsonl", request.round, request.worker)
     registered = read_chain_run(run_dir)
+    client = None
     if registered is not None:
-        record = committed_record(registered, record)
-    elif request.submit:
-        raise ValueError(f"{run_dir} was not registered on chain (no chain.json)")
+        client = LearningClient(request.chain.chain_node if request.chain else registered.chain_node)
+        record = committed_record(client, registered, record)
     replay = replay_segment(run_dir, request.round, record.worker_name, request.threads)
     verdict = judge(record, replay)
-    if request.submit and registered is not None and request.chain is not None and request.verifier is not None:
-        txhash = submit_verdict(registered, request.chain, request.verifier, record, replay, verdict)
-        print(json.dumps({**json.loads(verdict.to_json()), "txhash": txhash}))
-    else:
+    if not request.submit:
         print(verdict.to_json())
+        return
+    if registered is None or client is None or request.chain is None or request.verifier is None:
+        raise ValueError(f"{run_dir} was not registered on chain (no chain.json)")
+    txhash = submit_verdict(client, registered, request.chain, request.verifier, record, replay, verdict)
+    print(json.dumps({**json.loads(verdict.to_json()), "txhash": txhash}))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -100,7 +100,8 @@ def launch(config: TrainConfig | None, settings: LaunchSettings) -> dict[str, ob
     start = checkpoint.latest_complete(layout, local)
     first_round = start.checkpoint if start else 0
     end_round = min(settings.stop_after or run.config.rounds, run.config.rounds)
-    chain_run = None if settings.chain is None else on_chain(layout, run, settings.chain, settings.creator, count)
+    chain_run = None if settings.chain is None else on_chain(layout, run, settings.chain, settings.creator,
+                                                               first_round)
     if first_round < end_round:
         coordinate(layout, run, first_round, end_round, dict(start.workers) if start else {}, count, settings,
                    chain_run)
@@ -112,15 +113,18 @@ def launch(config: TrainConfig | None, settings: LaunchSettings) -> dict[str, ob
             "weights_sha256": info.weights_sha256 if info else None}
 
 
-def on_chain(layout: RunLayout, run: RunRecord, chain: ChainSettings, creator: str | None, count: int) -> ChainRun:
-    """The run's x/learning registration: read back, or made now by ``creator`` for workers
-    ``worker0`` … (the keys of those names)."""
+def on_chain(layout: RunLayout, run: RunRecord, chain: ChainSettings, creator: str | None,
+             first_round: int) -> ChainRun:
+    """The run's x/learning registration: read back, or made now by ``creator`` for the run's workers
+    ``worker0`` … ``worker{K-1}`` (the keys of those names, local or joining from other hosts)."""
     registered = read_chain_run(layout.root)
     if registered is not None:
         return registered
+    if first_round > 0:
+        raise ValueError("this run has rounds done off chain; only a new run can be registered on chain")
     if creator is None:
         raise ValueError("registering the run on chain needs --creator KEY")
-    return register_run(layout, run, chain, creator, [f"worker{i}" for i in range(count)],
+    return register_run(layout, run, chain, creator, [f"worker{i}" for i in range(run.config.workers)],
                         weights_sha256(initial_weights(run.config)))
 
 

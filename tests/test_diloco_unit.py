@@ -16,9 +16,10 @@ import torch.distributed as dist
 from pydantic import ValidationError
 
 from diloco import checkpoint
+from diloco.chain import ChainRun, ChainSink
 from diloco.checkpoint import RunLayout
 from diloco.compress import Compression
-from diloco.config import Timeouts, TrainConfig
+from diloco.config import ChainSettings, Timeouts, TrainConfig
 from diloco.data import Corpus, batches, corpus_files, data_order, load_corpus, shard, validation_batches
 from diloco.membership import Coordinator, Member, Plan, store_client
 from diloco.metrics import Event
@@ -26,6 +27,8 @@ from diloco.outer import GlobalModel, average
 from diloco.pol import CheckpointRecord, JsonlSink, data_order_sha256, find_record
 from diloco.worker import inner_optimizer, inner_steps, lr_at
 from gonkad.cli import main
+from gonkad.client.tx import Delivered, TxError
+from gonkad.keys.keyring import Keyring
 from mlnode.model import Transformer
 from mlnode.weights import weights_sha256
 
@@ -236,3 +239,35 @@ def test_bad_arguments_are_one_line_and_exit_1(argv: list[str], message: str, tm
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("Error: ") and message in err
     assert not (tmp_path / "out").exists()
+
+
+class ScriptedLearning:
+    """Stands in for the chain client: refuses the first ``failures`` commits, then takes them."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.committed: list[int] = []
+
+    def commit_checkpoint(self, key: object, run_id: int, round_: int, **hashes: bytes) -> Delivered:
+        if self.failures:
+            self.failures -= 1
+            raise TxError("node unreachable")
+        assert run_id == 7 and len(hashes) == 7
+        self.committed.append(round_)
+        return Delivered(txhash="AB", height=round_ + 1, gas_used=1, events=[])
+
+
+def test_chain_sink_keeps_a_refused_round_and_commits_it_in_order_later(tmp_path: Path) -> None:
+    Keyring(tmp_path, "test").add("worker0")
+    settings = ChainSettings(chain_node="http://127.0.0.1:1", keyring_home=str(tmp_path))
+    sink = ChainSink(JsonlSink(tmp_path / "pol.jsonl", "worker0"), settings,
+                     ChainRun(chain_node=settings.chain_node, run_id=7, workers={"worker0": "gonka1x"}), "worker0")
+    scripted = ScriptedLearning(failures=1)
+    sink.client = scripted  # type: ignore[assignment]
+    for round_ in (0, 1):
+        sink.record(CheckpointRecord(round=round_, worker_index=0, worker_name="worker0", config_hash="a" * 64,
+                                     start_weights_hash="b" * 64, start_optimizer_hash="c" * 64,
+                                     data_hash="d" * 64, weights_hash="e" * 64, optimizer_hash="f" * 64))
+        sink.record_global(round_, "1" * 64, "2" * 64)
+        assert scripted.committed == ([] if round_ == 0 else [0, 1])
+    assert sink.ready == {} and len((tmp_path / "pol.jsonl").read_text().splitlines()) == 4

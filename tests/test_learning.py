@@ -264,6 +264,7 @@ def test_verdicts_are_counted_once_per_verifier(chain: Chain) -> None:
     for signer, msg, code, log in (
         (V1, verdict(V1, W1), 13, f"by {addr(V1)}: verdict already submitted"),
         (V1, verdict(V1, W2), 12, f"run 1 round 0 worker {addr(W2)}: checkpoint not found"),
+        (W1, verdict(W1, W1), 15, f"{addr(W1)} committed this checkpoint: a worker cannot judge its own checkpoint"),
         (OUTSIDER, verdict(OUTSIDER, W1, reason="r" * 17), 14, "17 bytes, at most 16: verdict reason too long"),
         (OUTSIDER, verdict(OUTSIDER, W1, replay_weights_hash=b"\x00"), 2,
          "replay_weights_hash is 1 bytes: hash must be 32 bytes"),

@@ -138,7 +138,10 @@ def deliver(
 ) -> Delivered:
     """Sign, broadcast and wait for the block; TxFailed carries the chain's code when any stage refuses it."""
     raw, _ = sign_messages(querier, key, messages, chain_id, options)
-    sent = broadcast(querier, raw)
+    try:
+        sent = broadcast(querier, raw)
+    except RPCError as exc:
+        raise TxError(f"broadcast failed: {exc}") from None
     if sent["code"]:
         raise TxFailed("refused by the mempool", sent["codespace"], sent["code"], sent["raw_log"], sent["txhash"])
     committed = wait_for_tx(querier, sent["txhash"], timeout_s)

@@ -18,3 +18,4 @@ ErrGlobalMismatch = register(CODESPACE, 11, "global state differs from the round
 ErrCheckpointNotFound = register(CODESPACE, 12, "checkpoint not found")
 ErrVerdictExists = register(CODESPACE, 13, "verdict already submitted")
 ErrReasonTooLong = register(CODESPACE, 14, "verdict reason too long")
+ErrSelfVerdict = register(CODESPACE, 15, "a worker cannot judge its own checkpoint")

@@ -1,6 +1,7 @@
 """x/learning genesis: the whole module state, exported in key order and imported through the message rules.
 
-Import replays the records as the chain accepted them: runs first, then checkpoints round by round (so each
+Import replays the records as the chain accepted them (a run's size is not re-checked against the params,
+which may have changed since it was created): runs first, then checkpoints round by round (so each
 start hash chains from the previous round's global state), then verdicts, which recount the tallies; a
 genesis whose stated tallies differ from its verdicts is refused, like bank's stated supply.
 """

@@ -24,6 +24,7 @@ from x.learning.errors import (
     ErrRoundOutOfRange,
     ErrRunLimits,
     ErrRunNotFound,
+    ErrSelfVerdict,
     ErrStartMismatch,
     ErrVerdictExists,
 )
@@ -148,6 +149,8 @@ class LearningKeeper:
         if checkpoint is None:
             raise ErrCheckpointNotFound.wrap(f"run {verdict.run_id} round {verdict.round} worker {verdict.worker}")
         worker, verifier = bech32.decode(verdict.worker), bech32.decode(verdict.verifier)
+        if worker == verifier:
+            raise ErrSelfVerdict.wrap(f"{verdict.verifier} committed this checkpoint")
         key = keys.verdict_key(verdict.run_id, verdict.round, worker, verifier)
         if _kv(ctx).get(key) is not None:
             raise ErrVerdictExists.wrap(f"by {verdict.verifier}")

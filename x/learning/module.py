@@ -7,16 +7,13 @@ from typing import Any
 from google.protobuf import json_format
 
 from gonkad.context import Context
+from gonkad.client.flags import message_dict
 from gonkad.module import BaseModule, MsgRoute, QueryRoute, type_url
 from gonkad.protogen.gonka.learning.v1 import genesis_pb2, tx_pb2
 from x.learning import genesis, keys, msg_server
 from x.learning.keeper import LearningKeeper
 from x.learning.query_server import QueryServer
 from x.learning.validate import validate_checkpoint, validate_run, validate_verdict
-
-
-def genesis_json(state: genesis_pb2.GenesisState) -> dict[str, Any]:
-    return json_format.MessageToDict(state, preserving_proto_field_name=True)
 
 
 class LearningModule(BaseModule):
@@ -27,13 +24,13 @@ class LearningModule(BaseModule):
         self.keeper = keeper
 
     def default_genesis(self) -> dict[str, Any]:
-        return genesis_json(genesis.default_genesis())
+        return message_dict(genesis.default_genesis())
 
     def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
         genesis.init_genesis(ctx, self.keeper, json_format.ParseDict(state, genesis_pb2.GenesisState()))
 
     def export_genesis(self, ctx: Context) -> dict[str, Any]:
-        return genesis_json(genesis.export_genesis(ctx, self.keeper))
+        return message_dict(genesis.export_genesis(ctx, self.keeper))
 
     def msg_routes(self) -> dict[str, MsgRoute]:
         k = self.keeper
