@@ -17,8 +17,6 @@ result. ``judge`` holds that replay against the worker's ``CheckpointRecord``:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -31,6 +29,7 @@ from diloco.data import data_order, load_corpus, shard
 from diloco.pol import CheckpointRecord, data_order_sha256
 from diloco.worker import inner_optimizer, inner_steps
 from mlnode.model import Transformer
+from mlnode.threads import torch_threads
 from mlnode.weights import WEIGHTS_FILE, weights_sha256
 
 WEIGHT_TOLERANCE = 0.1
@@ -69,16 +68,6 @@ class Verdict:
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
-
-
-@contextmanager
-def torch_threads(count: int) -> Iterator[None]:
-    previous = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def worker_name(layout: RunLayout, round_number: int, worker: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import torch
@@ -19,6 +18,7 @@ from torch import Tensor
 from mlnode.generate import MAX_TOP_LOGPROBS, GenerationRequest, Sequence, TokenLogprob, generate
 from mlnode.model import Transformer
 from mlnode.sampling import SamplingParams
+from mlnode.threads import torch_threads
 from mlnode.tokenizer import chat_prompt
 from mlnode.verify import Verdict, teacher_forced, verify_sequence
 
@@ -46,16 +46,6 @@ NOISE = 1e-2
 KINDS = ("other_seed", "noisy_block", "truncated_length", "truncated_stop", "swapped", "random_made_up",
          "random_true_logprobs", "perturbed_logprobs", "copied_logprobs")
 """Dishonest kinds, in the order ``corpus`` lists them after "honest"."""
-
-
-@contextmanager
-def torch_threads(count: int) -> Iterator[None]:
-    previous = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def random_request(rng: random.Random, lengths: tuple[int, int]) -> GenerationRequest:

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 
 from gonkad import localnet
+from mlnode.threads import torch_threads
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -19,10 +19,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def one_torch_thread() -> Iterator[None]:
     """Torch in the test process on one thread: on a small machine shared with the nodes a test starts,
     a second thread only makes them all wait on each other's spinning threads."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="module")
