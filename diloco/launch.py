@@ -24,6 +24,7 @@ from diloco.data import load_corpus
 from diloco.membership import STORE_TIMEOUT_S, Coordinator, RunSpec
 from diloco.metrics import Event, MetricsLog, Progress, plot
 from diloco.worker import initial_weights
+from gonkad.process import stop_child
 from mlnode.weights import weights_sha256
 
 STOP_GRACE_S = 30.0
@@ -77,12 +78,7 @@ def stop(processes: dict[str, subprocess.Popen[bytes]], grace_s: float) -> None:
         try:
             process.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_child(process, grace_s=5)
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -47,3 +48,14 @@ def terminate(pid: int, name: str, grace_s: float = 15.0) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def stop_child(process: subprocess.Popen[bytes], grace_s: float) -> None:
+    """A child of this process: SIGTERM, then SIGKILL if it has not exited within the grace period; reaped."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

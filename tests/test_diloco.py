@@ -29,6 +29,7 @@ from diloco.compress import Compression
 from diloco.metrics import read_events
 from diloco.pol import CheckpointRecord, find_record
 from diloco.replay import WEIGHT_TOLERANCE, judge, replay_segment
+from gonkad.process import stop_child
 from mlnode.config import preset
 from mlnode.weights import WEIGHTS_FILE
 
@@ -55,16 +56,6 @@ def kill_spawned_workers(out: Path) -> None:
             os.kill(event["pid"], signal.SIGKILL)
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 @contextmanager
 def launcher(out: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
     """``gonkad train --out OUT ARGS``; it and its workers are stopped however the block ends."""
@@ -74,7 +65,7 @@ def launcher(out: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
         try:
             yield process
         finally:
-            stop(process)
+            stop_child(process, grace_s=20)
             kill_spawned_workers(out)
             assert process.stdout is not None
             process.stdout.close()
@@ -255,7 +246,7 @@ def test_the_ml_node_serves_a_trained_checkpoint(run_a: tuple[Path, dict[str, An
             assert answer.usage is not None and answer.usage.completion_tokens >= 1
             assert isinstance(answer.choices[0].message.content, str)
         finally:
-            stop(node)
+            stop_child(node, grace_s=20)
             node.stdout.close()
 
 
@@ -300,7 +291,7 @@ def test_a_killed_worker_is_dropped_and_a_joiner_takes_part(tmp_path: Path) -> N
             assert process.returncode == 0, (tmp_path / "elastic.stderr").read_text()[-3000:]
             assert joiner.wait(timeout=30) == 0, (tmp_path / "late.log").read_text()[-3000:]
         finally:
-            stop(joiner)
+            stop_child(joiner, grace_s=20)
     assert json.loads(stdout.decode().splitlines()[-1])["rounds_done"] == 5
     dropped = events_of(out, "dropped")
     assert [(e["worker"], e["reason"]) for e in dropped] == [("worker1", "exited with -9")]

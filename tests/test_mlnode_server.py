@@ -29,6 +29,7 @@ import torch
 import uvicorn
 from openai.types.chat import ChatCompletionTokenLogprob
 
+from gonkad.process import stop_child
 from mlnode.generate import GenerationRequest, Sequence, generate
 from mlnode.local import LocalBackend
 from mlnode.nodeinfo import Hardware
@@ -71,12 +72,7 @@ def mlnode(folder: Path, *args: str) -> Iterator[str]:
         try:
             yield ready_url(process, log)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_child(process, grace_s=10)
             assert process.stdout is not None
             process.stdout.close()
 
