@@ -4,17 +4,17 @@ Every run trains the same model preset from the same seeded initialisation with 
 learning-rate schedule and per-worker data shards, for the same number of steps (so the same tokens) per
 worker; only how often and how compactly workers talk differs:
 
-- data-parallel: every step each worker all-reduces (averages) its fp32 gradient, then takes one AdamW
-  step; it reuses ``diloco.worker.inner_steps`` unchanged, with a hook that averages each parameter's
-  gradient as backward produces it, and the data order of a DiLoCo H=50 run;
+- data-parallel (``bench/data_parallel.py``): every step each worker all-reduces (averages) its fp32
+  gradient, then takes one AdamW step, with the inner loop and the data order of a DiLoCo H=50 run;
 - DiLoCo: the real trainer, ``gonkad train``, for H ∈ {10, 50, 200} × fp32 / fp16 / int8.
 
 Bytes are counted the way DiLoCo counts its exchange: a worker sends its whole payload to each of the
 other n − 1 workers, so per exchange it sends ``payload_bytes · (n − 1)``; data-parallel's payload is the
 fp32 gradient, every step. (A ring all-reduce would send 2·(n − 1)/n of the gradient instead: the same
 for n = 2.) Runs go in priority order and the report is rewritten after each, so a sweep cut short by
-``--budget-s`` still reports what ran. Prints a markdown section and writes it to
-bench/results_diloco.md, and the curves to bench/diloco_loss_vs_bytes.png.
+``--budget-s`` still reports what ran; each finished run is kept under bench/out/diloco/ and reused
+by a later invocation with the same settings (``--fresh`` reruns). Prints a markdown section and writes it to
+bench/results_diloco_STEPS.md, and the curves to bench/diloco_loss_vs_bytes_STEPS.png.
 
     .venv/bin/python bench/bench_diloco.py --steps 800 --workers 2
 """
@@ -22,31 +22,27 @@ bench/results_diloco.md, and the curves to bench/diloco_loss_vs_bytes.png.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.common import free_port, log  # noqa: E402
 from diloco.compress import Compression  # noqa: E402
 from diloco.config import TrainConfig  # noqa: E402
-from diloco.data import data_order, load_corpus, shard, validation_batches  # noqa: E402
 from diloco.metrics import read_events  # noqa: E402
-from diloco.worker import evaluate, inner_optimizer, inner_steps  # noqa: E402
 from mlnode.model import Transformer  # noqa: E402
 
-RESULTS = Path(__file__).with_name("results_diloco.md")
-PLOT = Path(__file__).with_name("diloco_loss_vs_bytes.png")
+HERE = Path(__file__).parent
+SAVED = HERE / "out" / "diloco"
 DP_EVAL_EVERY = 50
 """Data-parallel evaluates (and draws its data order) in blocks of this many steps, like DiLoCo H=50."""
 PRIORITY = ["dp", "int8-50", "fp32-50", "fp16-50", "int8-10", "int8-200", "fp32-10", "fp32-200", "fp16-10",
@@ -75,55 +71,28 @@ class Result:
         return "data-parallel" if self.inner_steps is None else f"DiLoCo H={self.inner_steps} {self.compression}"
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def data_parallel_worker(rank: int, config: TrainConfig, port: int, results: mp.SimpleQueue) -> None:
-    """One data-parallel worker; rank 0 evaluates every block and puts the curve on ``results``."""
-    torch.set_num_threads(1)
-    workers = config.workers
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=workers)
-    corpus = load_corpus(config)
-    data, validation = shard(corpus, rank, workers), validation_batches(corpus, config)
-    model = Transformer(config.architecture()).init_weights(config.seed)
-    optimizer = inner_optimizer(model, config)
-
-    def average(param: torch.Tensor) -> None:
-        dist.all_reduce(param.grad)
-        param.grad.div_(workers)
-
-    for param in model.parameters():
-        param.register_post_accumulate_grad_hook(average)
-    numel = sum(p.numel() for p in model.parameters())
-    bytes_per_step = Compression("fp32").payload_bytes(numel) * (workers - 1)
-    curve = [Point(0, 0, evaluate(model, validation))] if rank == 0 else []
-    for block in range(config.rounds):
-        starts = data_order(config, rank, block, data.numel())
-        inner_steps(model, optimizer, data, starts, config, block * config.inner_steps)
-        if rank == 0:
-            step = (block + 1) * config.inner_steps
-            curve.append(Point(step, step * bytes_per_step, evaluate(model, validation)))
-            log(f"dp step {step}: val loss {curve[-1].val_loss:.4f}")
-    if rank == 0:
-        results.put(curve)
-    dist.destroy_process_group()
-
-
-def run_data_parallel(base: TrainConfig, steps: int) -> Result:
+def run_data_parallel(base: TrainConfig, steps: int, work: Path) -> Result:
+    """Two ``bench/data_parallel.py`` ranks on loopback; rank 0 writes the curve."""
     config = base.model_copy(update={"inner_steps": DP_EVAL_EVERY, "rounds": steps // DP_EVAL_EVERY})
-    context = mp.get_context("spawn")
-    results = context.SimpleQueue()
+    master, out = f"127.0.0.1:{free_port()}", work / "dp.json"
     began = time.perf_counter()
-    mp.start_processes(data_parallel_worker, args=(config, free_port(), results), nprocs=config.workers,
-                       start_method="spawn")
-    return Result("data-parallel", None, "fp32", results.get(), time.perf_counter() - began)
+    ranks = [subprocess.Popen([sys.executable, str(REPO / "bench" / "data_parallel.py"), "--rank", str(rank),
+                               "--world", str(config.workers), "--master", master, "--config",
+                               config.model_dump_json(), "--out", str(out)], cwd=REPO)
+             for rank in range(config.workers)]
+    try:
+        if any(rank.wait() != 0 for rank in ranks):
+            raise RuntimeError("a data-parallel rank failed")
+    finally:
+        for rank in ranks:
+            if rank.poll() is None:
+                rank.kill()
+                rank.wait()
+    wall = time.perf_counter() - began
+    numel = sum(p.numel() for p in Transformer(config.architecture()).parameters())
+    bytes_per_step = Compression("fp32").payload_bytes(numel) * (config.workers - 1)
+    curve = [Point(step, step * bytes_per_step, loss) for step, loss in json.loads(out.read_text())["curve"]]
+    return Result("data-parallel", None, "fp32", curve, wall)
 
 
 def run_diloco(base: TrainConfig, steps: int, inner: int, compression: str, work: Path) -> Result:
@@ -133,7 +102,7 @@ def run_diloco(base: TrainConfig, steps: int, inner: int, compression: str, work
     command = [sys.executable, "-m", "gonkad", "train", "--out", str(out), "--workers", str(base.workers),
                "--inner-steps", str(inner), "--rounds", str(steps // inner), "--compression", compression,
                "--preset", base.preset, "--batch-size", str(base.batch_size), "--seq-len", str(base.seq_len),
-               "--threads", "1"]
+               "--outer-lr", str(base.outer_lr), "--outer-momentum", str(base.outer_momentum), "--threads", "1"]
     began = time.perf_counter()
     with (work / f"{name}.log").open("w") as output:
         subprocess.run(command, cwd=REPO, stdout=output, stderr=subprocess.STDOUT, check=True)
@@ -151,10 +120,11 @@ def report(results: list[Result], base: TrainConfig, steps: int, skipped: list[s
     tokens = steps * base.batch_size * base.seq_len
     lines = [f"## DiLoCo against data-parallel ({base.workers} workers, preset {base.preset}, batch "
              f"{base.batch_size} × seq {base.seq_len}, {steps} steps per worker)", "",
-             f"Generated by `bench/bench_diloco.py --steps {steps} --workers {base.workers}` on "
+             f"Generated by `bench/bench_diloco.py --steps {steps} --workers {base.workers} --outer-lr "
+             f"{base.outer_lr:g} --outer-momentum {base.outer_momentum:g}` on "
              f"{os.cpu_count()} CPU cores, 1 torch thread per worker. Bytes are those one worker sends: "
              "payload · (n − 1) per exchange, fp32 gradients every step for data-parallel. "
-             f"Plot: `{PLOT.name}`.", "",
+             f"Outer step: lr {base.outer_lr:g}, momentum {base.outer_momentum:g}. Plot: `{plot_path(steps).name}`.", "",
              "| method | H | compression | steps per worker | tokens per worker | final val loss | loss vs DP | "
              "bytes sent per worker | bytes ratio DP/method | wall time |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -171,7 +141,32 @@ def report(results: list[Result], base: TrainConfig, steps: int, skipped: list[s
     return "\n".join(lines) + "\n"
 
 
-def plot(results: list[Result]) -> None:
+def saved_path(base: TrainConfig, steps: int, name: str) -> Path:
+    """Where a finished run's result is kept, keyed by everything that decides it: rerunning the benchmark
+    with the same settings reuses it (data-parallel ignores the outer step, so its key leaves that out)."""
+    settings = base.model_dump(mode="json")
+    if name == "dp":
+        settings.pop("outer_lr")
+        settings.pop("outer_momentum")
+    key = hashlib.sha256(json.dumps({"steps": steps, "run": name, **settings}, sort_keys=True).encode())
+    return SAVED / f"{name}-{steps}-{key.hexdigest()[:12]}.json"
+
+
+def load_result(path: Path) -> Result:
+    body = json.loads(path.read_text())
+    return Result(body["method"], body["inner_steps"], body["compression"],
+                  [Point(**point) for point in body["curve"]], body["wall_s"])
+
+
+def results_path(steps: int) -> Path:
+    return HERE / f"results_diloco_{steps}.md"
+
+
+def plot_path(steps: int) -> Path:
+    return HERE / f"diloco_loss_vs_bytes_{steps}.png"
+
+
+def plot(results: list[Result], steps: int) -> None:
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib import pyplot
@@ -188,7 +183,7 @@ def plot(results: list[Result]) -> None:
         axes.grid(alpha=0.3)
         axes.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(PLOT, dpi=100)
+    figure.savefig(plot_path(steps), dpi=100)
     pyplot.close(figure)
 
 
@@ -199,15 +194,19 @@ def main() -> None:
     parser.add_argument("--preset", default="tiny")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--seq-len", type=int, default=128)
+    parser.add_argument("--outer-lr", type=float, default=TrainConfig().outer_lr)
+    parser.add_argument("--outer-momentum", type=float, default=TrainConfig().outer_momentum)
     parser.add_argument("--runs", default=",".join(PRIORITY), help=f"comma-separated, from {','.join(PRIORITY)}")
     parser.add_argument("--budget-s", type=float, default=None, help="start no run after this many seconds")
+    parser.add_argument("--fresh", action="store_true", help="rerun even runs saved under bench/out/diloco/")
     args = parser.parse_args()
     if args.steps % 200:
         parser.error("--steps must be a multiple of 200 so that every H divides it")
     names = args.runs.split(",")
     if unknown := set(names) - set(PRIORITY):
         parser.error(f"unknown runs: {', '.join(sorted(unknown))}")
-    base = TrainConfig(preset=args.preset, workers=args.workers, batch_size=args.batch_size, seq_len=args.seq_len)
+    base = TrainConfig(preset=args.preset, workers=args.workers, batch_size=args.batch_size, seq_len=args.seq_len,
+                       outer_lr=args.outer_lr, outer_momentum=args.outer_momentum)
     results: list[Result] = []
     skipped: list[str] = []
     began = time.perf_counter()
@@ -216,17 +215,24 @@ def main() -> None:
             if args.budget_s is not None and time.perf_counter() - began > args.budget_s:
                 skipped = names[number:]
                 break
-            log(f"running {name} ...")
-            if name == "dp":
-                results.append(run_data_parallel(base, args.steps))
+            saved = saved_path(base, args.steps, name)
+            if saved.exists() and not args.fresh:
+                log(f"{name}: reusing {saved}")
+                results.append(load_result(saved))
             else:
-                compression, inner = name.split("-")
-                results.append(run_diloco(base, args.steps, int(inner), compression, Path(work)))
+                log(f"running {name} ...")
+                if name == "dp":
+                    results.append(run_data_parallel(base, args.steps, Path(work)))
+                else:
+                    compression, inner = name.split("-")
+                    results.append(run_diloco(base, args.steps, int(inner), compression, Path(work)))
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                saved.write_text(json.dumps(asdict(results[-1])))
             log(f"{name}: val loss {results[-1].curve[-1].val_loss:.4f} in {results[-1].wall_s:.0f} s")
-            RESULTS.write_text(report(results, base, args.steps, names[number + 1:]))
-            plot(results)
+            results_path(args.steps).write_text(report(results, base, args.steps, names[number + 1:]))
+            plot(results, args.steps)
     section = report(results, base, args.steps, skipped)
-    RESULTS.write_text(section)
+    results_path(args.steps).write_text(section)
     print(section)
 
 

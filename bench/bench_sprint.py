@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench.common import log  # noqa: E402
 from mlnode.sprint.commitment import commit, respond  # noqa: E402
 from mlnode.sprint.merkle import path_holds  # noqa: E402
 from mlnode.sprint.params import RaceParams  # noqa: E402
@@ -33,10 +34,6 @@ from mlnode.sprint.verifier import VerifyPolicy, verify  # noqa: E402
 SEED = hashlib.sha256(b"bench epoch").digest()
 PUBKEY = b"\x02" + hashlib.sha256(b"bench node").digest()
 RESULTS = Path(__file__).with_name("results_sprint.md")
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def median_seconds(work: Callable[[], object], repeats: int) -> float:

@@ -23,11 +23,8 @@ import plyvel
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench.common import log  # noqa: E402
 from gonkad.store.commitstore import DB_OPTIONS, CommitStore  # noqa: E402
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def build_state(store: CommitStore, bare: plyvel.DB, n: int, step: int, rnd: random.Random) -> list[bytes]:

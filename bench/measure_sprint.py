@@ -25,6 +25,7 @@ from torch import Tensor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench.common import log  # noqa: E402
 from mlnode.model import Transformer  # noqa: E402
 from mlnode.sprint.calibration import r_target  # noqa: E402
 from mlnode.sprint.derive import WEIGHTS_TAG, generator  # noqa: E402
@@ -34,10 +35,6 @@ from mlnode.sprint.race import RaceModel, distance_to_target, distances, init_ra
 
 PUBKEY = b"\x02" + hashlib.sha256(b"measure node").digest()
 RATES = (0.1, 0.01, 0.001)
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def seed_of(index: int) -> bytes:

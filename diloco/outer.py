@@ -20,7 +20,8 @@ class GlobalModel:
     def __init__(self, weights: dict[str, torch.Tensor], lr: float, momentum: float) -> None:
         self.names = sorted(weights)
         self.params = {name: nn.Parameter(weights[name].detach().float().clone()) for name in self.names}
-        self.optimizer = torch.optim.SGD(list(self.params.values()), lr=lr, momentum=momentum, nesterov=True)
+        # torch refuses Nesterov without momentum; with μ = 0 both are plain SGD.
+        self.optimizer = torch.optim.SGD(list(self.params.values()), lr=lr, momentum=momentum, nesterov=momentum > 0)
 
     def weights(self) -> dict[str, torch.Tensor]:
         return {name: param.detach() for name, param in self.params.items()}

@@ -64,6 +64,14 @@ def test_outer_step_is_nesterov_by_hand() -> None:
     assert model.weights()["b"].shape == (1, 1)
 
 
+def test_outer_step_without_momentum_is_plain_sgd() -> None:
+    """μ = 0 (which torch's Nesterov refuses) is θ ← θ − lr·g; lr = 1 makes it plain model averaging."""
+    model = GlobalModel({"a": torch.tensor([1.0, -2.0])}, lr=1.0, momentum=0.0)
+    model.step(torch.tensor([0.25, -0.5]))
+    model.step(torch.tensor([0.25, 0.0]))
+    assert torch.equal(model.flat(model.weights()), torch.tensor([0.5, -1.5]))
+
+
 @pytest.mark.parametrize("kind", ["fp32", "fp16", "int8"])
 def test_compression_round_trips_within_its_bound_and_counts_bytes(kind: str) -> None:
     generator = torch.Generator().manual_seed(0)
