@@ -35,10 +35,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import free_port, log  # noqa: E402
+from bench.common import log, wait_all  # noqa: E402
+from bench.data_parallel import rank_command  # noqa: E402
 from diloco.compress import Compression  # noqa: E402
 from diloco.config import TrainConfig  # noqa: E402
 from diloco.metrics import read_events  # noqa: E402
+from gonkad.localnet import free_ports  # noqa: E402
 from mlnode.model import Transformer  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -74,20 +76,10 @@ class Result:
 def run_data_parallel(base: TrainConfig, steps: int, work: Path) -> Result:
     """Two ``bench/data_parallel.py`` ranks on loopback; rank 0 writes the curve."""
     config = base.model_copy(update={"inner_steps": DP_EVAL_EVERY, "rounds": steps // DP_EVAL_EVERY})
-    master, out = f"127.0.0.1:{free_port()}", work / "dp.json"
+    master, out = f"127.0.0.1:{free_ports(1)[0]}", work / "dp.json"
     began = time.perf_counter()
-    ranks = [subprocess.Popen([sys.executable, str(REPO / "bench" / "data_parallel.py"), "--rank", str(rank),
-                               "--world", str(config.workers), "--master", master, "--config",
-                               config.model_dump_json(), "--out", str(out)], cwd=REPO)
-             for rank in range(config.workers)]
-    try:
-        if any(rank.wait() != 0 for rank in ranks):
-            raise RuntimeError("a data-parallel rank failed")
-    finally:
-        for rank in ranks:
-            if rank.poll() is None:
-                rank.kill()
-                rank.wait()
+    wait_all([subprocess.Popen(rank_command(rank, config, master, out), cwd=REPO) for rank in range(config.workers)],
+             "a data-parallel rank")
     wall = time.perf_counter() - began
     numel = sum(p.numel() for p in Transformer(config.architecture()).parameters())
     bytes_per_step = Compression("fp32").payload_bytes(numel) * (config.workers - 1)

@@ -26,7 +26,7 @@ from openai import AsyncOpenAI
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port  # noqa: E402
+from gonkad.localnet import free_ports  # noqa: E402
 
 READY_TIMEOUT_S = 120.0
 
@@ -85,7 +85,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     for preset in args.presets:
-        port = free_port()
+        port = free_ports(1)[0]
         node = start_node(preset, port, max(args.concurrency), ["--threads", str(args.threads)] if args.threads else [])
         try:
             asyncio.run(one_run(port, 1, 8, run=0))  # warm-up

@@ -29,9 +29,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.common import free_port, log  # noqa: E402
+from bench.common import log, wait_all  # noqa: E402
+from bench.data_parallel import rank_command  # noqa: E402
 from bench.slowlink import SlowLink  # noqa: E402
+from diloco.config import TrainConfig  # noqa: E402
 from diloco.metrics import read_events  # noqa: E402
+from gonkad.localnet import free_ports  # noqa: E402
 
 RESULTS = Path(__file__).with_name("results_slowlink.md")
 PORT = 29500
@@ -65,35 +68,26 @@ def run_pair(setup: Setup, first: list[str], second: list[str], work: Path) -> f
             with (work / f"{side}.log").open("w") as output:
                 processes.append(subprocess.Popen(setup.place(side, argv), cwd=REPO, stdout=output,
                                                   stderr=subprocess.STDOUT, env=setup.env(side)))
+    except BaseException:
         for process in processes:
-            if process.wait(timeout=3600) != 0:
-                raise RuntimeError(f"a worker failed; see {work}")
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+            process.kill()
+            process.wait()
+        raise
+    wait_all(processes, f"a worker (logs in {work})")
     return time.perf_counter() - began
 
 
 def data_parallel(setup: Setup, args: argparse.Namespace, work: Path) -> Timing:
-    config = json.dumps({"preset": args.preset, "workers": 2, "inner_steps": args.inner_steps,
-                         "rounds": args.steps // args.inner_steps, "batch_size": args.batch_size,
-                         "seq_len": args.seq_len})
-    port = PORT if setup.name == "slow link" else free_port()
-    out = work / "dp.json"
-
-    def rank(number: int) -> list[str]:
-        return [sys.executable, str(REPO / "bench" / "data_parallel.py"), "--rank", str(number), "--world", "2",
-                "--master", f"{setup.host}:{port}", "--config", config, "--out", str(out)]
-
-    wall = run_pair(setup, rank(0), rank(1), work)
+    config = TrainConfig(preset=args.preset, workers=2, inner_steps=args.inner_steps,
+                         rounds=args.steps // args.inner_steps, batch_size=args.batch_size, seq_len=args.seq_len)
+    master, out = f"{setup.host}:{PORT if setup.name == 'slow link' else free_ports(1)[0]}", work / "dp.json"
+    wall = run_pair(setup, rank_command(0, config, master, out), rank_command(1, config, master, out), work)
     result = json.loads(out.read_text())
     return Timing(wall, result["train_s"], result["curve"][-1][1])
 
 
 def diloco(setup: Setup, args: argparse.Namespace, work: Path) -> Timing:
-    port = PORT if setup.name == "slow link" else free_port()
+    port = PORT if setup.name == "slow link" else free_ports(1)[0]
     launcher = [sys.executable, "-m", "gonkad", "train", "--out", str(work / "run"), "--workers", "2",
                 "--local-workers", "1", "--rendezvous", f"{setup.host}:{port}", "--inner-steps",
                 str(args.inner_steps), "--rounds", str(args.steps // args.inner_steps), "--compression",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import socket
+import subprocess
 import sys
 
 
@@ -11,7 +11,14 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def wait_all(processes: list[subprocess.Popen[bytes]], what: str) -> None:
+    """Wait for processes started together; raise if one failed, and kill whatever is left either way."""
+    try:
+        for process in processes:
+            if process.wait(timeout=3600) != 0:
+                raise RuntimeError(f"{what} failed (exit {process.returncode})")
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()

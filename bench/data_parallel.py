@@ -3,8 +3,8 @@
 Every step each worker computes its gradient on its own shard, the workers average the whole fp32
 gradient with one all-reduce (one bucket, as DistributedDataParallel does for a model this small), and
 each takes the same AdamW step. It reuses ``diloco.worker.inner_steps`` unchanged, with a hook that fires
-the all-reduce once backward has produced every gradient, and the data order of a DiLoCo run with
-H = ``--block``; rank 0 evaluates after every block. Run as a process per rank (so a benchmark can put
+the all-reduce once backward has produced every gradient, and the data order of a DiLoCo run whose H
+is the config's ``inner_steps``; rank 0 evaluates after every such block. Run as a process per rank (so a benchmark can put
 ranks in different network namespaces):
 
     python bench/data_parallel.py --rank R --world W --master HOST:PORT --config '{...}' --out curve.json
@@ -24,10 +24,19 @@ import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import log  # noqa: E402
 from diloco.config import TrainConfig  # noqa: E402
 from diloco.data import data_order, load_corpus, shard, validation_batches  # noqa: E402
 from diloco.worker import evaluate, inner_optimizer, inner_steps  # noqa: E402
 from mlnode.model import Transformer  # noqa: E402
+
+SCRIPT = Path(__file__).resolve()
+
+
+def rank_command(rank: int, config: TrainConfig, master: str, out: Path) -> list[str]:
+    """The command line that runs ``rank`` of a data-parallel run; rank 0 writes its result to ``out``."""
+    return [sys.executable, str(SCRIPT), "--rank", str(rank), "--world", str(config.workers), "--master", master,
+            "--config", config.model_dump_json(), "--out", str(out)]
 
 
 def average_gradients_each_step(model: Transformer, workers: int) -> None:
@@ -71,7 +80,7 @@ def train(config: TrainConfig, rank: int, master: str) -> dict[str, object]:
         inner_steps(model, optimizer, data, starts, config, block * config.inner_steps)
         if rank == 0:
             curve.append(((block + 1) * config.inner_steps, evaluate(model, validation)))
-            print(f"dp step {curve[-1][0]}: val loss {curve[-1][1]:.4f}", file=sys.stderr, flush=True)
+            log(f"dp step {curve[-1][0]}: val loss {curve[-1][1]:.4f}")
     dist.barrier()
     train_s = time.perf_counter() - began
     dist.destroy_process_group()

@@ -35,12 +35,11 @@ ADDRESSES = {"a": "10.77.0.1", "b": "10.77.0.2"}
 
 @dataclass
 class Direction:
-    """One way of the link: when the transmitter is next free, and packets in flight."""
+    """One way of the link: where its packets go, when its transmitter is next free, what it dropped."""
 
     out_fd: int
     next_free: float = 0.0
     dropped: int = 0
-    delivered_bytes: int = 0
 
 
 @dataclass(order=True)
@@ -119,7 +118,6 @@ class SlowLink:
             while queue and queue[0].arrives <= now:
                 sent = heapq.heappop(queue)
                 os.write(sent.direction.out_fd, sent.packet)
-                sent.direction.delivered_bytes += len(sent.packet)
             wait = min(0.05, queue[0].arrives - now) if queue else 0.05
             for key, _ in selector.select(timeout=max(0.0, wait)):
                 packet = os.read(key.fd, 65536)

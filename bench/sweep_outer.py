@@ -39,6 +39,7 @@ def sweep_point(config: TrainConfig) -> list[tuple[int, float]]:
                                config.outer_lr, config.outer_momentum)
     models = [Transformer(config.architecture()).init_weights(config.seed) for _ in range(config.workers)]
     optimizers = [inner_optimizer(model, config) for model in models]
+    fp32 = Compression("fp32")
     curve = []
     for round_number in range(config.rounds):
         deltas = []
@@ -47,7 +48,6 @@ def sweep_point(config: TrainConfig) -> list[tuple[int, float]]:
             starts = data_order(config, index, round_number, data.numel())
             inner_steps(model, optimizer, data, starts, config, round_number * config.inner_steps)
             deltas.append(global_model.pseudo_gradient(model.state_dict()))
-        fp32 = Compression("fp32")
         global_model.step(average([fp32.encode(delta) for delta in deltas], fp32, deltas[0].numel()))
         step = (round_number + 1) * config.inner_steps
         if step % EVAL_EVERY == 0 or round_number == config.rounds - 1:
@@ -61,6 +61,8 @@ def main() -> None:
     settings: dict[str, str] = dict(argument.split("=", 1) for argument in sys.argv[1:])
     steps = int(settings.pop("steps", "800"))
     base = TrainConfig.model_validate(settings)
+    if steps % base.inner_steps:
+        sys.exit(f"steps={steps} is not a multiple of inner_steps={base.inner_steps}")
     config = base.model_copy(update={"rounds": steps // base.inner_steps})
     began = time.perf_counter()
     curve = sweep_point(config)
