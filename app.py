@@ -9,8 +9,10 @@ from __future__ import annotations
 from gonkad.baseapp import BaseApp
 from gonkad.coins import parse_dec_coins
 from gonkad.context import Context
+from gonkad.gas import DEFAULT_SIMULATION_GAS_LIMIT
 from gonkad.store.commitstore import CommitStore
 from gonkad.tx import Tx
+from x.auth import keys as auth_keys
 from x.auth.ante import process_ante
 from x.auth.keeper import AccountKeeper
 from x.auth.module import AuthModule
@@ -19,14 +21,24 @@ from x.bank.module import BankModule
 from x.genutil.module import GenutilModule
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
+from x.stake import keys as stake_keys
 from x.stake.keeper import StakeKeeper
 from x.stake.module import StakeModule
 
 
 class GonkaApp(BaseApp):
-    def __init__(self, store: CommitStore, min_gas_prices: str = "", index_events: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        store: CommitStore,
+        min_gas_prices: str = "",
+        index_events: frozenset[str] = frozenset(),
+        simulation_gas_limit: int = DEFAULT_SIMULATION_GAS_LIMIT,
+    ) -> None:
         self.account_keeper = AccountKeeper()
-        self.bank_keeper = BankKeeper(self.account_keeper)
+        module_accounts = (auth_keys.FEE_COLLECTOR, stake_keys.BONDED_POOL)
+        self.bank_keeper = BankKeeper(
+            self.account_keeper, blocked=frozenset(auth_keys.module_address(name) for name in module_accounts)
+        )
         self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper)
         self.learning_keeper = LearningKeeper()
         super().__init__(
@@ -41,6 +53,7 @@ class GonkaApp(BaseApp):
             ante=self.process_ante,
             min_gas_prices=parse_dec_coins(min_gas_prices),
             index_events=index_events,
+            simulation_gas_limit=simulation_gas_limit,
         )
 
     def process_ante(self, ctx: Context, tx: Tx, signers: list[bytes]) -> None:

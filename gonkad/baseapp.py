@@ -3,6 +3,10 @@
 decode -> stateless checks -> ante (signatures, sequences, fee) -> route each message -> events.
 Block state lives in a branch of the committed store; each transaction runs in branches of that, so a
 failing transaction reverts only its own writes. Only ``Commit`` persists, in one atomic batch.
+
+Threading: every ABCI call runs on the node's event loop, one at a time, except the job a module query
+or a simulation becomes (``begin_query``): that reads only a snapshot of the committed state, taken on
+the loop, and may run on a worker thread (gonkad/workers.py) while blocks execute and commit.
 """
 
 from __future__ import annotations
@@ -10,28 +14,34 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from functools import partial
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
 from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.crypto import proof_pb2
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 
 from gonkad.abci.application import Application
 from gonkad.context import MEMPOOL_MODES, BlockHeader, Context, ExecMode
-from gonkad.gas import INFINITE, GasKV, GasMeter
-from gonkad.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrTxDecode, ErrUnknownRequest
+from gonkad.gas import DEFAULT_SIMULATION_GAS_LIMIT, GasKV, GasMeter
+from gonkad.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrOutOfGas, ErrUnknownRequest
 from gonkad.module import Module, MsgRoute, QueryRoute
 from gonkad.store.cachekv import CacheKV
-from gonkad.store.commitstore import CommitStore
+from gonkad.store.commitstore import CommitStore, Snapshot
 from gonkad.store.proof import PROOF_OP_TYPE
-from gonkad.tx import Tx, decode_tx
+from gonkad.codec import decode, decode_strict
+from gonkad.tx import Tx, decode_tx, validate_basic
 
 log = logging.getLogger("gonkad.app")
 
 AnteHandler = Callable[[Context, Tx, list[bytes]], None]
+T = TypeVar("T")
+QueryJob = Callable[[], abci.ResponseQuery]
+CommittedWork = Callable[[Snapshot, BlockHeader], T]
+"""What a job does with the committed state: its snapshot and the header of its block."""
 CHAIN_ID_KEY = b"baseapp/chain_id"
 APP_VERSION = 1
 INTERNAL_ERROR = 1
@@ -65,8 +75,10 @@ class BaseApp(Application):
         min_gas_prices: tuple[tuple[str, Fraction], ...] = (),
         index_events: frozenset[str] = frozenset(),
         name: str = "gonka",
+        simulation_gas_limit: int = DEFAULT_SIMULATION_GAS_LIMIT,
     ) -> None:
         self.store = store
+        self.simulation_gas_limit = simulation_gas_limit
         self.min_gas_prices = min_gas_prices
         self.index_events = index_events
         self.modules = list(modules)
@@ -99,12 +111,7 @@ class BaseApp(Application):
             route = self.msg_routes.get(packed.type_url)
             if route is None:
                 raise ErrUnknownRequest.wrap(f"unrecognized message type {packed.type_url!r}")
-            msg = route.msg_type()
-            try:
-                msg.ParseFromString(packed.value)
-            except (DecodeError, RecursionError, ValueError) as exc:
-                raise ErrTxDecode.wrap(f"malformed {packed.type_url}: {exc}") from None
-            decoded.append((route, msg))
+            decoded.append((route, decode_strict(route.msg_type, packed.value, packed.type_url, allow_non_critical=True)))
         return decoded
 
     def signers_of(self, messages: list[tuple[MsgRoute, Message]]) -> list[bytes]:
@@ -127,18 +134,21 @@ class BaseApp(Application):
         gas_wanted = 0
         try:
             tx = decode_tx(raw)
+            validate_basic(tx)
             messages = self.decode_messages(tx)
             signers = self.signers_of(messages)
             gas_wanted = int(tx.auth_info.fee.gas_limit)
-            meter = GasMeter(INFINITE if ctx.mode is ExecMode.SIMULATE else gas_wanted)
+            meter = GasMeter(self.simulation_gas_limit if ctx.mode is ExecMode.SIMULATE else gas_wanted)
             ante_branch = ctx.store.branch()  # type: ignore[attr-defined]
             ante_ctx = Context(GasKV(ante_branch, meter), ctx.header, ctx.mode, meter, ctx.min_gas_prices)
             self.ante(ante_ctx, tx, signers)
         except ABCIError as err:
             return result_of(err, gas_wanted, meter.consumed)
-        ante_branch.write()
         if ctx.mode in MEMPOOL_MODES:
-            return abci.ExecTxResult(code=0, gas_wanted=gas_wanted, gas_used=meter.consumed)
+            result = abci.ExecTxResult(code=0, gas_wanted=gas_wanted, gas_used=meter.consumed)
+            ante_branch.write()  # last: a tx the mempool refuses leaves the check state as it was
+            return result
+        ante_branch.write()
         msg_branch = ctx.store.branch()  # type: ignore[attr-defined]
         msg_ctx = ante_ctx.with_store(GasKV(msg_branch, meter))
         responses = abci_types.TxMsgData()
@@ -157,10 +167,20 @@ class BaseApp(Application):
             events=[*ante_ctx.events, *msg_ctx.events]
         )
 
-    def simulate(self, raw: bytes) -> abci.ExecTxResult:
-        """Run a transaction fully against the committed state and throw the writes away (gas estimate)."""
-        ctx = Context(CacheKV(self.store), self._check_header(), ExecMode.SIMULATE)
-        return self.run_tx_safely(ctx, raw)
+    def simulate(self, raw: bytes, state: Snapshot, header: BlockHeader) -> abci.ExecTxResult:
+        """Run a transaction fully against the committed state and throw the writes away (gas estimate).
+
+        ``state`` and ``header`` come from ``committed_job``, so this may run on a worker thread. Asking
+        costs nothing, so the work is capped at the node's ``simulation_gas_limit`` (app.toml).
+        """
+        ctx = Context(CacheKV(state), BlockHeader(header.chain_id, header.height + 1, 0), ExecMode.SIMULATE)
+        result = self.run_tx_safely(ctx, raw)
+        if (result.codespace, result.code) == (ErrOutOfGas.codespace, ErrOutOfGas.code):
+            result.log = ErrOutOfGas.wrap(
+                f"simulation needs more than this node's limit of {self.simulation_gas_limit} gas"
+                " (app.toml simulation_gas_limit)"
+            ).log
+        return result
 
     def run_tx_safely(self, ctx: Context, raw: bytes) -> abci.ExecTxResult:
         """A bug in a handler fails that transaction with a deterministic log; the node goes on."""
@@ -234,13 +254,50 @@ class BaseApp(Application):
 
     # --- ABCI: queries --------------------------------------------------------------------------
 
+    # Proofs and historic reads (``/store/key``, ``/app/root``) walk the Merkle tree through the store's
+    # node cache, which only the loop thread may touch: they are answered at once. Module queries and
+    # simulations read only the latest state: they become jobs over a snapshot of it.
+
     def query(self, req: abci.RequestQuery) -> abci.ResponseQuery:
+        """Answer at once on the calling thread (tests, tools); the servers use ``begin_query``."""
+        answer = self.begin_query(req)
+        return answer if isinstance(answer, abci.ResponseQuery) else answer()
+
+    def begin_query(self, req: abci.RequestQuery) -> abci.ResponseQuery | QueryJob:
+        """On the loop thread: the answer, or for a module query or a simulation a ``committed_job``."""
         try:
             return self._query(req)
         except ABCIError as err:
-            return abci.ResponseQuery(code=err.code, codespace=err.codespace, log=err.log, height=req.height)
+            return failed_query(err, req.height)
 
-    def _query(self, req: abci.RequestQuery) -> abci.ResponseQuery:
+    def committed_job(self, work: CommittedWork[T]) -> Callable[[], T]:
+        """``work`` bound to the committed state as of now, as a job that a worker thread may run.
+
+        Call it on the loop thread: the snapshot, its version and the chain id are taken there, between
+        two ABCI calls, so the job sees one block's state whole even if a Commit lands while it runs.
+        ``work`` must read nothing else of the app's mutable state; the job releases the snapshot.
+        """
+        snapshot = self.store.snapshot()
+        header = BlockHeader(self.chain_id, snapshot.version, 0)
+
+        def job() -> T:
+            with snapshot:
+                return work(snapshot, header)
+
+        return job
+
+    def query_module(
+        self, route: QueryRoute, request: Message, state: Snapshot | CommitStore, header: BlockHeader
+    ) -> Message:
+        """A module query against a snapshot from ``committed_job`` (so possibly on a worker thread), or
+        against the store itself on the loop thread (``query_bounded``)."""
+        return route.handler(Context(CacheKV(state), header), request)
+
+    def query_bounded(self, route: QueryRoute, request: Message) -> Message:
+        """A bounded query answered now, on the loop thread, from the committed state."""
+        return self.query_module(route, request, self.store, BlockHeader(self.chain_id, self.store.version, 0))
+
+    def _query(self, req: abci.RequestQuery) -> abci.ResponseQuery | QueryJob:
         latest = self.store.version
         height = req.height or latest
         if height > latest:
@@ -251,29 +308,45 @@ class BaseApp(Application):
         if path == "/app/root":
             return abci.ResponseQuery(value=self._root_at(height), height=height)
         if path == "/app/simulate":
-            return self._query_simulate(req.data, latest)
+            return self._query_job(req.height, partial(self._query_simulate, req.data))
         route = self.query_routes.get(path)
         if route is None:
             raise ErrUnknownRequest.wrap(f"unknown query path {req.path!r}")
         if height != latest:
             raise ErrInvalidRequest.wrap("module queries read the latest committed state; omit the height")
-        request = route.request_type()
-        try:
-            request.ParseFromString(req.data)
-        except (DecodeError, RecursionError, ValueError) as exc:
-            raise ErrTxDecode.wrap(f"malformed query request: {exc}") from None
-        ctx = Context(CacheKV(self.store), BlockHeader(self.chain_id, latest, 0))
-        return abci.ResponseQuery(value=route.handler(ctx, request).SerializeToString(), height=latest)
+        request = decode(route.request_type, req.data, "query request")
+        if route.bounded:
+            return abci.ResponseQuery(value=self.query_bounded(route, request).SerializeToString(), height=latest)
+        return self._query_job(req.height, partial(self._query_route, route, request))
 
-    def _query_simulate(self, raw_tx: bytes, latest: int) -> abci.ResponseQuery:
-        result = self.simulate(raw_tx)
+    def _query_job(self, height: int, work: CommittedWork[abci.ResponseQuery]) -> QueryJob:
+        """A ``committed_job`` whose errors become answers, as ``begin_query``'s own do."""
+
+        def answer(state: Snapshot, header: BlockHeader) -> abci.ResponseQuery:
+            try:
+                return work(state, header)
+            except ABCIError as err:
+                return failed_query(err, height)
+
+        return self.committed_job(answer)
+
+    def _query_route(
+        self, route: QueryRoute, request: Message, state: Snapshot, header: BlockHeader
+    ) -> abci.ResponseQuery:
+        value = self.query_module(route, request, state, header).SerializeToString()
+        return abci.ResponseQuery(value=value, height=header.height)
+
+    def _query_simulate(self, raw_tx: bytes, state: Snapshot, header: BlockHeader) -> abci.ResponseQuery:
+        result = self.simulate(raw_tx, state, header)
         if result.code:
-            return abci.ResponseQuery(code=result.code, codespace=result.codespace, log=result.log, height=latest)
+            return abci.ResponseQuery(
+                code=result.code, codespace=result.codespace, log=result.log, height=header.height
+            )
         response = tx_service.SimulateResponse(
             gas_info=abci_types.GasInfo(gas_wanted=result.gas_wanted, gas_used=result.gas_used),
             result=abci_types.Result(log=result.log, events=result.events),
         )
-        return abci.ResponseQuery(value=response.SerializeToString(), height=latest)
+        return abci.ResponseQuery(value=response.SerializeToString(), height=header.height)
 
     def _root_at(self, height: int) -> bytes:
         try:
@@ -293,6 +366,10 @@ class BaseApp(Application):
         return abci.ResponseQuery(
             key=key, value=value or b"", height=height, proof_ops=proof_pb2.ProofOps(ops=[op])
         )
+
+
+def failed_query(err: ABCIError, height: int) -> abci.ResponseQuery:
+    return abci.ResponseQuery(code=err.code, codespace=err.codespace, log=err.log, height=height)
 
 
 def mark_events_to_index(index_events: frozenset[str], event_lists: Sequence[Sequence[abci.Event]]) -> None:

@@ -13,6 +13,20 @@ from gonkad.errors import ErrInvalidCoins
 DENOM_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$")
 COIN_RE = re.compile(r"^([0-9]+)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})$")
 MAX_AMOUNT = (1 << 256) - 1
+"""Amounts are bounded as the Cosmos SDK bounds ``math.Int``: 256 bits."""
+AMOUNT_RE = re.compile(r"^[0-9]{1,%d}$" % len(str(MAX_AMOUNT)))
+"""ASCII digits only: ``str.isdigit`` and ``int`` also take full-width, Arabic-Indic and superscript digits."""
+
+
+def parse_amount(text: str, what: str = "amount") -> int:
+    """A non-negative integer amount from its decimal text, exactly as the Cosmos SDK accepts it."""
+    if not AMOUNT_RE.match(text):
+        shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+        raise ErrInvalidCoins.wrap(f"malformed {what} {shown!r}: expected at most {len(str(MAX_AMOUNT))} ASCII digits")
+    amount = int(text)
+    if amount > MAX_AMOUNT:
+        raise ErrInvalidCoins.wrap(f"{what} {amount} exceeds 2^256 - 1")
+    return amount
 
 
 class Coins(tuple[tuple[str, int], ...]):
@@ -40,12 +54,7 @@ def make_coins(pairs: list[tuple[str, int]]) -> Coins:
 
 
 def coins_from_proto(coins: "list[coin_pb2.Coin] | object") -> Coins:
-    pairs = []
-    for coin in coins:  # type: ignore[attr-defined]
-        if not coin.amount.isdigit():
-            raise ErrInvalidCoins.wrap(f"malformed amount {coin.amount!r}")
-        pairs.append((coin.denom, int(coin.amount)))
-    return make_coins(pairs)
+    return make_coins([(coin.denom, parse_amount(coin.amount)) for coin in coins])  # type: ignore[attr-defined]
 
 
 def parse_coins(text: str) -> Coins:
@@ -55,7 +64,7 @@ def parse_coins(text: str) -> Coins:
         m = COIN_RE.match(part.strip())
         if not m:
             raise ErrInvalidCoins.wrap(f"malformed amount {part!r}; expected e.g. 1000ngonka")
-        pairs.append((m.group(2), int(m.group(1))))
+        pairs.append((m.group(2), parse_amount(m.group(1))))
     return make_coins(pairs)
 
 

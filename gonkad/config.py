@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gonkad.gas import DEFAULT_SIMULATION_GAS_LIMIT
+
 APP_TOML = "app.toml"
 
 
@@ -24,6 +26,15 @@ class AppConfig(BaseModel):
         default_factory=list, description="event type.key pairs CometBFT indexes for tx_search; empty = all"
     )
     log_level: str = "info"
+    simulation_gas_limit: int = Field(
+        default=DEFAULT_SIMULATION_GAS_LIMIT, gt=0,
+        description="most gas one simulation (/app/simulate, gRPC Simulate) may use, like the SDK's query-gas-limit",
+    )
+    query_workers: int = Field(
+        default=1, ge=1, le=4,
+        description="threads that run module queries and simulations beside the event loop (they share the GIL "
+        "with consensus, so few)",
+    )
 
 
 def config_dir(home: Path) -> Path:

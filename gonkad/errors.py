@@ -72,5 +72,7 @@ ErrTooManySignatures = register(SDK, 15, "maximum number of signatures exceeded"
 ErrNoSignatures = register(SDK, 16, "no signatures supplied")
 ErrInvalidRequest = register(SDK, 18, "invalid request")
 ErrInvalidChainID = register(SDK, 28, "tx intended signer does not match the given signer")
+ErrTxTimeoutHeight = register(SDK, 30, "tx timeout height")
+ErrUnknownExtensionOptions = register(SDK, 31, "unknown extension options")
 ErrWrongSequence = register(SDK, 32, "incorrect account sequence")
 ErrNotFound = register(SDK, 38, "not found")

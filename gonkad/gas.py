@@ -12,6 +12,11 @@ from gonkad.store.cachekv import CacheKV
 from gonkad.errors import ErrOutOfGas
 
 INFINITE = (1 << 63) - 1
+DEFAULT_SIMULATION_GAS_LIMIT = 20_000_000
+"""Most gas one simulation may use (app.toml ``simulation_gas_limit``): simulations are free to ask for,
+so this bounds the work one asks of the node. It covers the largest admissible tx (1 MiB at 10 gas a
+byte is 10.5M gas for size alone) plus ~9.5M gas of execution (~450 sends to new accounts), while a
+3,000-message send (63M gas) is refused; a bank send needs ~35-50k."""
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,16 @@ class MsgRoute:
 
 @dataclass(frozen=True)
 class QueryRoute:
+    """How to decode and answer one query.
+
+    ``bounded``: the answer reads a few keys however large the state (a point lookup), so the node answers
+    it at once on its event loop, where it costs less than the hop to a query worker; every other query
+    (listings, pagination) runs on a worker so that consensus never waits behind it.
+    """
+
     request_type: type[Message]
     handler: QueryHandler
+    bounded: bool = False
 
 
 class Module(Protocol):

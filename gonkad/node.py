@@ -2,6 +2,8 @@
 
 If either side dies the node stops as a whole, so an outside supervisor (``gonkad localnet start``,
 systemd) restarts it cleanly; CometBFT's handshake then replays whatever the app has not committed.
+The ABCI and gRPC servers share one event loop and one small pool of query workers (gonkad/workers.py),
+which is drained before the store closes.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from gonkad.config import load_app_config, split_address
 from gonkad.grpcserver import GRPCServer, comet_rpc_address
 from gonkad.paths import app_db, cometbft_binary, pid_file
 from gonkad.store.commitstore import CommitStore
+from gonkad.workers import query_workers
 
 log = logging.getLogger("gonkad.node")
 PR_SET_PDEATHSIG = 1
@@ -45,11 +48,13 @@ async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = N
     config = load_app_config(home)
     app_db(home).parent.mkdir(parents=True, exist_ok=True)
     store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
-    app = GonkaApp(store, min_gas_prices=config.min_gas_prices, index_events=frozenset(config.index_events))
+    app = GonkaApp(store, min_gas_prices=config.min_gas_prices, index_events=frozenset(config.index_events),
+                   simulation_gas_limit=config.simulation_gas_limit)
+    workers = query_workers(config.query_workers)
     host, port = split_address(config.abci_address)
-    server = ABCIServer(app, host, port)
+    server = ABCIServer(app, host, port, workers=workers)
     await server.start()
-    grpc_server = GRPCServer(app, config.grpc_address, comet_rpc_address(home))
+    grpc_server = GRPCServer(app, config.grpc_address, comet_rpc_address(home), workers)
     pid_file(home, "gonkad").write_text(str(os.getpid()))
     log.info("ABCI server on %s:%d, height %d", host, server.port, store.version)
 
@@ -83,6 +88,7 @@ async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = N
             await _stop_child(child)
         await grpc_server.stop()
         await server.stop()
+        workers.shutdown(wait=True, cancel_futures=True)  # a running job still reads the store
         store.close()
         for name in ("gonkad", "cometbft"):
             pid_file(home, name).unlink(missing_ok=True)

@@ -9,12 +9,13 @@ from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from cosmpy.protos.cosmos.tx.signing.v1beta1 import signing_pb2
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
-from google.protobuf.message import DecodeError
-from google.protobuf.unknown_fields import UnknownFieldSet
 
-from gonkad.errors import ErrTxDecode
+from gonkad.codec import decode_strict
+from gonkad.errors import ErrInvalidRequest, ErrTxDecode, ErrUnknownExtensionOptions
 
 MAX_TX_BYTES = 1 << 20
+MAX_GAS_WANTED = (1 << 63) - 1
+"""The Cosmos SDK's bound on a tx's gas limit: gas is int64 in CometBFT's results."""
 SECP256K1_PUBKEY_URL = "/" + keys_pb2.PubKey.DESCRIPTOR.full_name
 SIGN_MODE_DIRECT = signing_pb2.SIGN_MODE_DIRECT
 
@@ -47,26 +48,29 @@ def tx_hash(raw: bytes) -> bytes:
     return hashlib.sha256(raw).digest()
 
 
-def _parse(message_type: type, data: bytes, what: str):  # type: ignore[no-untyped-def]
-    msg = message_type()
-    try:
-        msg.ParseFromString(data)
-    except (DecodeError, RecursionError, ValueError) as exc:
-        raise ErrTxDecode.wrap(f"malformed {what}: {exc}") from None
-    return msg
-
-
 def decode_tx(data: bytes) -> Tx:
-    """Decode TxRaw and its body and auth info; any malformed input is ErrTxDecode, nothing else."""
+    """Decode TxRaw and its body and auth info; any malformed input is ErrTxDecode, nothing else.
+
+    Unknown fields are refused as the Cosmos SDK refuses them: none in TxRaw (no signature covers
+    them) or AuthInfo, only non-critical ones (1024+) in TxBody.
+    """
     if not data:
         raise ErrTxDecode.wrap("empty tx")
     if len(data) > MAX_TX_BYTES:
         raise ErrTxDecode.wrap(f"tx of {len(data)} bytes exceeds {MAX_TX_BYTES}")
-    raw = _parse(tx_pb2.TxRaw, data, "TxRaw")
-    if len(UnknownFieldSet(raw)):
-        raise ErrTxDecode.wrap("TxRaw has unknown fields, which no signature covers")
-    body = _parse(tx_pb2.TxBody, raw.body_bytes, "TxBody")
-    auth_info = _parse(tx_pb2.AuthInfo, raw.auth_info_bytes, "AuthInfo")
+    raw = decode_strict(tx_pb2.TxRaw, data, "TxRaw")
+    body = decode_strict(tx_pb2.TxBody, raw.body_bytes, "TxBody", allow_non_critical=True)
+    auth_info = decode_strict(tx_pb2.AuthInfo, raw.auth_info_bytes, "AuthInfo")
     if not body.messages:
         raise ErrTxDecode.wrap("tx has no messages")
     return Tx(raw=raw, body=body, auth_info=auth_info, size=len(data))
+
+
+def validate_basic(tx: Tx) -> None:
+    """Stateless checks of the tx as a whole, before any gas is metered (the Cosmos SDK's order)."""
+    gas_limit = tx.auth_info.fee.gas_limit
+    if gas_limit > MAX_GAS_WANTED:
+        raise ErrInvalidRequest.wrap(f"invalid gas supplied; {gas_limit} > {MAX_GAS_WANTED}")
+    if tx.body.extension_options:
+        # This chain knows no extension options; non-critical ones may be ignored, these may not.
+        raise ErrUnknownExtensionOptions.wrap(f"{tx.body.extension_options[0].type_url!r} is not supported")

@@ -8,6 +8,11 @@ from pathlib import Path
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
+from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
+from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
+from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
@@ -15,16 +20,20 @@ from google.protobuf.any_pb2 import Any as AnyPb
 from app import GonkaApp
 from gonkad import genesis
 from gonkad.coins import parse_coins
+from gonkad.context import BlockHeader, Context
 from gonkad.crypto import bech32, secp256k1
+from gonkad.store.cachekv import CacheKV
 from gonkad.store.commitstore import CommitStore
-from gonkad.txbuilder import address_of, send_msg, sign_tx
+from gonkad.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, sign_doc_bytes
+from gonkad.txbuilder import address_of, pack, send_msg, sign_tx
 from x.auth.keys import FEE_COLLECTOR, module_address
+from x.stake.keys import BONDED_POOL
 from x.bank import keys as bank_keys
 
 CHAIN = "gonka-ante"
 ALICE = secp256k1.PrivateKey(b"\x11" * 32)
 BOB = address_of(secp256k1.PrivateKey(b"\x12" * 32))
-FUNDS = 1_000_000_000
+FUNDS = 10_000_000_000
 
 
 @pytest.fixture
@@ -56,6 +65,37 @@ def with_signature(tx: bytes, signature: bytes) -> bytes:
     return raw.SerializeToString()
 
 
+def supply(app: GonkaApp) -> int:
+    return int(app.store.get(bank_keys.STORE_PREFIX + bank_keys.supply_key("ngonka")))
+
+
+def sequence_of(app: GonkaApp) -> int:
+    ctx = Context(CacheKV(app.store), BlockHeader(CHAIN, app.store.version, 0))
+    return app.account_keeper.get_account(ctx, bech32.decode(address_of(ALICE))).sequence
+
+
+def signed(body: tx_pb2.TxBody | bytes, gas: int = 100_000, fee: str = "1000ngonka", public_key: bytes | None = None,
+           auth_info_extra: bytes = b"") -> bytes:
+    """ALICE's tx over any body (bytes: exactly those, unknown fields and all), signed as a wallet would."""
+    body_bytes = body if isinstance(body, bytes) else body.SerializeToString()
+    key = keys_pb2.PubKey(key=ALICE.public_key).SerializeToString() if public_key is None else public_key
+    signer = tx_pb2.SignerInfo(
+        public_key=AnyPb(type_url=SECP256K1_PUBKEY_URL, value=key),
+        mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)),
+    )
+    auth = tx_pb2.AuthInfo(signer_infos=[signer], fee=tx_pb2.Fee(
+        amount=[coin_pb2.Coin(denom="ngonka", amount=fee.removesuffix("ngonka"))], gas_limit=gas))
+    auth_bytes = auth.SerializeToString() + auth_info_extra
+    signature = ALICE.sign(sign_doc_bytes(body_bytes, auth_bytes, CHAIN, 0))
+    return tx_pb2.TxRaw(body_bytes=body_bytes, auth_info_bytes=auth_bytes, signatures=[signature]).SerializeToString()
+
+
+def raw_send(amount: str, to: str = BOB) -> bank_tx.MsgSend:
+    """A MsgSend whose amount text is taken as is, as a hostile wallet could send it."""
+    return bank_tx.MsgSend(from_address=address_of(ALICE), to_address=to,
+                           amount=[coin_pb2.Coin(denom="ngonka", amount=amount)])
+
+
 def block(app: GonkaApp, txs: list[bytes]) -> list[abci.ExecTxResult]:
     height = app.store.version + 1
     response = app.finalize_block(abci.RequestFinalizeBlock(height=height, txs=txs))
@@ -72,7 +112,8 @@ def assert_refused(app: GonkaApp, tx: bytes, code: int, words: str) -> None:
     root = app.store.root_hash
     checked = check(app, tx)
     assert (checked.code, checked.codespace) == (code, "sdk"), checked.log
-    assert words in checked.log
+    assert words in checked.log and "\n" not in checked.log
+    assert check(app, send(sequence_of(app))).code == 0, "a refused tx changed the mempool's check state"
     [result] = block(app, [tx])
     assert result.code == code and words in result.log, result.log
     assert app.store.get_at(b"bank/" + bank_keys.balance_key(bech32.decode(BOB), "ngonka"), app.store.version) is None
@@ -176,3 +217,112 @@ def test_multi_send_splits_one_input_and_rejects_unbalanced(app: GonkaApp) -> No
     assert (balance(app, BOB), balance(app, carol)) == (10, 20)
     checked = check(app, multi(1, 30, [(BOB, 10), (carol, 10)]))
     assert checked.code == 10 and "sum of inputs does not equal sum of outputs" in checked.log
+
+
+NOT_ASCII_AMOUNTS = ["\uff11\uff10", "\u0661\u0660", "\u00b2", "1" * 5000, "-1", " 10", "10 ", "+10", "0x10", ""]
+
+
+@pytest.mark.parametrize("amount", NOT_ASCII_AMOUNTS, ids=["full-width", "arabic-indic", "superscript", "5000-digits",
+                                                            "negative", "lead-space", "trail-space", "plus", "hex",
+                                                            "empty"])
+def test_invalid_amount_text_is_invalid_coins(app: GonkaApp, amount: str) -> None:
+    """Only ASCII digits are amounts (the SDK's ^[0-9]+$), in a message and in the fee alike."""
+    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send(amount))])), 10, "malformed amount")
+    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), fee=amount), 10, "malformed amount")
+
+
+def test_invalid_amount_over_256_bits(app: GonkaApp) -> None:
+    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send(str(1 << 256)))])), 10, "exceeds 2^256 - 1")
+
+
+@pytest.mark.parametrize("gas", [1 << 63, (1 << 64) - 1])
+def test_invalid_gas_limit_over_int64(app: GonkaApp, gas: int) -> None:
+    """Refused before any gas is metered, and the check state untouched (it once kept the sequence bump)."""
+    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), gas=gas), 18, "invalid gas supplied")
+
+
+def test_invalid_malformed_account_pubkey(app: GonkaApp) -> None:
+    body = tx_pb2.TxBody(messages=[pack(raw_send("1"))])
+    assert_refused(app, signed(body, public_key=b"\x0a\x21\x02"), 8, "malformed secp256k1 public key")
+    assert_refused(app, signed(body, public_key=b"\xff" * 8), 8, "malformed secp256k1 public key")
+
+
+def test_invalid_send_to_module_account(app: GonkaApp) -> None:
+    """Module accounts hold what their module accounts for: a send there is refused, the fee still due."""
+    for sequence, name in enumerate((FEE_COLLECTOR, BONDED_POOL)):
+        to = bech32.encode(module_address(name))
+        before = balance(app, to)
+        send_there = sign_tx(ALICE, [raw_send("7", to)], CHAIN, 0, sequence, parse_coins("1000ngonka"), 100_000)
+        [result] = block(app, [send_there])
+        assert (result.code, result.codespace) == (4, "sdk") and "is not allowed to receive funds" in result.log
+        assert balance(app, to) == before + (1000 if name == FEE_COLLECTOR else 0)  # only the fee arrived
+    multi = bank_tx.MsgMultiSend(
+        inputs=[bank_pb2.Input(address=address_of(ALICE), coins=parse_coins("2ngonka").to_proto())],
+        outputs=[bank_pb2.Output(address=BOB, coins=parse_coins("1ngonka").to_proto()),
+                 bank_pb2.Output(address=bech32.encode(module_address(BONDED_POOL)),
+                                 coins=parse_coins("1ngonka").to_proto())],
+    )
+    [result] = block(app, [sign_tx(ALICE, [multi], CHAIN, 0, 2, parse_coins("1000ngonka"), 100_000)])
+    assert result.code == 4 and "is not allowed to receive funds" in result.log
+    assert balance(app, BOB) == 0 and balance(app, address_of(ALICE)) == FUNDS - 3000
+    assert supply(app) == FUNDS
+
+
+def test_invalid_timeout_height_passed(app: GonkaApp) -> None:
+    """Valid through its timeout height, refused after it, as in the SDK."""
+    next_height = app.store.version + 1
+    expired = signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], timeout_height=next_height - 1))
+    assert_refused(app, expired, 30, f"block height: {next_height}, timeout height: {next_height - 1}")
+    [ok] = block(app, [signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], timeout_height=next_height + 1))])
+    assert ok.code == 0, ok.log
+
+
+def test_invalid_extension_options(app: GonkaApp) -> None:
+    option = AnyPb(type_url="/gonka.unknown.v1.Option", value=b"\x08\x01")
+    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], extension_options=[option])),
+                   31, "unknown extension options")
+    [ok] = block(app, [signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], non_critical_extension_options=[option]))])
+    assert ok.code == 0, ok.log
+
+
+def unknown_field(number: int) -> bytes:
+    """A varint field with this number and value 1, which no Cosmos message defines."""
+    tag = number << 3
+    encoded = bytearray()
+    while tag >= 0x80:
+        encoded.append(tag & 0x7F | 0x80)
+        tag >>= 7
+    return bytes(encoded) + bytes([tag, 1])
+
+
+def test_invalid_unknown_fields(app: GonkaApp) -> None:
+    """Critical unknown fields anywhere in the signed content are refused; non-critical ones (1024+) in the
+    body are ignored, as the Cosmos SDK's decoder does."""
+    body = tx_pb2.TxBody(messages=[pack(raw_send("1"))]).SerializeToString()
+    assert_refused(app, signed(body + unknown_field(999)), 2, "TxBody has unknown field 999")
+    assert_refused(app, signed(body, auth_info_extra=unknown_field(999)), 2, "AuthInfo has unknown field 999")
+    inner = AnyPb(type_url=pack(raw_send("1")).type_url, value=raw_send("1").SerializeToString() + unknown_field(7))
+    assert_refused(app, signed(tx_pb2.TxBody(messages=[inner])), 2, "MsgSend has unknown field 7")
+    assert_refused(app, signed(body, auth_info_extra=unknown_field(1030)), 2, "AuthInfo has unknown field 1030")
+    [ok] = block(app, [signed(body + unknown_field(1030))])
+    assert ok.code == 0, ok.log
+
+
+def create_validator(pubkey_bytes: bytes, collateral: str) -> bytes:
+    msg = staking_tx.MsgCreateValidator(
+        description=staking_pb2.Description(moniker="hostile"),
+        validator_address=bech32.encode(bech32.decode(address_of(ALICE)), bech32.VALOPER_PREFIX),
+        value=coin_pb2.Coin(denom="ngonka", amount=collateral),
+        pubkey=AnyPb(type_url="/" + ed25519.PubKey.DESCRIPTOR.full_name, value=pubkey_bytes),
+    )
+    return signed(tx_pb2.TxBody(messages=[pack(msg)]), gas=400_000)
+
+
+def test_invalid_create_validator_inputs(app: GonkaApp) -> None:
+    """A malformed consensus key or collateral text is a clear code; a well-formed one creates the validator."""
+    good_key = ed25519.PubKey(key=bytes(range(32))).SerializeToString()
+    assert_refused(app, create_validator(b"\xff\xff\xff", "1000000000"), 8, "malformed ed25519 consensus key")
+    for collateral in NOT_ASCII_AMOUNTS:
+        assert_refused(app, create_validator(good_key, collateral), 10, "malformed collateral")
+    [ok] = block(app, [create_validator(good_key, "1000000000")])
+    assert ok.code == 0, ok.log

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2
+from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
+from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 
@@ -196,6 +198,12 @@ def test_invalid_txs_refused_by_the_network_which_keeps_going(net4: Path) -> Non
         "bad signature": (resigned(send(sequence=account.sequence + 1), b"\x01" * 64), 4),
         "high-S signature": (resigned(send(sequence=account.sequence + 1), high_s), 4),
         "malformed protobuf": (b"\x0a\xff\xff\xff", 2),
+        "gas limit over int64": (sign_tx(key, [send_msg(sender, recipient, parse_coins("5ngonka"))], chain_id,
+                                         account.account_number, account.sequence + 1, parse_coins("100ngonka"),
+                                         1 << 63), 18),
+        "full-width digits": (sign_tx(key, [bank_tx.MsgSend(from_address=sender, to_address=recipient, amount=[
+            coin_pb2.Coin(denom="ngonka", amount="\uff15")])], chain_id, account.account_number,
+            account.sequence + 1, parse_coins("100ngonka"), 100_000), 10),
     }
     for name, (raw, code) in bad.items():
         reply = rpc.broadcast_tx_sync(raw)
@@ -204,6 +212,12 @@ def test_invalid_txs_refused_by_the_network_which_keeps_going(net4: Path) -> Non
     localnet.wait_for_height(net4, height + 2, timeout_s=60)
     assert balance(queriers(net4)[1], sender) == before
     assert balance(queriers(net4)[1], recipient) == 5
+    # The refusals left this node's mempool state as it was: the next sequence is still the one it takes.
+    following = send(sequence=account.sequence + 1)
+    reply = rpc.broadcast_tx_sync(following)
+    assert reply["code"] == 0, reply
+    wait_for_tx(rpc, tx_hash(following))
+    assert balance(queriers(net4)[1], recipient) == 10
 
 
 def test_create_validator_after_genesis_joins_the_validator_set(net4: Path) -> None:

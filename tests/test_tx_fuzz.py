@@ -5,18 +5,30 @@ from __future__ import annotations
 import json
 
 import pytest
+from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
+from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
+from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
+from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
+from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from google.protobuf.any_pb2 import Any as AnyPb
+from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import GonkaApp
 from gonkad import genesis
 from gonkad.coins import parse_coins
-from gonkad.crypto import secp256k1
+from gonkad.context import BlockHeader, Context
+from gonkad.crypto import bech32, secp256k1
 from gonkad.errors import ABCIError
+from gonkad.store.cachekv import CacheKV
 from gonkad.store.commitstore import CommitStore
-from gonkad.tx import decode_tx
-from gonkad.txbuilder import address_of, send_msg, sign_tx
+from gonkad.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, decode_tx, sign_doc_bytes
+from gonkad.txbuilder import address_of, pack, send_msg, sign_tx
+from x.bank import keys as bank_keys
 
 KEY = secp256k1.PrivateKey(b"\x05" * 32)
 VALID = sign_tx(KEY, [send_msg(address_of(KEY), address_of(KEY), parse_coins("1ngonka"))], "fuzz", 0, 0)
@@ -78,3 +90,76 @@ def test_checktx_never_crashes(app: GonkaApp) -> None:
 
     check()
     assert app.store.root_hash == root
+
+
+amount_texts = st.one_of(
+    st.text(alphabet=st.characters(categories=["Nd", "No", "Nl"]), min_size=1, max_size=12),  # every script's digits
+    st.integers(0, 1 << 300).map(str),
+    st.integers(4000, 6000).map(lambda n: "9" * n),
+    st.text(max_size=12),
+)
+
+
+@st.composite
+def hostile_tx(draw: st.DrawFn, sequence: int) -> bytes:
+    """A correctly signed tx carrying hostile values where user input is parsed: amounts, fees, gas, keys."""
+    sender = address_of(KEY)
+    kind = draw(st.sampled_from(["send", "multi-send", "fee", "create-validator", "account-key"]))
+    amount = draw(amount_texts) if kind in ("send", "multi-send", "create-validator") else "1"
+    coin = coin_pb2.Coin(denom="ngonka", amount=amount)
+    if kind == "create-validator":
+        msg: Message = staking_tx.MsgCreateValidator(
+            description=staking_pb2.Description(moniker="fuzz"), value=coin,
+            validator_address=bech32.encode(bech32.decode(sender), bech32.VALOPER_PREFIX),
+            pubkey=AnyPb(type_url="/cosmos.crypto.ed25519.PubKey", value=draw(st.binary(max_size=40))),
+        )
+    elif kind == "multi-send":
+        msg = bank_tx.MsgMultiSend(inputs=[bank_pb2.Input(address=sender, coins=[coin])],
+                                   outputs=[bank_pb2.Output(address=sender, coins=[coin])])
+    else:
+        msg = bank_tx.MsgSend(from_address=sender, to_address=sender, amount=[coin])
+    public_key = keys_pb2.PubKey(key=KEY.public_key).SerializeToString()
+    if kind == "account-key":
+        public_key = draw(st.one_of(st.binary(max_size=40), st.binary(min_size=33, max_size=33).map(
+            lambda k: keys_pb2.PubKey(key=k).SerializeToString())))
+    fee = draw(amount_texts) if kind == "fee" else "0"
+    body = tx_pb2.TxBody(messages=[pack(msg)]).SerializeToString()
+    auth_info = tx_pb2.AuthInfo(
+        signer_infos=[tx_pb2.SignerInfo(
+            public_key=AnyPb(type_url=SECP256K1_PUBKEY_URL, value=public_key),
+            mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)), sequence=sequence)],
+        fee=tx_pb2.Fee(amount=[coin_pb2.Coin(denom="ngonka", amount=fee)],
+                       gas_limit=draw(st.one_of(st.just(400_000), st.integers(0, (1 << 64) - 1)))),
+    ).SerializeToString()
+    signature = KEY.sign(sign_doc_bytes(body, auth_info, "fuzz", 0))
+    return tx_pb2.TxRaw(body_bytes=body, auth_info_bytes=auth_info, signatures=[signature]).SerializeToString()
+
+
+def test_hostile_values_never_internal_error(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Signed txs with non-ASCII digits, huge integers, malformed keys and gas limits, through CheckTx and
+    a block each: every refusal is a registered code (never 1), and supply never moves."""
+    app = GonkaApp(CommitStore(str(tmp_path_factory.mktemp("hostile") / "db")))
+    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(KEY), [("ngonka", 10**12)])
+    app.init_chain(abci.RequestInitChain(chain_id="fuzz", initial_height=1, app_state_bytes=json.dumps(state).encode()))
+    app.finalize_block(abci.RequestFinalizeBlock(height=1))
+    app.commit(abci.RequestCommit())
+    supply = app.store.get(bank_keys.STORE_PREFIX + bank_keys.supply_key("ngonka"))
+    codes: set[int] = set()
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(st.data())
+    def run(data: st.DataObject) -> None:
+        ctx = Context(CacheKV(app.store), BlockHeader("fuzz", app.store.version, 0))
+        sequence = app.account_keeper.get_account(ctx, secp256k1.address_bytes(KEY.public_key)).sequence
+        raw = data.draw(hostile_tx(sequence))
+        checked = app.check_tx(abci.RequestCheckTx(tx=raw))
+        assert checked.code != 1, f"internal error at CheckTx: {checked.log}"
+        height = app.store.version + 1
+        [result] = app.finalize_block(abci.RequestFinalizeBlock(height=height, txs=[raw])).tx_results
+        app.commit(abci.RequestCommit())
+        assert result.code != 1, f"internal error in a block: {result.log}"
+        codes.add(result.code)
+
+    run()
+    assert app.store.get(bank_keys.STORE_PREFIX + bank_keys.supply_key("ngonka")) == supply
+    assert {0, 8, 10, 18} <= codes  # accepted, bad key, bad amount, bad gas: the generator reaches each

@@ -8,10 +8,15 @@ fail: an app without snapshot support rejects offered snapshots and aborts
 chunk application.
 
 Methods are synchronous on purpose: the state machine is single-threaded and
-the server calls one method at a time across all four CometBFT connections.
+the server calls one method at a time, on its event loop, across all four
+CometBFT connections.  The one exception is the job ``begin_query`` may return
+for a query: the server may run it on a worker thread while other calls go on,
+so it must read only what was captured for it when it was made.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
@@ -36,6 +41,13 @@ class Application:
 
     def query(self, req: abci.RequestQuery) -> abci.ResponseQuery:
         return abci.ResponseQuery(code=CODE_TYPE_OK)
+
+    def begin_query(
+        self, req: abci.RequestQuery
+    ) -> abci.ResponseQuery | Callable[[], abci.ResponseQuery]:
+        """What the server calls for a Query, on the loop: the answer, or a job to
+        compute it that is safe on a worker thread.  Default: answer at once."""
+        return self.query(req)
 
     def check_tx(self, req: abci.RequestCheckTx) -> abci.ResponseCheckTx:
         return abci.ResponseCheckTx(code=CODE_TYPE_OK)

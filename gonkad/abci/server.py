@@ -3,10 +3,15 @@
 CometBFT opens four connections (consensus, mempool, query, snapshot) and
 pipelines requests, sending ``Flush`` when it wants the answers.  Each
 connection is served by one task that reads a chunk, cuts it into frames,
-calls the application synchronously for every request in order, and writes
-the batch of responses with a single ``write``.  Because application methods
-are plain functions run on the event loop with no ``await`` between them,
-calls from different connections can never interleave.
+answers every request in order, and writes the batch of responses with a
+single ``write``.  Application methods are plain functions run on the event
+loop with no ``await`` between them, so two calls never interleave, with one
+exception: a ``Query`` may come back from ``Application.begin_query`` as a job,
+which runs on a worker thread (``workers``) while this connection awaits it and
+the loop goes on answering the others.  Such a job reads only what the app
+captured for it on the loop (BaseApp: a snapshot of the committed state), so
+consensus never waits behind a query and a query never sees a half-made block.
+Without ``workers`` the job runs at once on the loop, as every other call.
 
 Failure policy mirrors CometBFT's own Go socket server
 (abci/server/socket_server.go): a stream that cannot be framed or parsed
@@ -20,13 +25,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import DecodeError, Message
 
 from .application import Application
 from .framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameError, encode_frame
+from ..workers import run_job
 
 log = logging.getLogger("gonkad.abci")
+QueryJob = Callable[[], abci.ResponseQuery]
 
 READ_CHUNK = 1 << 20
 
@@ -51,8 +61,10 @@ class ABCIServer:
         host: str,
         port: int,
         max_frame: int = DEFAULT_MAX_FRAME,
+        workers: Executor | None = None,
     ) -> None:
         self.app = app
+        self.workers = workers
         self.host = host
         self.port = port
         self.max_frame = max_frame
@@ -129,6 +141,9 @@ class ABCIServer:
             try:
                 for frame in decoder.feed(chunk):
                     response, keep_open = self._handle_frame(frame)
+                    if not isinstance(response, bytes):
+                        # A query job: this connection waits for it, the loop does not.
+                        response, keep_open = await self._finish_query(response)
                     out.append(encode_frame(response))
                     if not keep_open:
                         break
@@ -145,8 +160,9 @@ class ABCIServer:
             if not keep_open:
                 return
 
-    def _handle_frame(self, frame: bytes) -> tuple[bytes, bool]:
-        """Answer one request frame: ``(response_bytes, keep_connection_open)``."""
+    def _handle_frame(self, frame: bytes) -> tuple[bytes | QueryJob, bool]:
+        """Answer one request frame: ``(response_bytes, keep_connection_open)``, or
+        ``(job, True)`` for a query the app made a job of (see ``_finish_query``)."""
         try:
             request = abci.Request.FromString(frame)
         except DecodeError as exc:
@@ -155,18 +171,38 @@ class ABCIServer:
         if kind is None:
             raise ProtocolError("Request has no value set")
         try:
-            result = getattr(self.app, kind)(getattr(request, kind))
-            expected = _RESPONSE_TYPES[kind]
-            if not isinstance(result, expected):
-                raise TypeError(
-                    f"{kind} returned {type(result).__name__}, "
-                    f"expected {expected.__name__}"
-                )
-            return abci.Response(**{kind: result}).SerializeToString(), True
+            if kind == "query":
+                result = self.app.begin_query(request.query)
+                if callable(result):
+                    return result, True
+            else:
+                result = getattr(self.app, kind)(getattr(request, kind))
+            return _response(kind, result), True
         except Exception as exc:
-            log.exception("ABCI application error in %s", kind)
-            error = abci.ResponseException(error=f"{type(exc).__name__}: {exc}")
-            return abci.Response(exception=error).SerializeToString(), False
+            return _failure(kind, exc), False
+
+    async def _finish_query(self, job: QueryJob) -> tuple[bytes, bool]:
+        """Run a query job on a worker (on the loop without workers) and answer as ``_handle_frame``."""
+        try:
+            return _response("query", await run_job(self.workers, job)), True
+        except Exception as exc:
+            return _failure("query", exc), False
+
+
+def _response(kind: str, result: Message) -> bytes:
+    expected = _RESPONSE_TYPES[kind]
+    if not isinstance(result, expected):
+        raise TypeError(
+            f"{kind} returned {type(result).__name__}, expected {expected.__name__}"
+        )
+    return abci.Response(**{kind: result}).SerializeToString()
+
+
+def _failure(kind: str, exc: Exception) -> bytes:
+    """A ``ResponseException``; the caller then closes the connection."""
+    log.exception("ABCI application error in %s", kind, exc_info=exc)
+    error = abci.ResponseException(error=f"{type(exc).__name__}: {exc}")
+    return abci.Response(exception=error).SerializeToString()
 
 
 def run(app: Application, host: str, port: int) -> None:

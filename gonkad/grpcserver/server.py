@@ -1,37 +1,42 @@
 """grpc.aio server on the node's event loop: module queries, tx and tendermint services, reflection.
 
-Every handler is a coroutine that does its state reads without awaiting, so it runs between two ABCI
-requests, never inside one; CometBFT RPC calls are awaited in a thread so the loop keeps serving ABCI
-(BroadcastTx waits on CheckTx, which this same loop answers).
+Handlers are coroutines on the loop that serves ABCI. A module query or a simulation is bound, on the
+loop and between two ABCI requests, to a snapshot of the committed state (``BaseApp.committed_job``)
+and then awaited on the node's query workers (gonkad/workers.py), so consensus is not held up behind
+it; other state reads are done on the loop without awaiting. CometBFT RPC calls are awaited in a thread
+so the loop keeps serving ABCI (BroadcastTx waits on CheckTx, which this same loop answers).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 from grpc_reflection.v1alpha import reflection
 
 from gonkad.baseapp import BaseApp
+from gonkad.codec import decode
 from gonkad.config import read_cometbft_config, split_address
-from gonkad.context import BlockHeader, Context
 from gonkad.errors import (
     ABCIError,
     ErrInsufficientFunds,
     ErrInvalidAddress,
     ErrInvalidRequest,
     ErrNotFound,
+    ErrOutOfGas,
     ErrTxDecode,
 )
 from gonkad.grpcserver.tendermint_service import TendermintService
 from gonkad.grpcserver.tx_service import TxService
 from gonkad.module import QueryRoute
 from gonkad.rpc import CometRPC, RPCError
-from gonkad.store.cachekv import CacheKV
+from gonkad.workers import run_job
 
 log = logging.getLogger("gonkad.grpc")
 
@@ -51,6 +56,7 @@ _STATUS: dict[tuple[str, int], grpc.StatusCode] = {
         (ErrTxDecode, grpc.StatusCode.INVALID_ARGUMENT),
         (ErrNotFound, grpc.StatusCode.NOT_FOUND),
         (ErrInsufficientFunds, grpc.StatusCode.FAILED_PRECONDITION),
+        (ErrOutOfGas, grpc.StatusCode.RESOURCE_EXHAUSTED),
     )
 }
 
@@ -72,10 +78,7 @@ def unary_handler(path: str, request_type: type[Message], handler: Handler) -> g
 
     async def handle(data: bytes, context: grpc.aio.ServicerContext) -> bytes:
         try:
-            try:
-                request = request_type.FromString(data)
-            except (DecodeError, RecursionError, ValueError) as exc:
-                raise ErrTxDecode.wrap(f"malformed {request_type.DESCRIPTOR.full_name}: {exc}") from None
+            request = decode(request_type, data, request_type.DESCRIPTOR.full_name)
             return (await handler(request)).SerializeToString()
         except ABCIError as err:
             code, details = status_code(err), err.log
@@ -89,39 +92,44 @@ def unary_handler(path: str, request_type: type[Message], handler: Handler) -> g
     return grpc.unary_unary_rpc_method_handler(handle)
 
 
-def query_services(app: BaseApp) -> dict[str, Methods]:
+def query_services(app: BaseApp, workers: Executor | None) -> dict[str, Methods]:
     """Every module query route, grouped by gRPC service ("/pkg.Service/Method")."""
     services: dict[str, Methods] = {}
     for path, route in app.query_routes.items():
         service, _, method = path.lstrip("/").rpartition("/")
         if not service or not method:
             raise ValueError(f"query route {path!r} is not a gRPC method path")
-        services.setdefault(service, {})[method] = (route.request_type, _query_handler(app, route))
+        services.setdefault(service, {})[method] = (route.request_type, _query_handler(app, route, workers))
     return services
 
 
-def _query_handler(app: BaseApp, route: QueryRoute) -> Handler:
+def _query_handler(app: BaseApp, route: QueryRoute, workers: Executor | None) -> Handler:
     async def handle(request: Message) -> Message:
-        # CommitStore.get/iterate only ever show committed state: a staged block is invisible here.
-        latest = app.store.version
-        return route.handler(Context(CacheKV(app.store), BlockHeader(app.chain_id, latest, 0)), request)
+        if route.bounded:
+            return app.query_bounded(route, request)
+        # The snapshot holds committed state only: a block staged but not yet committed is invisible.
+        return await run_job(workers, app.committed_job(partial(app.query_module, route, request)))
 
     return handle
 
 
 class GRPCServer:
-    """Serves ``app`` over gRPC on ``address`` ("host:port"; port 0 picks one, see ``port``)."""
+    """Serves ``app`` over gRPC on ``address`` ("host:port"; port 0 picks one, see ``port``).
 
-    def __init__(self, app: BaseApp, address: str, comet_rpc: str) -> None:
+    ``workers`` run module queries and simulations; None runs them on the loop (tests, tools).
+    """
+
+    def __init__(self, app: BaseApp, address: str, comet_rpc: str, workers: Executor | None = None) -> None:
         self.app = app
         self.address = address
         self.rpc = CometRPC(comet_rpc)
+        self.workers = workers
         self.port = 0
         self._server: grpc.aio.Server | None = None
 
     def services(self) -> dict[str, Methods]:
-        services = query_services(self.app)
-        for service in (TxService(self.app, self.rpc), TendermintService(self.app, self.rpc)):
+        services = query_services(self.app, self.workers)
+        for service in (TxService(self.app, self.rpc, self.workers), TendermintService(self.app, self.rpc)):
             if service.NAME in services:
                 raise ValueError(f"service {service.NAME} is also registered by a module")
             services[service.NAME] = service.methods()

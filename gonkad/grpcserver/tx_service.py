@@ -1,7 +1,8 @@
 """cosmos.tx.v1beta1.Service: BroadcastTx and GetTx through CometBFT's RPC, Simulate in the app.
 
-Simulate runs in the event loop (it reads committed state and writes only a throwaway branch); the RPC
-calls run in a thread because CometBFT answers them only after asking this same loop (CheckTx).
+Simulate runs on the node's query workers over a snapshot of the committed state, writing only a
+throwaway branch, within the node's simulation gas limit; the RPC calls run in a thread because
+CometBFT answers them only after asking this same loop (CheckTx).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Sequence
+from concurrent.futures import Executor
+from functools import partial
 from typing import TYPE_CHECKING
 
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as sdk_abci
@@ -21,6 +24,7 @@ from gonkad.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
 from gonkad.rpc import CometRPC, RPCError
 from gonkad.tx import decode_tx
 from gonkad.txbuilder import pack
+from gonkad.workers import run_job
 
 if TYPE_CHECKING:
     from gonkad.grpcserver.server import Methods
@@ -71,9 +75,10 @@ def tx_response(
 class TxService:
     NAME = "cosmos.tx.v1beta1.Service"
 
-    def __init__(self, app: BaseApp, rpc: CometRPC) -> None:
+    def __init__(self, app: BaseApp, rpc: CometRPC, workers: Executor | None = None) -> None:
         self.app = app
         self.rpc = rpc
+        self.workers = workers
 
     def methods(self) -> Methods:
         return {
@@ -110,7 +115,7 @@ class TxService:
             ).SerializeToString()
         if not raw:
             raise ErrInvalidRequest.wrap("empty txBytes is not allowed")
-        result = self.app.simulate(raw)
+        result = await run_job(self.workers, self.app.committed_job(partial(self.app.simulate, raw)))
         if result.code:
             # The failure keeps the transaction's own codespace and code, so it maps to a gRPC status the same way.
             log = f"{result.log} (gas wanted {result.gas_wanted}, gas used {result.gas_used})"

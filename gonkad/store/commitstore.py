@@ -8,7 +8,9 @@ One DB holds, by one-byte prefix:
   ``s`` + ver8           -> one blob listing the nodes that became stale at that version
   ``m``                  -> latest version (u64) and oldest kept version (u64)
 Every version is written by one write batch, so a crash leaves the old or the new version.
-Not thread-safe: one writer, with reads from the same thread.
+Not thread-safe: one writer, with reads from the same thread (the node cache is mutated by commit and by
+reads). The one exception is ``snapshot()``: taken on the owner's thread, a ``Snapshot`` of the
+latest-state table may then be read and closed on another thread while the owner goes on committing.
 """
 
 from __future__ import annotations
@@ -84,6 +86,57 @@ def _until(it: Iterator[tuple[bytes, bytes]], lo: bytes) -> Iterator[tuple[bytes
         if k < lo:
             return
         yield k[1:], v
+
+
+def _iterate_latest(
+    reader: Any, prefix: bytes, start: bytes | None, end: bytes | None, reverse: bool
+) -> Iterator[tuple[bytes, bytes]]:
+    """``CommitStore.iterate`` over ``reader``, the DB or one of its snapshots."""
+    rng = clip_range(prefix, start, end)
+    if rng is None:
+        return iter(())
+    lo, hi = rng
+    stop = _LATEST_END if hi is None else LATEST + hi
+    if not reverse:
+        return ((k[1:], v) for k, v in reader.iterator(start=LATEST + lo, stop=stop))
+    # plyvel 1.5 skips everything in reverse when the first key it meets equals `start`,
+    # so bound it by the bare table prefix (never a key) and stop at `lo` here.
+    return _until(reader.iterator(start=LATEST, stop=stop, reverse=True), LATEST + lo)
+
+
+class Snapshot:
+    """The latest-state table of one committed version, unchanged by later commits.
+
+    A LevelDB snapshot reads only the table (never the Merkle node cache), so unlike the store it
+    may be used on a thread other than the committer's: module queries and simulations read one on
+    a worker thread while blocks commit on the event loop. Take it on the store's thread (so that it
+    and ``version`` agree), and close it on the thread that reads it, after the last read: LevelDB
+    must not release a snapshot that a read is still using.
+    """
+
+    __slots__ = ("version", "_snapshot")
+
+    def __init__(self, snapshot: Any, version: int) -> None:
+        self.version = version
+        self._snapshot = snapshot
+
+    def get(self, key: bytes) -> bytes | None:
+        check_key(key)
+        return self._snapshot.get(LATEST + key)
+
+    def iterate(
+        self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]:
+        return _iterate_latest(self._snapshot, prefix, start, end, reverse)
+
+    def close(self) -> None:
+        self._snapshot.close()
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @contextmanager
@@ -205,16 +258,11 @@ class CommitStore:
         self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
     ) -> Iterator[tuple[bytes, bytes]]:
         """Keys starting with ``prefix`` in ``[start, end)``, sorted (descending if reverse)."""
-        rng = clip_range(prefix, start, end)
-        if rng is None:
-            return iter(())
-        lo, hi = rng
-        stop = _LATEST_END if hi is None else LATEST + hi
-        if not reverse:
-            return ((k[1:], v) for k, v in self._db.iterator(start=LATEST + lo, stop=stop))
-        # plyvel 1.5 skips everything in reverse when the first key it meets equals `start`,
-        # so bound it by the bare table prefix (never a key) and stop at `lo` here.
-        return _until(self._db.iterator(start=LATEST, stop=stop, reverse=True), LATEST + lo)
+        return _iterate_latest(self._db, prefix, start, end, reverse)
+
+    def snapshot(self) -> Snapshot:
+        """The latest committed state as of now, frozen; see ``Snapshot`` for the threading rule."""
+        return Snapshot(self._db.snapshot(), self._version)
 
     # -- writing -----------------------------------------------------------------------
 

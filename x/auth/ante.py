@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import base64
 
+from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 
-from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
-
+from gonkad.codec import decode
 from gonkad.coins import Coins, coins_from_proto, required_fees
 from gonkad.context import Context, ExecMode
 from gonkad.crypto import bech32, secp256k1
@@ -22,6 +22,7 @@ from gonkad.errors import (
     ErrInvalidPubKey,
     ErrInvalidRequest,
     ErrNoSignatures,
+    ErrTxTimeoutHeight,
     ErrUnauthorized,
     ErrUnknownAddress,
     ErrWrongSequence,
@@ -44,6 +45,7 @@ def process_ante(ctx: Context, tx: Tx, signers: list[bytes], accounts: AccountKe
     kept when a message later fails.
     """
     params = accounts.get_params(ctx)
+    check_timeout_height(ctx, tx)
     check_memo_and_size(ctx, tx, params)
     signatures = list(tx.raw.signatures)
     signer_infos = list(tx.auth_info.signer_infos)
@@ -63,6 +65,13 @@ def process_ante(ctx: Context, tx: Tx, signers: list[bytes], accounts: AccountKe
     for signer, info, signature in zip(signers, signer_infos, signatures):
         ctx.gas.consume(params.sig_verify_cost_secp256k1, "ante verify: secp256k1")
         verify_signer(ctx, tx, signer, info, signature, accounts)
+
+
+def check_timeout_height(ctx: Context, tx: Tx) -> None:
+    """A tx may name the last height it is valid at (0: none); past it, it is refused, never executed late."""
+    timeout = tx.body.timeout_height
+    if timeout and ctx.header.height > timeout:
+        raise ErrTxTimeoutHeight.wrap(f"block height: {ctx.header.height}, timeout height: {timeout}")
 
 
 def check_memo_and_size(ctx: Context, tx: Tx, params: auth_pb2.Params) -> None:
@@ -112,7 +121,7 @@ def public_key_of(account, info, signer: bytes) -> bytes:  # type: ignore[no-unt
     packed = account.pub_key if account.HasField("pub_key") else info.public_key
     if packed.type_url != SECP256K1_PUBKEY_URL:
         raise ErrInvalidPubKey.wrap(f"unsupported public key type {packed.type_url!r}")
-    key = keys_pb2.PubKey.FromString(packed.value).key
+    key = decode(keys_pb2.PubKey, packed.value, "secp256k1 public key", ErrInvalidPubKey).key
     if len(key) != secp256k1.PUBKEY_LEN or secp256k1.address_bytes(key) != signer:
         raise ErrInvalidPubKey.wrap("public key does not match the signer address")
     return key

@@ -48,8 +48,8 @@ class AuthModule(BaseModule):
 
     def query_routes(self) -> dict[str, QueryRoute]:
         return {
-            QUERY + "Account": QueryRoute(query_pb2.QueryAccountRequest, self.query_account),
-            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.query_params),
+            QUERY + "Account": QueryRoute(query_pb2.QueryAccountRequest, self.query_account, bounded=True),
+            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.query_params, bounded=True),
             QUERY + "Accounts": QueryRoute(query_pb2.QueryAccountsRequest, self.query_accounts),
         }
 

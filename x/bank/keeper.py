@@ -7,7 +7,7 @@ from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
 from gonkad.coins import Coins, make_coins
 from gonkad.context import Context
 from gonkad.crypto import bech32
-from gonkad.errors import ErrInsufficientFunds
+from gonkad.errors import ErrInsufficientFunds, ErrUnauthorized
 from x.bank import keys
 from x.bank.expected_keepers import AccountKeeper
 
@@ -15,8 +15,15 @@ from x.bank.expected_keepers import AccountKeeper
 class BankKeeper:
     """Owns the ``bank/`` prefix. Supply changes only by mint and burn; sends conserve it."""
 
-    def __init__(self, accounts: AccountKeeper) -> None:
+    def __init__(self, accounts: AccountKeeper, blocked: frozenset[bytes] = frozenset()) -> None:
+        """``blocked``: addresses that no MsgSend may pay (module accounts, as the app wires them):
+        coins sent there would sit outside what their module accounts for."""
         self.accounts = accounts
+        self.blocked = blocked
+
+    def check_can_receive(self, address: bytes) -> None:
+        if address in self.blocked:
+            raise ErrUnauthorized.wrap(f"{bech32.encode(address)} is not allowed to receive funds")
 
     def get_balance(self, ctx: Context, address: bytes, denom: str) -> int:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.balance_key(address, denom))

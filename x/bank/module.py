@@ -56,12 +56,14 @@ class BankModule(BaseModule):
 
     def query_routes(self) -> dict[str, QueryRoute]:
         return {
-            QUERY + "Balance": QueryRoute(query_pb2.QueryBalanceRequest, self.query_balance),
+            QUERY + "Balance": QueryRoute(query_pb2.QueryBalanceRequest, self.query_balance, bounded=True),
             QUERY + "AllBalances": QueryRoute(query_pb2.QueryAllBalancesRequest, self.query_all_balances),
             QUERY + "TotalSupply": QueryRoute(query_pb2.QueryTotalSupplyRequest, self.query_total_supply),
-            QUERY + "SupplyOf": QueryRoute(query_pb2.QuerySupplyOfRequest, self.query_supply_of),
-            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.query_params),
-            QUERY + "DenomMetadata": QueryRoute(query_pb2.QueryDenomMetadataRequest, self.query_denom_metadata),
+            QUERY + "SupplyOf": QueryRoute(query_pb2.QuerySupplyOfRequest, self.query_supply_of, bounded=True),
+            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.query_params, bounded=True),
+            QUERY + "DenomMetadata": QueryRoute(
+                query_pb2.QueryDenomMetadataRequest, self.query_denom_metadata, bounded=True
+            ),
         }
 
     def query_supply_of(self, ctx: Context, req: query_pb2.QuerySupplyOfRequest) -> query_pb2.QuerySupplyOfResponse:

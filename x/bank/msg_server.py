@@ -24,8 +24,9 @@ def validate_send(msg: tx_pb2.MsgSend) -> None:
 
 
 def handle_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgSend) -> tx_pb2.MsgSendResponse:
-    sender = bech32.decode(msg.from_address)
-    bank.send_coins(ctx, sender, bech32.decode(msg.to_address), coins_from_proto(msg.amount))
+    sender, recipient = bech32.decode(msg.from_address), bech32.decode(msg.to_address)
+    bank.check_can_receive(recipient)
+    bank.send_coins(ctx, sender, recipient, coins_from_proto(msg.amount))
     ctx.emit("message", module="bank", sender=msg.from_address)
     return tx_pb2.MsgSendResponse()
 
@@ -57,10 +58,13 @@ def validate_multi_send(msg: tx_pb2.MsgMultiSend) -> None:
 
 def handle_multi_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgMultiSend) -> tx_pb2.MsgMultiSendResponse:
     sender = bech32.decode(msg.inputs[0].address)
+    recipients = [bech32.decode(out.address) for out in msg.outputs]
+    for recipient in recipients:
+        bank.check_can_receive(recipient)
     bank.subtract_coins(ctx, sender, coins_from_proto(msg.inputs[0].coins))
-    for out in msg.outputs:
+    for out, recipient in zip(msg.outputs, recipients):
         coins = coins_from_proto(out.coins)
-        bank.add_coins(ctx, bech32.decode(out.address), coins)
+        bank.add_coins(ctx, recipient, coins)
         ctx.emit("transfer", recipient=out.address, sender=msg.inputs[0].address, amount=str(coins))
     ctx.emit("message", module="bank", sender=msg.inputs[0].address)
     return tx_pb2.MsgMultiSendResponse()

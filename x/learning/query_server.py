@@ -20,10 +20,10 @@ class QueryServer:
 
     def routes(self) -> dict[str, QueryRoute]:
         return {
-            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params),
-            QUERY + "Run": QueryRoute(query_pb2.QueryRunRequest, self.run),
+            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
+            QUERY + "Run": QueryRoute(query_pb2.QueryRunRequest, self.run, bounded=True),
             QUERY + "Runs": QueryRoute(query_pb2.QueryRunsRequest, self.runs),
-            QUERY + "Checkpoint": QueryRoute(query_pb2.QueryCheckpointRequest, self.checkpoint),
+            QUERY + "Checkpoint": QueryRoute(query_pb2.QueryCheckpointRequest, self.checkpoint, bounded=True),
             QUERY + "Checkpoints": QueryRoute(query_pb2.QueryCheckpointsRequest, self.checkpoints),
             QUERY + "Verdicts": QueryRoute(query_pb2.QueryVerdictsRequest, self.verdicts),
         }

@@ -5,6 +5,8 @@ from __future__ import annotations
 from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2
 
+from gonkad.codec import decode
+from gonkad.coins import parse_amount
 from gonkad.context import Context
 from gonkad.crypto import bech32
 from gonkad.errors import ErrInvalidAddress, ErrInvalidCoins, ErrInvalidPubKey, ErrInvalidRequest
@@ -24,7 +26,7 @@ def operator_of(msg: tx_pb2.MsgCreateValidator) -> bytes:
 def consensus_pubkey(msg: tx_pb2.MsgCreateValidator) -> bytes:
     if msg.pubkey.type_url != ED25519_URL:
         raise ErrInvalidPubKey.wrap(f"consensus key must be {ED25519_URL}, got {msg.pubkey.type_url!r}")
-    key = ed25519.PubKey.FromString(msg.pubkey.value).key
+    key = decode(ed25519.PubKey, msg.pubkey.value, "ed25519 consensus key", ErrInvalidPubKey).key
     if len(key) != 32:
         raise ErrInvalidPubKey.wrap("ed25519 consensus key must be 32 bytes")
     return key
@@ -37,9 +39,9 @@ def create_validator_signers(msg: tx_pb2.MsgCreateValidator) -> list[bytes]:
 def validate_create_validator(msg: tx_pb2.MsgCreateValidator) -> None:
     operator_of(msg)
     consensus_pubkey(msg)
-    if msg.value.denom != keys.BOND_DENOM or not msg.value.amount.isdigit():
+    if msg.value.denom != keys.BOND_DENOM:
         raise ErrInvalidCoins.wrap(f"collateral must be a whole amount of {keys.BOND_DENOM}")
-    if int(msg.value.amount) < keys.POWER_REDUCTION:
+    if parse_amount(msg.value.amount, "collateral") < keys.POWER_REDUCTION:
         raise ErrInvalidCoins.wrap(f"collateral below 1 GNK ({keys.POWER_REDUCTION}{keys.BOND_DENOM}) has no power")
     if not msg.description.moniker or len(msg.description.moniker) > keys.MAX_MONIKER_LENGTH:
         raise ErrInvalidRequest.wrap(f"moniker must be 1 to {keys.MAX_MONIKER_LENGTH} characters")
@@ -48,7 +50,8 @@ def validate_create_validator(msg: tx_pb2.MsgCreateValidator) -> None:
 def handle_create_validator(
     ctx: Context, stake: StakeKeeper, msg: tx_pb2.MsgCreateValidator
 ) -> tx_pb2.MsgCreateValidatorResponse:
-    validator = stake.create_validator(ctx, operator_of(msg), consensus_pubkey(msg), int(msg.value.amount), msg.description)
+    collateral = parse_amount(msg.value.amount, "collateral")
+    validator = stake.create_validator(ctx, operator_of(msg), consensus_pubkey(msg), collateral, msg.description)
     ctx.validator_updates.append(stake.validator_update(validator))
     ctx.emit("message", module="stake", sender=bech32.encode(operator_of(msg)))
     return tx_pb2.MsgCreateValidatorResponse()
