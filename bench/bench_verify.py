@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import statistics
 import sys
 import time
@@ -101,8 +102,9 @@ def main() -> None:
     command = " ".join(["bench/bench_verify.py", *sys.argv[1:]])
     section = ["## Verification by re-execution (issue: ML node)", "",
                f"`.venv/bin/python {command}`", "",
+               f"Machine: {os.cpu_count()}-core {platform.machine()} VM, CPU only, torch {torch.__version__}.", "",
                f"Tolerance {LOGPROB_TOL:g} on every logprob (near-ties of the replayed choice excused within it), "
-               f"match iff the structure is right and score ≥ {MIN_SCORE}.", "",
+               f"match iff every token is admissible, the structure is right and score ≥ {MIN_SCORE}.", "",
                "### (a) Honest and forged answers, tiny preset", "",
                *distributions(args.per_kind, tuple(args.lengths), args.seed), "",
                f"### (b) Cost of verifying against generating the same answer (torch threads: {args.threads}, "

@@ -30,6 +30,8 @@ class NodeSettings(BaseModel):
     max_concurrency: int = Field(8, ge=1)
     max_queue: int = Field(32, ge=0)
     max_tokens_limit: int = Field(256, ge=1)
+    max_body_bytes: int | None = Field(None, ge=1)
+    """Larger request bodies are refused (413) unread; unset, ``limits.body_limit`` of the model's context."""
 
     @model_validator(mode="after")
     def _one_source(self) -> NodeSettings:
@@ -86,4 +88,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-concurrency", help="batch slots: requests decoded together (default 8)")
     p.add_argument("--max-queue", help="requests waiting for a slot before 429s (default 32)")
     p.add_argument("--max-tokens-limit", help="largest max_tokens a request may ask for (default 256)")
+    p.add_argument("--max-body-bytes", help="largest request body; larger ones get 413 before they are read "
+                   "(default 1 KiB per token of the model's context, at least 1 MiB; 4 MiB with --upstream)")
     p.set_defaults(func=cmd_start)

@@ -6,6 +6,8 @@ body whichever backend or layer refused it.
 
 from __future__ import annotations
 
+from starlette.responses import JSONResponse
+
 from mlnode.schemas import ErrorDetail, ErrorResponse
 
 RETRY_AFTER_S = 1
@@ -21,6 +23,9 @@ class APIError(Exception):
     @property
     def body(self) -> ErrorResponse:
         return ErrorResponse(error=self.detail)
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(self.body.model_dump(), status_code=self.status, headers=self.headers)
 
 
 def invalid_request(message: str, param: str | None = None, code: str | None = None,
@@ -39,6 +44,11 @@ def context_length_exceeded(context: int, prompt_tokens: int, completion_tokens:
         f"{prompt_tokens + completion_tokens} tokens ({prompt_tokens} in the messages, {completion_tokens} in "
         "the completion). Please reduce the length of the messages or completion.",
         "messages", "context_length_exceeded")
+
+
+def request_too_large(limit: int) -> APIError:
+    return invalid_request(f"The request body is larger than this node's limit of {limit} bytes.",
+                           code="request_too_large", status=413)
 
 
 def over_capacity() -> APIError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import torch
@@ -17,7 +17,7 @@ from torch import Tensor
 
 from mlnode.generate import MAX_TOP_LOGPROBS, GenerationRequest, Sequence, TokenLogprob, generate
 from mlnode.model import Transformer
-from mlnode.sampling import SamplingParams
+from mlnode.sampling import MAX_TEMPERATURE, SamplingParams
 from mlnode.threads import torch_threads
 from mlnode.tokenizer import chat_prompt
 from mlnode.verify import Verdict, teacher_forced, verify_sequence
@@ -37,14 +37,14 @@ PROMPTS: tuple[tuple[tuple[str, str], ...], ...] = (
     (("user", "Count from one to ten."),),
 )
 SAMPLINGS: tuple[tuple[float, float], ...] = (
-    (0.0, 1.0), (0.3, 1.0), (0.7, 0.9), (1.0, 1.0), (1.0, 0.5), (1.5, 0.95), (0.8, 0.3))
+    (0.0, 1.0), (0.3, 1.0), (0.7, 0.9), (1.0, 1.0), (1.0, 0.5), (1.5, 0.95), (0.8, 0.3), (MAX_TEMPERATURE, 1.0))
 """(temperature, top_p) pairs; temperature 0 is greedy."""
 TOP_LOGPROBS = (MAX_TOP_LOGPROBS, MAX_TOP_LOGPROBS, MAX_TOP_LOGPROBS, 2, 0)
 NOISE = 1e-2
 """Relative noise on every weight of one block: a node serving slightly different weights."""
 
 KINDS = ("other_seed", "noisy_block", "truncated_length", "truncated_stop", "swapped", "random_made_up",
-         "random_true_logprobs", "perturbed_logprobs", "copied_logprobs")
+         "random_true_logprobs", "max_temperature", "perturbed_logprobs", "copied_logprobs")
 """Dishonest kinds, in the order ``corpus`` lists them after "honest"."""
 
 
@@ -120,6 +120,7 @@ class Forger:
             "swapped": self._swapped,
             "random_made_up": lambda: self._random(true_logprobs=False),
             "random_true_logprobs": lambda: self._random(true_logprobs=True),
+            "max_temperature": self._max_temperature,
             "perturbed_logprobs": self._perturbed,
             "copied_logprobs": self._copied,
         }
@@ -138,10 +139,13 @@ class Forger:
         prompt = self.rng.choice([p for p in map(chat_prompt, PROMPTS) if p != base.request.prompt])
         return Sequence(replace(base.request, prompt=prompt), base.tokens, base.logprobs, base.finish_reason)
 
-    def _random(self, true_logprobs: bool) -> Sequence:
+    def _random(self, true_logprobs: bool, sampling: SamplingParams | None = None) -> Sequence:
         """Random bytes, as many as allowed ("length") or fewer but at least one ("stop"); logprobs made up,
-        or the true teacher-forced ones (the strongest forger: only the tokens are wrong)."""
+        or the true teacher-forced ones (the strongest forger: only the tokens are wrong). ``sampling``
+        replaces the request's drawn one."""
         request = random_request(self.rng, self.lengths)
+        if sampling is not None:
+            request = replace(request, sampling=sampling)
         full = self.rng.random() < 0.5
         count = request.max_tokens if full else self.rng.randrange(1, request.max_tokens)
         tokens = [self.rng.randrange(256) for _ in range(count)]
@@ -150,6 +154,13 @@ class Forger:
         else:
             logprobs = [self._made_up(token, request.top_logprobs) for token in tokens]
         return Sequence(request, tokens, logprobs, "length" if full else "stop")
+
+    def _max_temperature(self) -> Sequence:
+        """Random bytes with their true logprobs, claimed at the highest temperature a generator accepts,
+        with no top-p cut: where the sampler is flattest. (Claimed at 1e16, such an answer once matched
+        with score 1.0: there most tempered probabilities are exactly equal in float64, so every token
+        sits in a run of near-ties spanning most of the vocabulary.)"""
+        return self._random(True, SamplingParams(MAX_TEMPERATURE, 1.0, self.rng.randrange(1 << 53)))
 
     def _made_up(self, token: int, top: int) -> TokenLogprob:
         values = sorted((self.rng.uniform(-6.0, -4.5) for _ in range(top)), reverse=True)

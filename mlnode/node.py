@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -19,6 +20,7 @@ from fastapi import APIRouter
 from mlnode import nodeinfo
 from mlnode.backend import Backend
 from mlnode.cli import NodeSettings
+from mlnode.limits import body_limit
 from mlnode.local import LocalBackend
 from mlnode.server import create_app
 from mlnode.upstream import UpstreamBackend
@@ -26,13 +28,25 @@ from mlnode.verify_chat import verify_router
 from mlnode.weights import load_model, random_model
 
 
-def build_backend(settings: NodeSettings) -> tuple[Backend, torch.device, list[APIRouter]]:
-    """The backend, the device whose memory the node publishes (an upstream's host accelerator), and the
-    routes only a local model can serve (verification by re-execution)."""
+@dataclass(frozen=True)
+class Built:
+    """What the settings build, and what the app around it needs to know of it."""
+
+    backend: Backend
+    device: torch.device
+    """Whose memory the node publishes: the local model's, or an upstream's host accelerator."""
+    routers: list[APIRouter]
+    """Routes only a local model can serve (verification by re-execution)."""
+    context: int | None
+    """The model's context in tokens; unknown for an upstream."""
+
+
+def build_backend(settings: NodeSettings) -> Built:
+    """The local model (loaded, moved to its device) or the upstream adapter the settings name."""
     if settings.upstream is not None:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         backend = UpstreamBackend(settings.upstream, settings.max_concurrency, settings.max_queue, settings.model)
-        return backend, device, []
+        return Built(backend, device, [], None)
     loaded = (load_model(Path(settings.model)) if settings.model is not None
               else random_model(str(settings.preset), settings.seed or 0))
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
@@ -41,7 +55,7 @@ def build_backend(settings: NodeSettings) -> tuple[Backend, torch.device, list[A
     device = loaded.model.output.weight.device
     threads = settings.threads or (max(1, (os.cpu_count() or 1) - 1) if device.type == "cpu" else None)
     backend = LocalBackend(loaded, settings.max_concurrency, settings.max_queue, settings.max_tokens_limit, threads)
-    return backend, device, [verify_router(loaded)]
+    return Built(backend, device, [verify_router(loaded)], loaded.config.max_seq_len)
 
 
 class ReadyServer(uvicorn.Server):
@@ -59,8 +73,9 @@ class ReadyServer(uvicorn.Server):
 
 def run(settings: NodeSettings) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    backend, device, routers = build_backend(settings)
-    app = create_app(backend, nodeinfo.measure(device), routers)
+    built = build_backend(settings)
+    app = create_app(built.backend, nodeinfo.measure(built.device), built.routers,
+                     settings.max_body_bytes or body_limit(built.context))
     listener = socket.create_server((settings.host, settings.port))
     url = f"http://{settings.host}:{listener.getsockname()[1]}"
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)

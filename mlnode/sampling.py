@@ -20,17 +20,39 @@ from mlnode.tokenizer import EOT
 
 
 GENERATABLE = torch.tensor(list(range(256)) + [EOT])
+MAX_TEMPERATURE = 2.0
+"""OpenAI's upper bound. Far above it (1e16) most tempered probabilities are exactly equal in float64,
+every token sits in a run of near-ties spanning most of the vocabulary, and the verifier's token check
+admits almost anything."""
+GREEDY_BELOW = 1e-5
+"""Temperatures below this are argmax, as in vLLM (``_SAMPLING_EPS``). There a draw could pick another
+token only among logits within a few T of the best, a gap at the level of numerical noise; and the
+arithmetic fails: a near-tie's probability underflows to 0 (below ~1e-8, so the verifier could not
+excuse an honest near-tie) and logits / T overflows float64 (at 1e-320: NaN, an empty nucleus)."""
+SEED_BOUND = 1 << 63
+"""Seeds are signed 64-bit: the draw hashes them as such."""
 
 
 @dataclass(frozen=True)
 class SamplingParams:
+    """How tokens are chosen. Only parameters a generator accepts can be built, so the verifier never
+    replays a choice no generator could have made."""
+
     temperature: float = 1.0
     top_p: float = 1.0
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.temperature <= MAX_TEMPERATURE:
+            raise ValueError(f"temperature must lie in [0, {MAX_TEMPERATURE:g}], not {self.temperature!r}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must lie in (0, 1], not {self.top_p!r}")
+        if not -SEED_BOUND <= self.seed < SEED_BOUND:
+            raise ValueError(f"seed must be a signed 64-bit integer, not {self.seed!r}")
+
     @property
     def greedy(self) -> bool:
-        return self.temperature == 0.0
+        return self.temperature < GREEDY_BELOW
 
 
 def uniform(seed: int, index: int) -> float:

@@ -1,23 +1,63 @@
-"""OpenAI-compatible request and response bodies, and the node's own info body."""
+"""OpenAI-compatible request and response bodies, and the node's own info body.
+
+Request fields share their constraints through the annotated types below, so the chat request and the
+verify request (``mlnode.verify_chat``) accept exactly the same text and sampling parameters.
+"""
 
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from mlnode.generate import MAX_TOP_LOGPROBS
+from mlnode.sampling import MAX_TEMPERATURE, SEED_BOUND
 
 MAX_STOP_SEQUENCES = 4
-SEED_BOUND = 1 << 63
+MAX_MESSAGES = 2048
+"""OpenAI's own cap on ``messages``. Each message costs at least two tokens (role tag, EOT), so far fewer
+fit a context; the cap only bounds the work done before the context check."""
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""Code points that are not characters: JSON can still escape them (``"\\ud800"``), and a string holding
+one has no UTF-8 form, so it fails wherever it is encoded (the prompt, an upstream request, an error
+body that echoes it)."""
+
+
+def encodable(text: str) -> str:
+    """Refuse text with no UTF-8 form, before anything tries to encode it."""
+    found = SURROGATE.search(text)
+    if found is not None:
+        raise ValueError(f"text must be valid Unicode: position {found.start()} holds the lone surrogate "
+                         f"U+{ord(found.group()):04X}")
+    return text
+
+
+def _one_string_is_one_stop(value: Any) -> Any:
+    """A single string is one stop sequence, as OpenAI takes it."""
+    return [value] if isinstance(value, str) else value
+
+
+Text = Annotated[str, AfterValidator(encodable)]
+"""Every string a client sends: valid Unicode, so it can always be encoded as UTF-8."""
+Temperature = Annotated[float, Field(ge=0.0, le=MAX_TEMPERATURE)]
+TopP = Annotated[float, Field(gt=0.0, le=1.0)]
+Seed = Annotated[int, Field(ge=-SEED_BOUND, lt=SEED_BOUND)]
+Stop = Annotated[list[Annotated[Text, Field(min_length=1)]], BeforeValidator(_one_string_is_one_stop),
+                 Field(max_length=MAX_STOP_SEQUENCES)]
 
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str
+    content: Text
+
+
+Messages = Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)]
 
 
 def random_seed() -> int:
@@ -38,14 +78,14 @@ class ChatCompletionRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    model: str
-    messages: list[ChatMessage] = Field(min_length=1)
+    model: Text
+    messages: Messages
     max_tokens: int | None = Field(None, ge=1)
     max_completion_tokens: int | None = Field(None, ge=1)
-    temperature: float = Field(1.0, ge=0.0, le=2.0)
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    seed: int = Field(default_factory=random_seed, ge=-SEED_BOUND, lt=SEED_BOUND)
-    stop: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list, max_length=MAX_STOP_SEQUENCES)
+    temperature: Temperature = 1.0
+    top_p: TopP = 1.0
+    seed: Seed = Field(default_factory=random_seed)
+    stop: Stop = Field(default_factory=list)
     n: int = 1
     stream: bool = False
     stream_options: StreamOptions | None = None
@@ -59,11 +99,6 @@ class ChatCompletionRequest(BaseModel):
         if value is None and info.field_name is not None:
             return cls.model_fields[info.field_name].get_default(call_default_factory=True)
         return value
-
-    @field_validator("stop", mode="before")
-    @classmethod
-    def _one_stop_string(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
 
     @field_validator("n")
     @classmethod
@@ -187,11 +222,20 @@ class ModelList(ResponseBody):
     data: list[ModelCard]
 
 
+def _utf8_safe(text: str) -> str:
+    """Lone surrogates as U+FFFD: an error may name what it refuses (an unknown field's name, an
+    upstream's message), and its body must still encode."""
+    return SURROGATE.sub("\ufffd", text)
+
+
+SafeText = Annotated[str, AfterValidator(_utf8_safe)]
+
+
 class ErrorDetail(BaseModel):
-    message: str
-    type: str
-    param: str | None = None
-    code: str | int | None = None
+    message: SafeText
+    type: SafeText
+    param: SafeText | None = None
+    code: SafeText | int | None = None
     """OpenAI sends a string; vLLM, relayed unchanged, sends the HTTP status."""
 
 

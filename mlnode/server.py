@@ -2,7 +2,8 @@
 Sprint race (``mlnode.sprint.routes``) and, for a local model, verification (``mlnode.verify_chat``).
 
 ``create_app`` puts a backend behind FastAPI. Every error, FastAPI's own validation and routing errors
-included, leaves with OpenAI's error body, so any OpenAI client can read it.
+included, leaves with OpenAI's error body, so any OpenAI client can read it. A body over the node's
+limit is refused (413) before it is parsed (``mlnode.limits``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from starlette.exceptions import HTTPException
 from mlnode import nodeinfo
 from mlnode.backend import Backend, ChunkStream
 from mlnode.errors import APIError, invalid_request, server_error
+from mlnode.limits import MIN_BODY_BYTES, BodyLimit
 from mlnode.nodeinfo import Hardware
 from mlnode.schemas import ChatCompletionRequest, ErrorDetail, ModelList, NodeInfo
 from mlnode.sprint.routes import sprint_router
@@ -66,10 +68,6 @@ def api_router(backend: Backend, hardware: Hardware) -> APIRouter:
     return router
 
 
-def error_response(error: APIError) -> JSONResponse:
-    return JSONResponse(error.body.model_dump(), status_code=error.status, headers=error.headers)
-
-
 def validation_error(exc: RequestValidationError) -> APIError:
     """The first problem FastAPI found, named the way OpenAI names parameters (``messages[0].role``)."""
     first = exc.errors()[0]
@@ -88,25 +86,26 @@ def validation_error(exc: RequestValidationError) -> APIError:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(APIError)
     async def api_error(_: Request, exc: APIError) -> Response:
-        return error_response(exc)
+        return exc.response()
 
     @app.exception_handler(RequestValidationError)
     async def request_validation_error(_: Request, exc: RequestValidationError) -> Response:
-        return error_response(validation_error(exc))
+        return validation_error(exc).response()
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
         message = f"Invalid URL ({request.method} {request.url.path})" if exc.status_code == 404 else exc.detail
-        return error_response(APIError(exc.status_code, ErrorDetail(message=message, type="invalid_request_error"),
-                                       dict(exc.headers or {})))
+        return APIError(exc.status_code, ErrorDetail(message=message, type="invalid_request_error"),
+                        dict(exc.headers or {})).response()
 
     @app.exception_handler(Exception)
     async def unexpected_error(_: Request, __: Exception) -> Response:
         """Starlette still re-raises the exception afterwards, so it is logged with its traceback."""
-        return error_response(server_error("The node failed while processing the request."))
+        return server_error("The node failed while processing the request.").response()
 
 
-def create_app(backend: Backend, hardware: Hardware, routers: Sequence[APIRouter] = ()) -> FastAPI:
+def create_app(backend: Backend, hardware: Hardware, routers: Sequence[APIRouter] = (),
+               max_body_bytes: int = MIN_BODY_BYTES) -> FastAPI:
     """The node's app; the backend starts and stops with it. ``routers`` add backend-specific routes."""
 
     @asynccontextmanager
@@ -123,4 +122,5 @@ def create_app(backend: Backend, hardware: Hardware, routers: Sequence[APIRouter
     for router in routers:
         app.include_router(router)
     install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     return app

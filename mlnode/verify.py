@@ -13,8 +13,9 @@ re-checks every decision the executor claims, position by position:
   ``log_softmax`` within the tolerance, and the claimed top-k must be the verifier's top-k, up to
   tokens within 2·tol of the k-th value.
 
-The score is the share of positions passing both. The verdict is a match iff the score reaches
-``min_score`` and the answer's structure is one the generator could have produced: no longer than
+The score is the share of positions passing both. The verdict is a match iff every token is one the
+replay admits, the score reaches ``min_score`` (which excuses only stray logprobs) and the answer's
+structure is one the generator could have produced: no longer than
 max_tokens; "length" only at exactly max_tokens; no stop sequence inside; "stop" only where the
 replay ends the answer there, by choosing EOT, or by choosing, token by token, one of the stop
 sequences starting right after the answer (the generator cuts it from the output). Those stop
@@ -45,13 +46,13 @@ LOGPROB_TOL = 1e-5
 against one pass); 1e-3 relative noise on one block of the tiny model moves every position's top logprobs
 by ≥ 6.6e-5."""
 MIN_SCORE = 0.95
-"""Every honest answer measured scores 1.0; this leaves room for rare outliers on other hardware while
-a forger can alter at most 1 position in 20, and each altered one must still carry the true logprobs."""
+"""Every honest answer measured scores 1.0; this leaves room for a rare logprob outlier on other hardware.
+It excuses no token: one the replay does not admit makes a mismatch whatever the score."""
 
 
 class Reason(StrEnum):
     TOKEN = "token_mismatch"
-    """Some position holds a token the replayed sampler would not choose."""
+    """Some position holds a token the replayed sampler would not choose: never a match."""
     LOGPROB = "logprob_mismatch"
     """Some position's claimed logprob of its token is off by more than the tolerance."""
     TOP_LOGPROBS = "top_logprobs_mismatch"
@@ -104,7 +105,7 @@ class Verdict:
     mean_logprob_error: float
     """Over every claimed value: each position's token logprob and its top-k logprobs."""
     reasons: tuple[Reason, ...]
-    """Everything found wrong; position-level reasons may appear on a match whose score is high enough."""
+    """Everything found wrong; logprob-level reasons may appear on a match whose score is high enough."""
     failed_positions: tuple[int, ...]
 
 
@@ -147,7 +148,7 @@ def verify(model: Transformer, prompt: list[int], executed: Executed, sampling: 
     low = [Reason.LOW_SCORE] if score < tolerances.min_score else []
     errors = checks.errors
     return Verdict(
-        match=not structural and not low,
+        match=not structural and not low and bool(checks.token_ok.all()),
         score=score,
         token_agreement=float(checks.agreed.double().mean()) if scored else 1.0,
         max_logprob_error=float(errors.max()) if errors.numel() else 0.0,

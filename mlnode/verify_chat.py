@@ -5,44 +5,55 @@ served as ``POST /v1/verify`` by a node with a local model."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from mlnode import schemas
-from mlnode.errors import invalid_request, model_not_found
-from mlnode.generate import TokenLogprob
+from mlnode.errors import context_length_exceeded, invalid_request, model_not_found
+from mlnode.generate import MAX_TOP_LOGPROBS, TokenLogprob
 from mlnode.sampling import SamplingParams
 from mlnode.tokenizer import chat_prompt, token_from_bytes
 from mlnode.verify import Answer, Tolerances, verify
 from mlnode.weights import LoadedModel
 
 
+class ClaimedTop(BaseModel):
+    """One ``top_logprobs`` entry of the answer, as a request field: its text must be valid Unicode."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    token: schemas.Text
+    logprob: float
+    bytes: list[int] | None
+
+
+class ClaimedToken(ClaimedTop):
+    """One entry of ``choices[0].logprobs.content``: no more alternatives than a chat request may ask for."""
+
+    top_logprobs: list[ClaimedTop] = Field(max_length=MAX_TOP_LOGPROBS)
+
+
 class VerifyRequest(BaseModel):
     """The executed request's parameters as the executor applied them (its reported seed, the
-    max_tokens it used) and its answer."""
+    max_tokens it used) and its answer. Text and sampling parameters are bound as in the chat request:
+    an answer is only checked under parameters a generator accepts."""
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str
+    model: schemas.Text
     """The verifier's model name or its ``name@sha256:…`` identity."""
-    messages: list[schemas.ChatMessage] = Field(min_length=1)
+    messages: schemas.Messages
     max_tokens: int = Field(ge=1)
-    temperature: float = Field(1.0, ge=0.0)
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    seed: int = Field(0, ge=-schemas.SEED_BOUND, lt=schemas.SEED_BOUND)
-    stop: Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=schemas.MAX_STOP_SEQUENCES)] = []
-    finish_reason: str
-    logprobs: list[schemas.TokenLogprob]
+    temperature: schemas.Temperature = 1.0
+    top_p: schemas.TopP = 1.0
+    seed: schemas.Seed
+    """The seed the executor reported; there is no default to replay."""
+    stop: schemas.Stop = []
+    finish_reason: schemas.Text
+    logprobs: list[ClaimedToken]
     """``choices[0].logprobs.content`` of the answer: one entry per output token."""
-
-    @field_validator("stop", mode="before")
-    @classmethod
-    def _one_stop(cls, value: object) -> object:
-        """A single string is one stop sequence, as in the chat request."""
-        return [value] if isinstance(value, str) else value
 
 
 class VerifyResult(BaseModel):
@@ -57,24 +68,28 @@ class VerifyResult(BaseModel):
     failed_positions: list[int]
 
 
-def _token(entry: schemas.TopLogprob, where: str) -> int:
+def _token(entry: ClaimedTop, where: str) -> int:
     try:
         return token_from_bytes(entry.bytes or [], entry.token)
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
 
 
-def _claim(index: int, entry: schemas.TokenLogprob) -> TokenLogprob:
+def _claim(index: int, entry: ClaimedToken) -> TokenLogprob:
     where = f"logprobs[{index}]"
     top = tuple((_token(alt, f"{where}.top_logprobs[{j}]"), alt.logprob) for j, alt in enumerate(entry.top_logprobs))
     return TokenLogprob(_token(entry, where), entry.logprob, top)
 
 
 def verify_chat(loaded: LoadedModel, body: VerifyRequest, tolerances: Tolerances = Tolerances()) -> VerifyResult:
-    """Re-execute a chat answer on ``loaded``; ValueError names the field of a body that cannot be read."""
+    """Re-execute a chat answer on ``loaded``; ValueError names the field of a body that cannot be read,
+    and an answer that could not fit the context is refused as a chat request would be."""
     if body.model not in (loaded.name, loaded.identity):
         raise ValueError(f"model {body.model!r} is not the verifier's model {loaded.identity!r}")
     prompt = chat_prompt([(message.role, message.content) for message in body.messages])
+    context, completion = loaded.config.max_seq_len, max(body.max_tokens, len(body.logprobs))
+    if len(prompt) + completion > context:
+        raise context_length_exceeded(context, len(prompt), completion)
     claims = [_claim(index, entry) for index, entry in enumerate(body.logprobs)]
     verdict = verify(loaded.model, prompt, Answer([claim.token for claim in claims], claims),
                      SamplingParams(body.temperature, body.top_p, body.seed), body.max_tokens,

@@ -30,13 +30,16 @@ import uvicorn
 from openai.types.chat import ChatCompletionTokenLogprob
 
 from gonkad.process import stop_child
+from mlnode import forgery
 from mlnode.generate import GenerationRequest, Sequence, generate
-from mlnode.local import LocalBackend
+from mlnode.limits import MIN_BODY_BYTES
+from mlnode.local import LocalBackend, openai_logprobs
 from mlnode.nodeinfo import Hardware
 from mlnode.sampling import SamplingParams
 from mlnode.server import create_app
 from mlnode.tokenizer import chat_prompt, decode, token_from_bytes
 from mlnode.upstream import upstream_error
+from mlnode.verify import teacher_forced
 from mlnode.weights import LoadedModel, random_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -193,6 +196,14 @@ def assert_identical(a: Answer, b: Answer) -> None:
     assert [t.model_dump() for t in a.logprobs] == [t.model_dump() for t in b.logprobs]
 
 
+def verify_body(ask: Ask, answer: Answer) -> dict[str, Any]:
+    """The ``/v1/verify`` request a validator builds from a served answer."""
+    params = ask.params()
+    return {"model": MODEL, "messages": params["messages"], "max_tokens": ask.max_tokens,
+            "temperature": ask.temperature, "top_p": ask.top_p, "seed": answer.seed, "stop": list(ask.stop),
+            "finish_reason": answer.finish_reason, "logprobs": [t.model_dump() for t in answer.logprobs]}
+
+
 def with_stop(model: LoadedModel, ask: Ask) -> Ask:
     """The same request, stopped by a printable character it would otherwise produce midway."""
     tokens = ask.expected(model).tokens
@@ -294,6 +305,9 @@ def test_concurrent_requests_match_generate(client: openai.OpenAI, reference: Lo
 
 TOO_LONG = "x" * 600
 CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+VERIFY = {**CHAT, "max_tokens": 2, "seed": 1, "finish_reason": "length", "logprobs": []}
+"""A well-formed verify request (its empty answer fails the check, with 200)."""
+ENTRY = {"token": "a", "logprob": -5.0, "bytes": [97]}
 BAD_REQUESTS: list[tuple[str, str, str, Any, int, str | None, str | None]] = [
     ("malformed json", "POST", "/v1/chat/completions", b'{"model": ', 400, None, None),
     ("body not an object", "POST", "/v1/chat/completions", [], 400, None, None),
@@ -321,6 +335,34 @@ BAD_REQUESTS: list[tuple[str, str, str, Any, int, str | None, str | None]] = [
      "top_logprobs", None),
     ("n above 1", "POST", "/v1/chat/completions", {**CHAT, "n": 2}, 400, "n", None),
     ("five stop sequences", "POST", "/v1/chat/completions", {**CHAT, "stop": list("abcde")}, 400, "stop", None),
+    ("more messages than OpenAI takes", "POST", "/v1/chat/completions",
+     {**CHAT, "messages": [{"role": "user", "content": ""}] * 2049}, 400, "messages", None),
+    # lone surrogates: valid JSON escapes, but no UTF-8 form (regression: 500 from UnicodeEncodeError)
+    ("lone surrogate in content", "POST", "/v1/chat/completions",
+     {**CHAT, "messages": [{"role": "user", "content": "hi \ud800"}]}, 400, "messages[0].content", None),
+    ("lone surrogate in model", "POST", "/v1/chat/completions", {**CHAT, "model": "tiny\udfff"}, 400, "model", None),
+    ("lone surrogate in stop", "POST", "/v1/chat/completions", {**CHAT, "stop": "\udbff"}, 400, "stop[0]", None),
+    ("verify: lone surrogate in content", "POST", "/v1/verify",
+     {**VERIFY, "messages": [{"role": "user", "content": "\ud800"}]}, 400, "messages[0].content", None),
+    ("verify: lone surrogate in a token", "POST", "/v1/verify",
+     {**VERIFY, "logprobs": [{**ENTRY, "token": "\ud800", "top_logprobs": []}]}, 400, "logprobs[0].token", None),
+    ("verify: lone surrogate in finish_reason", "POST", "/v1/verify", {**VERIFY, "finish_reason": "\ud800"}, 400,
+     "finish_reason", None),
+    ("verify: unknown field named by a lone surrogate", "POST", "/v1/verify", {**VERIFY, "\ud800": 1}, 400, None,
+     None),
+    # verify bounded as chat is (regression: 300 top_logprobs gave 500 "selected index k out of range")
+    ("verify: 300 top_logprobs", "POST", "/v1/verify",
+     {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": [ENTRY] * 300}]}, 400, "logprobs[0].top_logprobs", None),
+    ("verify: top_logprobs above 5", "POST", "/v1/verify",
+     {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": [ENTRY] * 6}]}, 400, "logprobs[0].top_logprobs", None),
+    ("verify: answer beyond the context", "POST", "/v1/verify",
+     {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": []}] * 600}, 400, "messages", "context_length_exceeded"),
+    ("verify: max_tokens beyond the context", "POST", "/v1/verify", {**VERIFY, "max_tokens": 600}, 400, "messages",
+     "context_length_exceeded"),
+    # verify takes only sampling a generator takes (regression: any temperature was replayed)
+    ("verify: temperature above 2", "POST", "/v1/verify", {**VERIFY, "temperature": 1e16}, 400, "temperature", None),
+    ("verify: top_p 0", "POST", "/v1/verify", {**VERIFY, "top_p": 0}, 400, "top_p", None),
+    ("verify: no seed", "POST", "/v1/verify", {k: v for k, v in VERIFY.items() if k != "seed"}, 400, "seed", None),
     ("unknown route", "GET", "/v1/engines", None, 404, None, None),
     ("wrong method", "GET", "/v1/chat/completions", None, 405, None, None),
 ]
@@ -340,6 +382,62 @@ def test_openai_client_raises_the_error_body(client: openai.OpenAI) -> None:
     with pytest.raises(openai.NotFoundError) as raised:
         client.chat.completions.create(model="gpt-9", messages=[{"role": "user", "content": "hi"}])
     assert raised.value.code == "model_not_found" and raised.value.param == "model"
+
+
+def test_tiny_temperature_is_greedy(client: openai.OpenAI, node: str, reference: LoadedModel) -> None:
+    """Regression: temperature 1e-320, allowed by the schema, overflowed logits / T and gave 500. Below
+    1e-5 it is argmax, and the verifier replays it so."""
+    ask = Ask("Almost zero", seed=3, temperature=1e-320)
+    answer = complete(client, ask)
+    assert_matches(answer, replace(ask, temperature=0.0).expected(reference))
+    verdict = httpx.post(f"{node}/v1/verify", json=verify_body(ask, answer), timeout=30).json()
+    assert verdict["match"] is True and verdict["score"] == 1.0
+
+
+def test_made_up_answer_is_refused_at_any_temperature(node: str, reference: LoadedModel) -> None:
+    """Regression: made-up tokens sent with their true logprobs and a claimed temperature of 1e16 matched
+    (score 1.0, token agreement 0.0). That temperature is refused as in chat; at 2.0, the highest one a
+    generator takes, the same answer does not match."""
+    tokens = list(b"made up, not sampled")
+    prompt = chat_prompt([("user", "hi")])
+    claims = forgery.reported(teacher_forced(reference.model, prompt, tokens), tokens, 5)
+    content = openai_logprobs(claims).content
+    assert content is not None
+    forged = {**VERIFY, "max_tokens": len(tokens), "top_p": 1.0, "logprobs": [t.model_dump() for t in content]}
+    assert_error(httpx.post(f"{node}/v1/verify", json={**forged, "temperature": 1e16}, timeout=30), 400,
+                 "temperature")
+    verdict = httpx.post(f"{node}/v1/verify", json={**forged, "temperature": 2.0}, timeout=30).json()
+    assert verdict["match"] is False and "token_mismatch" in verdict["reasons"]
+    assert verdict["max_logprob_error"] < 1e-5
+    assert httpx.post(f"{node}/v1/chat/completions", json={**CHAT, "max_tokens": 2}).status_code == 200
+
+
+def chat_of_size(size: int) -> bytes:
+    """A chat request body of exactly ``size`` bytes."""
+    empty = json.dumps({**CHAT, "messages": [{"role": "user", "content": ""}]}).encode()
+    return json.dumps({**CHAT, "messages": [{"role": "user", "content": "x" * (size - len(empty))}]}).encode()
+
+
+def post_body(url: str, body: bytes, chunked: bool) -> httpx.Response:
+    """POST ``body`` with its Content-Length, or chunked with none."""
+    content = (body[i:i + 65536] for i in range(0, len(body), 65536)) if chunked else body
+    return httpx.post(url, content=content, headers={"content-type": "application/json"}, timeout=30)
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_body_over_the_limit_is_413_before_it_is_parsed(node: str, chunked: bool) -> None:
+    """Regression: a 60 MB chat body took the node from 608 MB to 1.2 GB of memory before its 400. A body
+    over the limit (1 MiB for the tiny preset's 512 tokens) is refused unparsed, several at once, on both
+    JSON routes; one of exactly the limit is parsed (and refused for its prompt)."""
+    over = chat_of_size(MIN_BODY_BYTES + 1)
+    urls = [f"{node}/v1/chat/completions", f"{node}/v1/verify"] * 3
+    with ThreadPoolExecutor(len(urls)) as pool:
+        responses = list(pool.map(lambda url: post_body(url, over, chunked), urls))
+    for response in responses:
+        assert_error(response, 413, code="request_too_large")
+    at_limit = post_body(f"{node}/v1/chat/completions", chat_of_size(MIN_BODY_BYTES), chunked)
+    assert_error(at_limit, 400, "messages", "context_length_exceeded")
+    assert httpx.post(f"{node}/v1/chat/completions", json={**CHAT, "max_tokens": 2}).status_code == 200
 
 
 def test_over_capacity_is_429_and_a_disconnect_frees_the_slot(small_node: str) -> None:
@@ -412,12 +510,14 @@ VLLM_ERROR = {"message": "too long", "type": "BadRequestError", "param": None, "
 @pytest.mark.parametrize(("status", "payload", "text", "expected"), [
     (404, {"error": {**VLLM_ERROR, "code": "model_not_found"}}, "", {**VLLM_ERROR, "code": "model_not_found"}),
     (400, {"object": "error", **VLLM_ERROR}, "", VLLM_ERROR),
+    (400, {"error": {**VLLM_ERROR, "message": "bad \udc80 byte"}}, "", {**VLLM_ERROR, "message": "bad \ufffd byte"}),
     (502, None, "<html>bad gateway</html>",
      {"message": "The upstream answered HTTP 502: <html>bad gateway</html>", "type": "server_error", "param": None,
       "code": None}),
 ])
 def test_upstream_error_shapes(status: int, payload: Any, text: str, expected: dict[str, Any]) -> None:
-    """OpenAI's form, vLLM's older flat form, and a page that is not JSON all become OpenAI's error body."""
+    """OpenAI's form, vLLM's older flat form, and a page that is not JSON all become OpenAI's error body,
+    one that always encodes (a lone surrogate becomes U+FFFD)."""
     error = upstream_error(status, payload, text)
     assert (error.status, error.body.model_dump()) == (status, {"error": expected})
 
@@ -426,12 +526,7 @@ def test_node_verifies_an_answer_it_served(node: str, client: openai.OpenAI, ups
     """An answer taken from the API, sent back to ``/v1/verify`` as a validator would: it matches, and a
     forged logprob, another model name or an unreadable token are refused."""
     ask = Ask("Check me", seed=21, max_tokens=20, top_logprobs=5)
-    completion = client.chat.completions.create(**ask.params())
-    choice = completion.choices[0]
-    assert choice.logprobs is not None and choice.logprobs.content is not None
-    body = {"model": MODEL, "messages": ask.params()["messages"], "max_tokens": ask.max_tokens,
-            "temperature": ask.temperature, "top_p": ask.top_p, "seed": ask.seed,
-            "finish_reason": choice.finish_reason, "logprobs": [t.model_dump() for t in choice.logprobs.content]}
+    body = verify_body(ask, complete(client, ask))
     verdict = httpx.post(f"{node}/v1/verify", json=body, timeout=30).json()
     assert verdict["match"] is True and verdict["score"] == 1.0 and verdict["model"].startswith(MODEL + "@sha256:")
     forged = json.loads(json.dumps(body))

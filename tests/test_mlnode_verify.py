@@ -7,11 +7,12 @@ from dataclasses import replace
 
 import pytest
 import torch
+from pydantic import ValidationError
 
 from mlnode import forgery
 from mlnode.generate import GenerationRequest, Sequence, TokenLogprob, generate
 from mlnode.model import Transformer
-from mlnode.sampling import SamplingParams, choose
+from mlnode.sampling import GREEDY_BELOW, MAX_TEMPERATURE, SamplingParams, choose
 from mlnode.tokenizer import EOT, chat_prompt, token_bytes, token_text
 from mlnode.verify import (LOGPROB_TOL, Answer, Reason, Tolerances, Verdict, admissible, teacher_forced, verify,
                            verify_sequence)
@@ -20,7 +21,7 @@ from mlnode.weights import LoadedModel, random_model
 
 HONEST = 200
 PER_KIND = 23
-"""9 kinds × 23 = 207 dishonest answers."""
+"""10 kinds × 23 = 230 dishonest answers."""
 MESSAGES = [("user", "Tell me about the weather today.")]
 
 
@@ -76,8 +77,9 @@ def test_corpus_separates_honest_from_dishonest(model: Transformer) -> None:
     assert len(honest) >= 200 and dishonest >= 200 and set(caught) == set(forgery.KINDS)
     assert accepted >= 0.99 * len(honest), [v for v in honest if not v.match][:3]
     assert sum(caught.values()) >= 0.99 * dishonest, caught
+    assert caught["max_temperature"] == PER_KIND
     kinds = {answer.request.sampling.temperature for answer in answers["honest"]}
-    assert 0.0 in kinds and len(kinds) >= 4
+    assert {0.0, MAX_TEMPERATURE} <= kinds and len(kinds) >= 4
     assert any(a.finish_reason == "stop" and a.request.stop for a in answers["honest"])
 
 
@@ -117,6 +119,45 @@ def test_low_temperature_does_not_widen_admission() -> None:
     assert not bool(admissible(logits, torch.full((64,), 66), range(64), params, LOGPROB_TOL).any())
 
 
+def test_tiny_temperature_is_greedy() -> None:
+    """Regression: at T = 1e-320 (allowed by the schema) logits / T overflowed to inf, softmax gave NaN, the
+    nucleus came out empty and ``choose`` raised IndexError (HTTP 500). Below ``GREEDY_BELOW`` it is argmax,
+    and the verifier replays it as such, near-ties excused."""
+    generator = torch.Generator().manual_seed(5)
+    logits = torch.randn(50, 264, generator=generator) * 3
+    greedy = [choose(row, SamplingParams(0.0), i).token for i, row in enumerate(logits)]
+    for temperature in (1e-320, 5e-324, GREEDY_BELOW / 2):
+        params = SamplingParams(temperature, 0.9, seed=1)
+        assert params.greedy and [choose(row, params, i).token for i, row in enumerate(logits)] == greedy
+        assert bool(admissible(logits, torch.tensor(greedy), range(50), params, LOGPROB_TOL).all())
+    assert not SamplingParams(GREEDY_BELOW, 1.0).greedy
+
+
+@pytest.mark.parametrize(("field", "value"), [("temperature", 1e16), ("temperature", MAX_TEMPERATURE + 1e-9),
+                                              ("temperature", -1.0), ("top_p", 0.0), ("top_p", 1.5),
+                                              ("seed", 1 << 63)])
+def test_invalid_sampling_cannot_be_verified(loaded: LoadedModel, greedy: Sequence, field: str, value: float) -> None:
+    """Regression: the verifier took any temperature, and at 1e16 made-up tokens matched with score 1.0.
+    Parameters a generator refuses can be neither built nor sent; the bounds are the chat request's."""
+    with pytest.raises(ValueError, match=field):
+        SamplingParams(**{field: value})
+    with pytest.raises(ValidationError) as raised:
+        openai_body(loaded, greedy, **{field: value})
+    assert raised.value.errors()[0]["loc"] == (field,)
+
+
+def test_made_up_answer_at_max_temperature_does_not_match(model: Transformer) -> None:
+    """Regression: the same forgery at the highest temperature a generator accepts: random tokens carrying
+    their true logprobs pass every logprob check, so only the token check can catch them, and it must."""
+    prompt = chat_prompt(MESSAGES)
+    tokens = list(b"a made-up answer of twenty-nine")
+    answer = Sequence(GenerationRequest(prompt, len(tokens), SamplingParams(MAX_TEMPERATURE, 1.0, 8), top_logprobs=5),
+                      tokens, forgery.reported(teacher_forced(model, prompt, tokens), tokens, 5), "length")
+    verdict = verify_sequence(model, answer)
+    assert not verdict.match and Reason.TOKEN in verdict.reasons and verdict.max_logprob_error < LOGPROB_TOL
+    assert verdict.token_agreement < 0.5
+
+
 def test_honest_greedy_answer_matches(model: Transformer, greedy: Sequence) -> None:
     request = greedy.request
     verdict = verify(model, request.prompt, Answer(greedy.tokens, greedy.logprobs), request.sampling,
@@ -144,14 +185,22 @@ def last_replaced(model: Transformer, answer: Sequence, token: int) -> Sequence:
 
 
 def test_token_mismatch(model: Transformer, greedy: Sequence) -> None:
-    """One wrong token carrying its true logprobs: flagged, but 23/24 still reaches the score threshold."""
+    """One wrong token carrying its true logprobs: 23/24 reaches the score threshold, but the score excuses
+    no token (regression: a match needed only the score, so a forger could alter one position in 20)."""
     position = 23
     forged = last_replaced(model, greedy, (greedy.tokens[position] + 1) % 256)
     verdict = verify_sequence(model, forged)
     assert verdict.reasons == (Reason.TOKEN,) and verdict.failed_positions == (position,)
-    assert verdict.match and verdict.score == 23 / 24 and verdict.token_agreement == 23 / 24
+    assert not verdict.match and verdict.score == 23 / 24 and verdict.token_agreement == 23 / 24
     strict = verify_sequence(model, forged, Tolerances(min_score=1.0))
     assert not strict.match and strict.reasons == (Reason.TOKEN, Reason.LOW_SCORE)
+
+
+def test_stray_logprob_is_excused_by_the_score(model: Transformer, greedy: Sequence) -> None:
+    """What ``min_score`` is for: one position's logprob off by more than the tolerance, its token right."""
+    claim = greedy.logprobs[7]
+    verdict = verify_sequence(model, with_logprob(greedy, 7, replace(claim, logprob=claim.logprob + 1e-4)))
+    assert verdict.match and verdict.reasons == (Reason.LOGPROB,) and verdict.score == 23 / 24
 
 
 def test_logprob_mismatch(model: Transformer, greedy: Sequence) -> None:
