@@ -8,11 +8,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMETBFT := $(BIN)/cometbft
 COMETBFT_STAMP := $(BIN)/.cometbft-$(COMETBFT_VERSION)
-PROTOGEN := gonkad/protogen
+PROTOGEN := protogen
 PROTOGEN_STAMP := $(PROTOGEN)/.generated
 PROTOS := $(shell find proto -name '*.proto')
 LOCALNET_HOME ?= localnet/home
-VALIDATORS ?= 4
 
 .PHONY: install localnet localnet-stop localnet-status test test-fast bench clean
 
@@ -36,7 +35,7 @@ $(PROTOGEN_STAMP): $(STAMP) $(PROTOS) proto/generate.py
 	touch $@
 
 localnet: install
-	$(PY) -m gonkad localnet start --validators $(VALIDATORS) --home $(LOCALNET_HOME) --wait 120
+	$(PY) -m gonkad localnet start --home $(LOCALNET_HOME) --wait 120  # settings: localnet/settings.toml
 	$(PY) -m gonkad localnet watch --home $(LOCALNET_HOME) --seconds 10
 	@echo "localnet running in $(LOCALNET_HOME); 'make localnet-status' or 'make localnet-stop'"
 

@@ -6,12 +6,12 @@ Every behaviour of the chain is two hops from this file: the module list below, 
 
 from __future__ import annotations
 
-from gonkad.baseapp import BaseApp
-from gonkad.coins import parse_dec_coins
-from gonkad.context import Context
-from gonkad.gas import DEFAULT_SIMULATION_GAS_LIMIT
-from gonkad.store.commitstore import CommitStore
-from gonkad.tx import Tx
+from sdk.baseapp import BaseApp
+from sdk.coins import parse_dec_coins
+from sdk.context import Context
+from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
+from sdk.store.commitstore import CommitStore
+from sdk.tx import Tx
 from x.auth import keys as auth_keys
 from x.auth.ante import process_ante
 from x.auth.keeper import AccountKeeper

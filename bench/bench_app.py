@@ -25,9 +25,9 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci  # noqa: E402
 
 from app import GonkaApp  # noqa: E402
 from gonkad import genesis  # noqa: E402
-from gonkad.abci.framing import FrameDecoder, encode_frame  # noqa: E402
-from gonkad.abci.server import ABCIServer  # noqa: E402
-from gonkad.store.commitstore import CommitStore  # noqa: E402
+from sdk.abci.framing import FrameDecoder, encode_frame  # noqa: E402
+from sdk.abci.server import ABCIServer  # noqa: E402
+from sdk.store.commitstore import CommitStore  # noqa: E402
 
 
 def new_app(path: str) -> GonkaApp:

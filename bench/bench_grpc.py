@@ -33,7 +33,7 @@ import grpc  # noqa: E402
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2, query_pb2_grpc  # noqa: E402
 
 from gonkad import localnet  # noqa: E402
-from gonkad.txbuilder import address_of  # noqa: E402
+from sdk.client.txbuilder import address_of  # noqa: E402
 
 DENOM = "ngonka"
 CALL_TIMEOUT_S = 10.0

@@ -30,11 +30,11 @@ from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2, service_pb2_grpc  # noq
 
 from bench.common import log  # noqa: E402
 from gonkad import localnet  # noqa: E402
-from gonkad.coins import Coins  # noqa: E402
+from sdk.coins import Coins  # noqa: E402
 from gonkad.config import load_app_config, save_app_config  # noqa: E402
-from gonkad.crypto import bech32  # noqa: E402
-from gonkad.rpc import CometRPC  # noqa: E402
-from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
+from sdk.crypto import bech32  # noqa: E402
+from sdk.client.rpc import CometRPC  # noqa: E402
+from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
 
 CALL_TIMEOUT_S = 120.0
 

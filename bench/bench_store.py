@@ -24,7 +24,7 @@ import plyvel
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import log  # noqa: E402
-from gonkad.store.commitstore import DB_OPTIONS, CommitStore  # noqa: E402
+from sdk.store.commitstore import DB_OPTIONS, CommitStore  # noqa: E402
 
 
 def build_state(store: CommitStore, bare: plyvel.DB, n: int, step: int, rnd: random.Random) -> list[bytes]:

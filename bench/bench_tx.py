@@ -32,12 +32,12 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci  # noqa: E402
 
 from app import GonkaApp  # noqa: E402
 from gonkad import genesis, localnet  # noqa: E402
-from gonkad.coins import Coins, parse_coins  # noqa: E402
-from gonkad.crypto import secp256k1  # noqa: E402
-from gonkad.rpc import CometRPC  # noqa: E402
-from gonkad.store.commitstore import CommitStore  # noqa: E402
-from gonkad.tx import tx_hash  # noqa: E402
-from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
+from sdk.coins import Coins, parse_coins  # noqa: E402
+from sdk.crypto import secp256k1  # noqa: E402
+from sdk.client.rpc import CometRPC  # noqa: E402
+from sdk.store.commitstore import CommitStore  # noqa: E402
+from sdk.tx import tx_hash  # noqa: E402
+from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
 
 FEE = parse_coins("10ngonka")
 GAS = 100_000

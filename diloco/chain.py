@@ -18,10 +18,10 @@ from diloco.checkpoint import RunLayout, RunRecord
 from diloco.config import ChainSettings
 from diloco.pol import CheckpointRecord, PoLSink
 from diloco.replay import Replay, Verdict
-from gonkad.client.tx import TxError
-from gonkad.keys.keyring import Keyring
-from gonkad.rpc import RPCError
-from gonkad.txbuilder import address_of
+from sdk.client.tx import TxError
+from sdk.keyring.keyring import Keyring
+from sdk.client.rpc import RPCError
+from sdk.client.txbuilder import address_of
 from x.learning.client import LearningClient
 
 log = logging.getLogger("diloco.chain")

@@ -24,7 +24,7 @@ from diloco.data import load_corpus
 from diloco.membership import STORE_TIMEOUT_S, Coordinator, RunSpec
 from diloco.metrics import Event, MetricsLog, Progress, plot
 from diloco.worker import initial_weights
-from gonkad.process import stop_child
+from sdk.client.process import stop_child
 from mlnode.weights import weights_sha256
 
 STOP_GRACE_S = 30.0

@@ -12,19 +12,19 @@ import time
 from pathlib import Path
 
 from gonkad import genesis, localnet
-from gonkad.client import genesis_cli, query_tx
-from gonkad.client.flags import DEFAULT_HOME
-from gonkad.client.tx import TxError
-from gonkad.errors import ABCIError
-from gonkad.keys import cli as keys_cli
-from gonkad.keys.keyring import KeyringError
+from gonkad.cmd import genesis as genesis_cli, query_tx
+from sdk.cli.flags import DEFAULT_HOME
+from sdk.client.tx import TxError
+from sdk.errors import ABCIError
+from gonkad.cmd import keys as keys_cli
+from sdk.keyring.keyring import KeyringError
 from x.auth import cli as auth_cli
 from x.bank import cli as bank_cli
 from x.learning import cli as learning_cli
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.node import run_node
 from gonkad.paths import cometbft_binary
-from gonkad.rpc import CometRPC, RPCError
+from sdk.client.rpc import CometRPC, RPCError
 from mlnode import cli as mlnode_cli
 from diloco import cli as diloco_cli
 
@@ -63,7 +63,8 @@ def cmd_status(args: argparse.Namespace) -> None:
 def cmd_localnet(args: argparse.Namespace) -> None:
     root = Path(args.home)
     if args.action == "start":
-        started = localnet.start(root, args.validators, args.chain_id)
+        settings = localnet.load_settings(Path(args.settings), args.validators, args.chain_id)
+        started = localnet.start(root, settings=settings)
         if args.wait:
             localnet.wait_for_height(root, 1, timeout_s=args.wait)
         print(json.dumps({"started": started, **localnet.status(root)}, indent=2))
@@ -120,9 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
     p.add_argument("action", choices=["start", "stop", "status", "watch"])
-    p.add_argument("--validators", type=int, default=4)
+    p.add_argument("--settings", default=str(localnet.SETTINGS_FILE), help="the network's settings (TOML)")
+    p.add_argument("--validators", type=int, help="overrides the settings' validators")
     p.add_argument("--home", default="localnet/home")
-    p.add_argument("--chain-id", default="gonka-localnet")
+    p.add_argument("--chain-id", help="overrides the settings' chain_id")
     p.add_argument("--wait", type=float, default=0.0, help="start: wait up to this many seconds for blocks")
     p.add_argument("--seconds", type=float, default=10.0, help="watch: for how long")
     p.set_defaults(func=cmd_localnet)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gonkad.gas import DEFAULT_SIMULATION_GAS_LIMIT
+from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 
 APP_TOML = "app.toml"
 

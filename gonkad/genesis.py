@@ -16,6 +16,17 @@ def default_app_state() -> dict[str, Any]:
     return json.loads(DEFAULT_APP_STATE.read_text())
 
 
+def merge_overrides(app_state: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``app_state`` with ``overrides`` merged in key by key (nested tables merge, other values replace)."""
+    merged = copy.deepcopy(app_state)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_overrides(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
 def add_genesis_account(app_state: dict[str, Any], address: str, coins: list[tuple[str, int]]) -> dict[str, Any]:
     """A funded account: listed in auth and credited in bank (supply follows from balances)."""
     state = copy.deepcopy(app_state)

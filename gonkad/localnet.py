@@ -12,33 +12,62 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gonkad import genesis
 from gonkad.config import AppConfig, edit_cometbft_config, save_app_config
-from gonkad.crypto import secp256k1
-from gonkad.keys.keyring import Keyring, generate_test_keys
-from gonkad.paths import cometbft_binary, pid_file
-from gonkad.process import live_pid, terminate
-from gonkad.rpc import CometRPC, RPCError
+from sdk.crypto import secp256k1
+from sdk.keyring.keyring import Keyring, generate_test_keys
+from gonkad.paths import PROJECT_ROOT, cometbft_binary, pid_file
+from sdk.client.process import live_pid, terminate
+from sdk.client.rpc import CometRPC, RPCError
 from x.genutil.gentx import build_gentx, consensus_pubkey
+from x.stake.keys import BOND_DENOM
 
 SPEC_FILE = "localnet.json"
-TOTAL_SUPPLY_NGONKA = 1_000_000_000 * 10**9  # 1,000,000,000 GNK, all allocated at genesis
-VALIDATOR_NGONKA = 1_000_000 * 10**9
-VALIDATOR_STAKE_NGONKA = 100_000 * 10**9  # each validator's gentx self-stake: 100,000 voting power
+SETTINGS_FILE = PROJECT_ROOT / "localnet" / "settings.toml"
 
 
-# What a wallet searches transactions by; the rest of each event is stored with the result, unindexed.
-LOCALNET_INDEX_EVENTS = ["message.action", "message.sender", "transfer.recipient", "transfer.sender"]
+class LocalnetSettings(BaseModel):
+    """``localnet/settings.toml``: what the network is made of (its README says what each setting does)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chain_id: str = Field(min_length=1)
+    validators: int = Field(ge=1, le=64)
+    total_supply_ngonka: int = Field(gt=0)
+    validator_balance_ngonka: int = Field(gt=0)
+    validator_stake_ngonka: int = Field(gt=0)
+    index_events: list[str]
+    consensus: dict[str, str]
+    genesis: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def faucet_ngonka(self) -> int:
+        """The faucet holds what the validators' keys do not, so the supply is exactly the total."""
+        return self.total_supply_ngonka - self.validators * self.validator_balance_ngonka
+
+    @model_validator(mode="after")
+    def _amounts_add_up(self) -> "LocalnetSettings":
+        if self.validator_stake_ngonka > self.validator_balance_ngonka:
+            raise ValueError("validator_stake_ngonka exceeds validator_balance_ngonka")
+        if self.faucet_ngonka <= 0:
+            raise ValueError("the validators' balances leave nothing of total_supply_ngonka for the faucet")
+        return self
 
 
-def faucet_ngonka(validators: int) -> int:
-    """The faucet holds what the validators' keys do not, so the supply is exactly the total."""
-    return TOTAL_SUPPLY_NGONKA - validators * VALIDATOR_NGONKA
+def load_settings(
+    path: Path = SETTINGS_FILE, validators: int | None = None, chain_id: str | None = None
+) -> LocalnetSettings:
+    """The settings file, with ``validators`` and ``chain_id`` overriding it when given."""
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    overrides = {"validators": validators, "chain_id": chain_id}
+    return LocalnetSettings.model_validate({**data, **{k: v for k, v in overrides.items() if v is not None}})
 
 
 class NodeSpec(BaseModel):
@@ -83,8 +112,8 @@ def load_key(root: Path, name: str) -> secp256k1.PrivateKey:
     return Keyring(root, "test").private_key(name)
 
 
-def consensus_settings(node: NodeSpec, peers: str) -> dict[str, dict[str, object]]:
-    """Loopback ports and short timeouts: a localnet should make a block in well under a second."""
+def consensus_settings(node: NodeSpec, peers: str, consensus: dict[str, str]) -> dict[str, dict[str, object]]:
+    """Loopback ports, and the settings' consensus timeouts."""
     return {
         "": {"moniker": node.name, "proxy_app": f"tcp://127.0.0.1:{node.abci_port}", "log_level": "error"},
         "rpc": {"laddr": f"tcp://127.0.0.1:{node.rpc_port}"},
@@ -94,20 +123,15 @@ def consensus_settings(node: NodeSpec, peers: str) -> dict[str, dict[str, object
             "addr_book_strict": False,
             "allow_duplicate_ip": True,
         },
-        "consensus": {
-            "timeout_propose": "2s",
-            "timeout_propose_delta": "200ms",
-            "timeout_prevote": "500ms",
-            "timeout_prevote_delta": "200ms",
-            "timeout_precommit": "500ms",
-            "timeout_precommit_delta": "200ms",
-            "timeout_commit": "300ms",
-            "peer_gossip_sleep_duration": "20ms",
-        },
+        "consensus": dict(consensus),
     }
 
 
-def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
+def build(root: Path, validators: int | None = None, chain_id: str | None = None,
+          settings: LocalnetSettings | None = None) -> LocalnetSpec:
+    """The network of ``settings`` (default: ``load_settings(validators=…, chain_id=…)``) under ``root``."""
+    settings = settings or load_settings(validators=validators, chain_id=chain_id)
+    validators, chain_id = settings.validators, settings.chain_id
     root.mkdir(parents=True, exist_ok=True)
     funded = generate_test_keys(root, ["faucet", *(f"val{i}" for i in range(validators))])
     ports = free_ports(4 * validators)
@@ -119,14 +143,15 @@ def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
         node_id = _cometbft("show-node-id", "--home", str(home))
         nodes.append(NodeSpec(name=f"node{i}", home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci,
                               grpc_port=grpc, node_id=node_id))
-    app_state = genesis.default_app_state()
-    app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", faucet_ngonka(validators))])
+    app_state = genesis.merge_overrides(genesis.default_app_state(), settings.genesis)
+    app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", settings.faucet_ngonka)])
     keyring = Keyring(root, "test")
     gen_txs = []
     for i, node in enumerate(nodes):
-        app_state = genesis.add_genesis_account(app_state, funded[f"val{i}"], [("ngonka", VALIDATOR_NGONKA)])
+        app_state = genesis.add_genesis_account(
+            app_state, funded[f"val{i}"], [("ngonka", settings.validator_balance_ngonka)])
         raw = build_gentx(keyring.private_key(f"val{i}"), node.name, consensus_pubkey(Path(node.home)),
-                          VALIDATOR_STAKE_NGONKA, chain_id)
+                          (BOND_DENOM, settings.validator_stake_ngonka), chain_id)
         gen_txs.append(base64.b64encode(raw).decode())
     app_state["genutil"] = {"gen_txs": gen_txs}  # the validator set comes from these, at InitChain
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"
@@ -136,10 +161,10 @@ def build(root: Path, validators: int, chain_id: str) -> LocalnetSpec:
         if home / "config" / "genesis.json" != genesis_path:
             (home / "config" / "genesis.json").write_text(genesis_path.read_text())
         peers = ",".join(f"{p.node_id}@127.0.0.1:{p.p2p_port}" for p in nodes if p.name != node.name)
-        edit_cometbft_config(home, consensus_settings(node, peers))
+        edit_cometbft_config(home, consensus_settings(node, peers, settings.consensus))
         save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{node.abci_port}",
                                         grpc_address=f"127.0.0.1:{node.grpc_port}", pruning_keep_recent=0,
-                                        index_events=LOCALNET_INDEX_EVENTS))
+                                        index_events=settings.index_events))
     spec = LocalnetSpec(chain_id=chain_id, nodes=nodes)
     (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
     return spec
@@ -167,9 +192,10 @@ def start_node(node: NodeSpec) -> int:
     return proc.pid
 
 
-def start(root: Path, validators: int, chain_id: str) -> list[str]:
-    """Build if needed, then start every node that is not running; returns the names started."""
-    spec = load(root) if (root / SPEC_FILE).exists() else build(root, validators, chain_id)
+def start(root: Path, validators: int | None = None, chain_id: str | None = None,
+          settings: LocalnetSettings | None = None) -> list[str]:
+    """Build if needed (see ``build``), then start every node that is not running; returns the names started."""
+    spec = load(root) if (root / SPEC_FILE).exists() else build(root, validators, chain_id, settings)
     started = []
     for node in spec.nodes:
         if live_pid(pid_file(Path(node.home), "gonkad"), "gonkad") is None:

@@ -2,7 +2,7 @@
 
 If either side dies the node stops as a whole, so an outside supervisor (``gonkad localnet start``,
 systemd) restarts it cleanly; CometBFT's handshake then replays whatever the app has not committed.
-The ABCI and gRPC servers share one event loop and one small pool of query workers (gonkad/workers.py),
+The ABCI and gRPC servers share one event loop and one small pool of query workers (sdk/server/workers.py),
 which is drained before the store closes.
 """
 
@@ -16,16 +16,17 @@ import signal
 from pathlib import Path
 
 from app import GonkaApp
-from gonkad.abci.server import ABCIServer
-from gonkad.config import load_app_config, split_address
-from gonkad.grpcserver import GRPCServer, comet_rpc_address
+from sdk.abci.server import ABCIServer
+from gonkad.config import load_app_config, read_cometbft_config, split_address
+from sdk.server.grpc import GRPCServer
 from gonkad.paths import app_db, cometbft_binary, pid_file
-from gonkad.store.commitstore import CommitStore
-from gonkad.workers import query_workers
+from sdk.store.commitstore import CommitStore
+from sdk.server.workers import query_workers
 
 log = logging.getLogger("gonkad.node")
 PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 10.0
+DEFAULT_COMET_RPC = "tcp://127.0.0.1:26657"
 
 
 def _die_with_parent() -> None:
@@ -42,6 +43,14 @@ async def _stop_child(child: asyncio.subprocess.Process) -> None:
     except asyncio.TimeoutError:
         child.kill()
         await child.wait()
+
+
+def comet_rpc_address(home: Path) -> str:
+    """CometBFT's RPC listen address from the node home; the default when gonkad runs without one."""
+    try:
+        return str(read_cometbft_config(home)["rpc"]["laddr"])
+    except FileNotFoundError:
+        return DEFAULT_COMET_RPC
 
 
 async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = None) -> int:

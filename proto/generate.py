@@ -1,9 +1,9 @@
-"""Compile ``proto/gonka/**/*.proto`` into the git-ignored package ``gonkad.protogen`` (run by ``make install``).
+"""Compile ``proto/gonka/**/*.proto`` into the git-ignored ``protogen/gonka/`` (run by ``make install``).
 
 The Cosmos protos ours import are handed to protoc as the descriptors cosmpy registers at run time
 (``--descriptor_set_in``), so the generated code is compiled against exactly the types it will meet, with no
 vendored copies. protoc names each dependency by its proto path (``gonka.…``, ``cosmos.…``); those imports
-are rewritten to where the modules live here (``gonkad.protogen.gonka.…``, ``cosmpy.protos.cosmos.…``).
+are rewritten to where the modules live here (``protogen.gonka.…``, ``cosmpy.protos.cosmos.…``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from google.protobuf.descriptor import FileDescriptor
 from grpc_tools import protoc
 
 PROTO_ROOT = Path(__file__).resolve().parent
-OUTPUT = PROTO_ROOT.parent / "gonkad" / "protogen"
-PACKAGE = "gonkad.protogen"
+OUTPUT = PROTO_ROOT.parent / "protogen"
+PACKAGE = "protogen"
 COSMOS_DEPENDENCIES = (pagination_pb2.DESCRIPTOR, msg_pb2.DESCRIPTOR)
 IMPORT = re.compile(r"^(from|import) (gonka|cosmos)\.", re.MULTILINE)
 IMPORT_HOME = {"gonka": f"{PACKAGE}.gonka", "cosmos": "cosmpy.protos.cosmos"}
@@ -52,7 +52,7 @@ def rewrite_imports(text: str) -> str:
 
 
 def generate(output: Path) -> list[Path]:
-    """Compile every proto into ``output`` (replaced whole), with an ``__init__.py`` in each package."""
+    """Compile every proto into ``output/gonka`` (replaced whole), with an ``__init__.py`` in each package."""
     sources = sorted(PROTO_ROOT.glob("gonka/**/*.proto"))
     with tempfile.TemporaryDirectory() as tmp:
         staging = Path(tmp) / "out"
@@ -70,8 +70,8 @@ def generate(output: Path) -> list[Path]:
             path.write_text(rewrite_imports(path.read_text()))
         for folder in [staging, *(p for p in staging.rglob("*") if p.is_dir())]:
             (folder / "__init__.py").touch()
-        shutil.rmtree(output, ignore_errors=True)
-        shutil.copytree(staging, output)
+        shutil.rmtree(output / "gonka", ignore_errors=True)  # protogen/__init__.py is committed: pip maps it
+        shutil.copytree(staging / "gonka", output / "gonka")
     return [output / p.relative_to(staging) for p in generated]
 
 

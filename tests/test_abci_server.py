@@ -18,14 +18,14 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gonkad.abci import (
+from sdk.abci import (
     ABCIServer,
     Application,
     FrameDecoder,
     FrameError,
     encode_frame,
 )
-from gonkad.abci.framing import encode_uvarint
+from sdk.abci.framing import encode_uvarint
 
 TIMEOUT = 5.0
 
@@ -426,7 +426,7 @@ def test_garbage_closes_only_that_connection(
         for c in (before, bad, after):
             await c.close()
 
-    with caplog.at_level(logging.ERROR, logger="gonkad.abci"):
+    with caplog.at_level(logging.ERROR, logger="sdk.abci"):
         serve(body, max_frame=1 << 20)
     assert any("malformed frame" in r.getMessage() for r in caplog.records)
 
@@ -473,9 +473,9 @@ def test_app_exception_yields_exception_response(
         for c in (other, failing, fresh):
             await c.close()
 
-    with caplog.at_level(logging.ERROR, logger="gonkad.abci"):
+    with caplog.at_level(logging.ERROR, logger="sdk.abci"):
         serve(body, app=FailingApp())
-    assert any(r.exc_info for r in caplog.records if r.name == "gonkad.abci")
+    assert any(r.exc_info for r in caplog.records if r.name == "sdk.abci")
 
 
 # --------------------------------------------------------------------------

@@ -19,13 +19,13 @@ from google.protobuf.any_pb2 import Any as AnyPb
 
 from app import GonkaApp
 from gonkad import genesis
-from gonkad.coins import parse_coins
-from gonkad.context import BlockHeader, Context
-from gonkad.crypto import bech32, secp256k1
-from gonkad.store.cachekv import CacheKV
-from gonkad.store.commitstore import CommitStore
-from gonkad.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, sign_doc_bytes
-from gonkad.txbuilder import address_of, pack, send_msg, sign_tx
+from sdk.coins import parse_coins
+from sdk.context import BlockHeader, Context
+from sdk.crypto import bech32, secp256k1
+from sdk.store.cachekv import CacheKV
+from sdk.store.commitstore import CommitStore
+from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, sign_doc_bytes
+from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
 from x.auth.keys import FEE_COLLECTOR, module_address
 from x.stake.keys import BONDED_POOL
 from x.bank import keys as bank_keys

@@ -17,12 +17,12 @@ from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 
 from gonkad import localnet
-from gonkad.client.querier import Querier
-from gonkad.coins import Coins, parse_coins
-from gonkad.crypto import secp256k1
-from gonkad.rpc import CometRPC, RPCError
-from gonkad.tx import decode_tx, tx_hash
-from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx
+from sdk.client.querier import Querier
+from sdk.coins import Coins, parse_coins
+from sdk.crypto import secp256k1
+from sdk.client.rpc import CometRPC, RPCError
+from sdk.tx import decode_tx, tx_hash
+from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
 from x.genutil.gentx import build_gentx
 
 pytestmark = pytest.mark.localnet
@@ -234,7 +234,7 @@ def test_create_validator_after_genesis_joins_the_validator_set(net4: Path) -> N
     wait_for_tx(rpc, tx_hash(fund))
     account = query_account(rpc, address_of(key))
     consensus_key = bytes(range(32))
-    raw = build_gentx(key, "late", consensus_key, 10**9, chain_id)  # the same message, now as a normal tx
+    raw = build_gentx(key, "late", consensus_key, ("ngonka", 10**9), chain_id)  # the same message, now as a normal tx
     raw = sign_tx(key, list(decode_messages(raw)), chain_id, account.account_number, account.sequence,
                   parse_coins("100ngonka"), 400_000)
     assert rpc.broadcast_tx_sync(raw)["code"] == 0

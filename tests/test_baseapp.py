@@ -10,12 +10,12 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
 from app import GonkaApp
 from gonkad import genesis
-from gonkad.coins import parse_coins
-from gonkad.crypto import secp256k1
-from gonkad.store.commitstore import CommitStore
-from gonkad.store.proof import Proof, verify_membership
-from gonkad.crypto import bech32
-from gonkad.txbuilder import address_of, send_msg, sign_tx
+from sdk.coins import parse_coins
+from sdk.crypto import secp256k1
+from sdk.store.commitstore import CommitStore
+from sdk.store.proof import Proof, verify_membership
+from sdk.crypto import bech32
+from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from x.bank import keys as bank_keys
 
 CHAIN = "gonka-unit"

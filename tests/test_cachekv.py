@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gonkad.store import CacheKV, CommitStore
+from sdk.store import CacheKV, CommitStore
 
 KEYS = [b"a", b"aa", b"ab", b"b", b"ba", b"c", b"\x00", b"\xff", b"\xff\x00", b"\xff\xff", b"m1", b"m2", b"m3"]
 keys_st = st.sampled_from(KEYS)

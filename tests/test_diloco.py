@@ -29,7 +29,7 @@ from diloco.compress import Compression
 from diloco.metrics import read_events
 from diloco.pol import CheckpointRecord, find_record
 from diloco.replay import WEIGHT_TOLERANCE, judge, replay_segment
-from gonkad.process import stop_child
+from sdk.client.process import stop_child
 from mlnode.config import preset
 from mlnode.weights import WEIGHTS_FILE
 

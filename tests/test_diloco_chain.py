@@ -16,10 +16,10 @@ import pytest
 from diloco.chain import read_chain_run
 from diloco.pol import find_record
 from gonkad import localnet
-from gonkad.client.querier import Querier
-from gonkad.client.tx import TxFailed, TxOptions, deliver
-from gonkad.coins import parse_coins
-from gonkad.txbuilder import address_of, send_msg
+from sdk.client.querier import Querier
+from sdk.client.tx import TxFailed, TxOptions, deliver
+from sdk.coins import parse_coins
+from sdk.client.txbuilder import address_of, send_msg
 from x.learning.client import LearningClient
 
 from test_diloco import CONFIG, ROOT, TIMEOUTS, reorder_data, tamper_optimizer, tamper_weights, train

@@ -27,8 +27,8 @@ from diloco.outer import GlobalModel, average
 from diloco.pol import CheckpointRecord, JsonlSink, data_order_sha256, find_record
 from diloco.worker import inner_optimizer, inner_steps, lr_at
 from gonkad.cli import main
-from gonkad.client.tx import Delivered, TxError
-from gonkad.keys.keyring import Keyring
+from sdk.client.tx import Delivered, TxError
+from sdk.keyring.keyring import Keyring
 from mlnode.model import Transformer
 from mlnode.weights import weights_sha256
 

@@ -14,9 +14,9 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
 from app import GonkaApp
 from gonkad import genesis
-from gonkad.crypto import bech32, secp256k1
-from gonkad.store.commitstore import CommitStore
-from gonkad.txbuilder import address_of
+from sdk.crypto import bech32, secp256k1
+from sdk.store.commitstore import CommitStore
+from sdk.client.txbuilder import address_of
 from x.auth.keys import module_address
 from x.bank import keys as bank_keys
 from x.genutil.gentx import build_gentx
@@ -48,7 +48,7 @@ def balance(app: GonkaApp, address: bytes) -> int:
 
 def test_gentxs_set_validators_and_bond_collateral(tmp_path: Path) -> None:
     pubkeys = [bytes([i + 1]) * 32 for i in range(2)]
-    txs = [build_gentx(key, f"v{i}", pubkeys[i], STAKE * (i + 1), CHAIN) for i, key in enumerate(OPERATORS)]
+    txs = [build_gentx(key, f"v{i}", pubkeys[i], ("ngonka", STAKE * (i + 1)), CHAIN) for i, key in enumerate(OPERATORS)]
     app, response = init(tmp_path, txs)
     assert sorted((v.pub_key.ed25519, v.power) for v in response.validators) == [(pubkeys[0], 1000), (pubkeys[1], 2000)]
     app.finalize_block(abci.RequestFinalizeBlock(height=1))  # genesis state is committed with block 1
@@ -61,11 +61,11 @@ def test_gentxs_set_validators_and_bond_collateral(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "make, words",
     [
-        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, STAKE, "another-chain")], "signature verification failed"),
-        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, STAKE, CHAIN),
-                  build_gentx(OPERATORS[1], "w", b"\x01" * 32, STAKE, CHAIN)], "consensus public key already used"),
-        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, FUNDS * 2, CHAIN)], "insufficient funds"),
-        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, 10, CHAIN)], "no power"),
+        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", STAKE), "another-chain")], "signature verification failed"),
+        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", STAKE), CHAIN),
+                  build_gentx(OPERATORS[1], "w", b"\x01" * 32, ("ngonka", STAKE), CHAIN)], "consensus public key already used"),
+        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", FUNDS * 2), CHAIN)], "insufficient funds"),
+        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", 10), CHAIN)], "no power"),
     ],
     ids=["wrong-chain", "duplicate-consensus-key", "stake-above-balance", "stake-below-1-gnk"],
 )

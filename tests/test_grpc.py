@@ -25,16 +25,17 @@ from google.protobuf.message import Message
 
 from app import GonkaApp
 from gonkad import genesis, localnet
-from gonkad.coins import parse_coins
-from gonkad.crypto import secp256k1
-from gonkad.grpcserver import GRPCServer
-from gonkad.store.commitstore import CommitStore
-from gonkad.txbuilder import address_of, send_msg, sign_tx
+from sdk.coins import parse_coins
+from sdk.crypto import secp256k1
+from sdk.server.grpc import GRPCServer
+from sdk.store.commitstore import CommitStore
+from sdk.client.txbuilder import address_of, send_msg, sign_tx
 
 CHAIN = "gonka-grpc"
 DENOM = "ngonka"
-FAUCET_AMOUNT = localnet.faucet_ngonka(1)
-VALIDATOR_AMOUNT = localnet.VALIDATOR_NGONKA - localnet.VALIDATOR_STAKE_NGONKA  # the rest is bonded
+SETTINGS = localnet.load_settings(validators=1, chain_id=CHAIN)
+FAUCET_AMOUNT = SETTINGS.faucet_ngonka
+VALIDATOR_AMOUNT = SETTINGS.validator_balance_ngonka - SETTINGS.validator_stake_ngonka  # the rest is bonded
 pytestmark = pytest.mark.localnet
 
 
@@ -86,7 +87,7 @@ def test_module_queries_return_genesis_state(net1: Path, channel: grpc.Channel) 
     all_balances = bank.AllBalances(bank_query.QueryAllBalancesRequest(address=validator)).balances
     assert [(c.denom, int(c.amount)) for c in all_balances] == [(DENOM, VALIDATOR_AMOUNT)]
     supply = bank.TotalSupply(bank_query.QueryTotalSupplyRequest()).supply
-    assert [(c.denom, int(c.amount)) for c in supply] == [(DENOM, localnet.TOTAL_SUPPLY_NGONKA)]
+    assert [(c.denom, int(c.amount)) for c in supply] == [(DENOM, SETTINGS.total_supply_ngonka)]
 
     auth = auth_grpc.QueryStub(channel)
     account = auth_pb2.BaseAccount()

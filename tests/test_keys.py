@@ -15,11 +15,11 @@ from pathlib import Path
 import bech32 as bech32_pkg
 import pytest
 
-from gonkad.crypto import bech32, secp256k1
-from gonkad.keys import cli as keys_cli
-from gonkad.keys import hd
-from gonkad.keys import keyring as keyring_module
-from gonkad.keys.keyring import Keyring, KeyringError, generate_test_keys
+from sdk.crypto import bech32, secp256k1
+from gonkad.cmd import keys as keys_cli
+from sdk.keyring import hd
+from sdk.keyring import keyring as keyring_module
+from sdk.keyring.keyring import Keyring, KeyringError, generate_test_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 ABANDON = "abandon " * 11 + "about"

@@ -17,13 +17,13 @@ from google.protobuf.message import Message
 
 from app import GonkaApp
 from gonkad import cli, genesis
-from gonkad.context import BlockHeader, Context
-from gonkad.crypto import bech32, secp256k1
-from gonkad.protogen.gonka.learning.v1 import query_pb2, tx_pb2
-from gonkad.protogen.gonka.learning.v1.genesis_pb2 import GenesisState
-from gonkad.store.cachekv import CacheKV
-from gonkad.store.commitstore import CommitStore
-from gonkad.txbuilder import address_of, sign_tx
+from sdk.context import BlockHeader, Context
+from sdk.crypto import bech32, secp256k1
+from protogen.gonka.learning.v1 import query_pb2, tx_pb2
+from protogen.gonka.learning.v1.genesis_pb2 import GenesisState
+from sdk.store.cachekv import CacheKV
+from sdk.store.commitstore import CommitStore
+from sdk.client.txbuilder import address_of, sign_tx
 from x.learning import keys
 from x.learning.client import plain
 from x.learning.keeper import LearningKeeper

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from gonkad import localnet
-from gonkad.client.querier import Querier
-from gonkad.client.tx import TxFailed, TxOptions, deliver, wait_for_tx
-from gonkad.coins import parse_coins
-from gonkad.txbuilder import address_of, send_msg
+from sdk.client.querier import Querier
+from sdk.client.tx import TxFailed, TxOptions, deliver, wait_for_tx
+from sdk.coins import parse_coins
+from sdk.client.txbuilder import address_of, send_msg
 from x.learning.cli import flag
 from x.learning.client import LearningClient
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from gonkad import localnet
-from gonkad.coins import parse_coins
-from gonkad.crypto import secp256k1
+from sdk.coins import parse_coins
+from sdk.crypto import secp256k1
 from gonkad.paths import pid_file
-from gonkad.process import live_pid
-from gonkad.rpc import CometRPC, RPCError
-from gonkad.txbuilder import address_of, query_account, send_msg, sign_tx
+from sdk.client.process import live_pid
+from sdk.client.rpc import CometRPC, RPCError
+from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
 
 pytestmark = pytest.mark.localnet
 

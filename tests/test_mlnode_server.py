@@ -29,7 +29,7 @@ import torch
 import uvicorn
 from openai.types.chat import ChatCompletionTokenLogprob
 
-from gonkad.process import stop_child
+from sdk.client.process import stop_child
 from mlnode import forgery
 from mlnode.generate import GenerationRequest, Sequence, generate
 from mlnode.limits import MIN_BODY_BYTES

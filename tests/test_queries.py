@@ -14,9 +14,9 @@ from google.protobuf.message import Message
 
 from app import GonkaApp
 from gonkad import genesis
-from gonkad.crypto import secp256k1
-from gonkad.store.commitstore import CommitStore
-from gonkad.txbuilder import address_of
+from sdk.crypto import secp256k1
+from sdk.store.commitstore import CommitStore
+from sdk.client.txbuilder import address_of
 
 KEYS = [secp256k1.PrivateKey(bytes([i + 1]) * 32) for i in range(7)]
 

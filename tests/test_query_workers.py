@@ -26,18 +26,18 @@ from google.protobuf.message import Message
 
 from app import GonkaApp
 from gonkad import genesis
-from gonkad.abci import ABCIServer
-from gonkad.coins import Coins, parse_coins
+from sdk.abci import ABCIServer
+from sdk.coins import Coins, parse_coins
 from gonkad.config import AppConfig, config_dir, load_app_config, save_app_config
-from gonkad.context import Context
-from gonkad.crypto import bech32, secp256k1
-from gonkad.errors import ErrOutOfGas
-from gonkad.gas import DEFAULT_SIMULATION_GAS_LIMIT
-from gonkad.grpcserver import GRPCServer
-from gonkad.module import QueryRoute
-from gonkad.store.commitstore import CommitStore
-from gonkad.txbuilder import address_of, send_msg, sign_tx
-from gonkad.workers import query_workers
+from sdk.context import Context
+from sdk.crypto import bech32, secp256k1
+from sdk.errors import ErrOutOfGas
+from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
+from sdk.server.grpc import GRPCServer
+from sdk.module import QueryRoute
+from sdk.store.commitstore import CommitStore
+from sdk.client.txbuilder import address_of, send_msg, sign_tx
+from sdk.server.workers import query_workers
 from test_abci_server import FLUSH, Client
 
 CHAIN = "gonka-workers"

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gonkad.store import (
+from sdk.store import (
     CommitStore,
     Proof,
     VersionUnavailableError,
     verify_membership,
     verify_nonmembership,
 )
-from gonkad.store.smt import ZERO, node_child
+from sdk.store.smt import ZERO, node_child
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

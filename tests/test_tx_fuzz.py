@@ -20,14 +20,14 @@ from hypothesis import strategies as st
 
 from app import GonkaApp
 from gonkad import genesis
-from gonkad.coins import parse_coins
-from gonkad.context import BlockHeader, Context
-from gonkad.crypto import bech32, secp256k1
-from gonkad.errors import ABCIError
-from gonkad.store.cachekv import CacheKV
-from gonkad.store.commitstore import CommitStore
-from gonkad.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, decode_tx, sign_doc_bytes
-from gonkad.txbuilder import address_of, pack, send_msg, sign_tx
+from sdk.coins import parse_coins
+from sdk.context import BlockHeader, Context
+from sdk.crypto import bech32, secp256k1
+from sdk.errors import ABCIError
+from sdk.store.cachekv import CacheKV
+from sdk.store.commitstore import CommitStore
+from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, decode_tx, sign_doc_bytes
+from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
 from x.bank import keys as bank_keys
 
 KEY = secp256k1.PrivateKey(b"\x05" * 32)

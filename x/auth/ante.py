@@ -11,11 +11,11 @@ import base64
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 
-from gonkad.codec import decode
-from gonkad.coins import Coins, coins_from_proto, required_fees
-from gonkad.context import Context, ExecMode
-from gonkad.crypto import bech32, secp256k1
-from gonkad.errors import (
+from sdk.codec import decode
+from sdk.coins import Coins, coins_from_proto, required_fees
+from sdk.context import Context, ExecMode
+from sdk.crypto import bech32, secp256k1
+from sdk.errors import (
     ErrInsufficientFee,
     ErrMemoTooLarge,
     ErrTooManySignatures,
@@ -27,7 +27,7 @@ from gonkad.errors import (
     ErrUnknownAddress,
     ErrWrongSequence,
 )
-from gonkad.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, Tx
+from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, Tx
 from x.auth import keys
 from x.auth.expected_keepers import BankKeeper
 from x.auth.keeper import AccountKeeper

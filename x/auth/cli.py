@@ -6,8 +6,8 @@ import argparse
 
 from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2
 
-from gonkad.client.flags import add_query_flags, checked_address, message_dict, print_output
-from gonkad.client.querier import Querier
+from sdk.cli.flags import add_query_flags, checked_address, message_dict, print_output
+from sdk.client.querier import Querier
 from x.auth.module import QUERY
 
 

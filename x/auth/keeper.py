@@ -5,8 +5,8 @@ from __future__ import annotations
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
 
-from gonkad.context import Context
-from gonkad.crypto import bech32
+from sdk.context import Context
+from sdk.crypto import bech32
 from x.auth import keys
 
 _BASE_URL = "/" + auth_pb2.BaseAccount.DESCRIPTOR.full_name

@@ -8,11 +8,11 @@ from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, genesis_pb2, query_pb2
 from google.protobuf import json_format
 from google.protobuf.any_pb2 import Any as AnyPb
 
-from gonkad.context import Context
-from gonkad.crypto import bech32
-from gonkad.errors import ErrInvalidAddress, ErrNotFound
-from gonkad.module import BaseModule, QueryRoute
-from gonkad.pagination import paginate
+from sdk.context import Context
+from sdk.crypto import bech32
+from sdk.errors import ErrInvalidAddress, ErrNotFound
+from sdk.module import BaseModule, QueryRoute
+from sdk.pagination import paginate
 from x.auth import keys
 from x.auth.keeper import AccountKeeper
 

@@ -6,11 +6,11 @@ import argparse
 
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2
 
-from gonkad.client.flags import add_query_flags, add_tx_flags, checked_address, message_dict, print_output
-from gonkad.client.querier import Querier
-from gonkad.client.tx import broadcast_messages
-from gonkad.coins import parse_coins
-from gonkad.txbuilder import send_msg
+from sdk.cli.flags import add_query_flags, add_tx_flags, checked_address, message_dict, print_output
+from sdk.client.querier import Querier
+from sdk.cli.tx import broadcast_messages
+from sdk.coins import parse_coins
+from sdk.client.txbuilder import send_msg
 from x.bank.module import QUERY
 
 

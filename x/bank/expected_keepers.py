@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from gonkad.context import Context
+from sdk.context import Context
 
 
 class AccountKeeper(Protocol):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
 
-from gonkad.coins import Coins, make_coins
-from gonkad.context import Context
-from gonkad.crypto import bech32
-from gonkad.errors import ErrInsufficientFunds, ErrUnauthorized
+from sdk.coins import Coins, make_coins
+from sdk.context import Context
+from sdk.crypto import bech32
+from sdk.errors import ErrInsufficientFunds, ErrUnauthorized
 from x.bank import keys
 from x.bank.expected_keepers import AccountKeeper
 

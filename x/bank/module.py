@@ -7,12 +7,12 @@ from typing import Any
 from cosmpy.protos.cosmos.bank.v1beta1 import genesis_pb2, query_pb2, tx_pb2
 from google.protobuf import json_format
 
-from gonkad.coins import coins_from_proto
-from gonkad.context import Context
-from gonkad.crypto import bech32
-from gonkad.errors import ErrInvalidAddress, ErrInvalidCoins, ErrNotFound
-from gonkad.module import BaseModule, MsgRoute, QueryRoute, type_url
-from gonkad.pagination import paginate
+from sdk.coins import coins_from_proto
+from sdk.context import Context
+from sdk.crypto import bech32
+from sdk.errors import ErrInvalidAddress, ErrInvalidCoins, ErrNotFound
+from sdk.module import BaseModule, MsgRoute, QueryRoute, type_url
+from sdk.pagination import paginate
 from x.bank import keys, msg_server
 from x.bank.keeper import BankKeeper
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2
 
-from gonkad.address import parse_address
-from gonkad.coins import Coins, coins_from_proto
-from gonkad.context import Context
-from gonkad.crypto import bech32
-from gonkad.errors import ErrInvalidCoins, ErrInvalidRequest
+from sdk.address import parse_address
+from sdk.coins import Coins, coins_from_proto
+from sdk.context import Context
+from sdk.crypto import bech32
+from sdk.errors import ErrInvalidCoins, ErrInvalidRequest
 from x.bank.keeper import BankKeeper
 
 

@@ -10,10 +10,9 @@ from pathlib import Path
 from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2, tx_pb2
 
-from gonkad.crypto import bech32, secp256k1
-from gonkad.tx import decode_tx
-from gonkad.txbuilder import sign_tx
-from x.stake.keys import BOND_DENOM
+from sdk.crypto import bech32, secp256k1
+from sdk.tx import decode_tx
+from sdk.client.txbuilder import sign_tx
 
 GENTX_GAS = 400_000
 
@@ -32,8 +31,12 @@ def node_id(home: Path) -> str:
     return hashlib.sha256(private[32:]).digest()[:20].hex()
 
 
-def build_gentx(key: secp256k1.PrivateKey, moniker: str, pubkey: bytes, amount: int, chain_id: str) -> bytes:
-    """MsgCreateValidator signed with account number 0 and sequence 0, as genesis transactions are."""
+def build_gentx(
+    key: secp256k1.PrivateKey, moniker: str, pubkey: bytes, collateral: tuple[str, int], chain_id: str
+) -> bytes:
+    """MsgCreateValidator signed with account number 0 and sequence 0, as genesis transactions are.
+
+    ``collateral`` is (denom, amount); the stake module decides which denom it takes."""
     operator = secp256k1.address_bytes(key.public_key)
     msg = tx_pb2.MsgCreateValidator(
         description=staking_pb2.Description(moniker=moniker),
@@ -41,7 +44,7 @@ def build_gentx(key: secp256k1.PrivateKey, moniker: str, pubkey: bytes, amount: 
         min_self_delegation="1",
         delegator_address=bech32.encode(operator),
         validator_address=bech32.encode(operator, bech32.VALOPER_PREFIX),
-        value={"denom": BOND_DENOM, "amount": str(amount)},
+        value={"denom": collateral[0], "amount": str(collateral[1])},
     )
     msg.pubkey.Pack(ed25519.PubKey(key=pubkey), type_url_prefix="/")
     return sign_tx(key, [msg], chain_id, 0, 0, gas_limit=GENTX_GAS)

@@ -13,8 +13,8 @@ from typing import Any
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
-from gonkad.context import Context
-from gonkad.module import BaseModule
+from sdk.context import Context
+from sdk.module import BaseModule
 
 MODULE_NAME = "genutil"
 DeliverTx = Callable[[Context, bytes], abci.ExecTxResult]

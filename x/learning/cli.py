@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import re
 
-from gonkad.client.flags import add_query_flags, add_tx_flags, checked_address, print_output
-from gonkad.client.tx import broadcast_messages
-from gonkad.protogen.gonka.learning.v1 import tx_pb2
+from sdk.cli.flags import add_query_flags, add_tx_flags, checked_address, print_output
+from sdk.cli.tx import broadcast_messages
+from protogen.gonka.learning.v1 import tx_pb2
 from x.learning.client import LearningClient
 from x.learning.validate import CHECKPOINT_HASHES, VERDICT_HASHES
 

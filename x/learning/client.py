@@ -12,11 +12,11 @@ from typing import Any
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from gonkad.client.querier import Querier
-from gonkad.client.tx import Delivered, TxOptions, chain_id_of, deliver
-from gonkad.crypto import secp256k1
-from gonkad.protogen.gonka.learning.v1 import query_pb2, tx_pb2
-from gonkad.txbuilder import address_of
+from sdk.client.querier import Querier
+from sdk.client.tx import Delivered, TxOptions, chain_id_of, deliver
+from sdk.crypto import secp256k1
+from protogen.gonka.learning.v1 import query_pb2, tx_pb2
+from sdk.client.txbuilder import address_of
 from x.learning.query_server import QUERY
 
 DEFAULT_OPTIONS = TxOptions(gas="auto", gas_adjustment="1.3")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gonkad.errors import register
+from sdk.errors import register
 
 CODESPACE = "learning"
 ErrInvalidHash = register(CODESPACE, 2, "hash must be 32 bytes")

@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from gonkad.context import Context
-from gonkad.errors import ABCIError
-from gonkad.protogen.gonka.learning.v1 import genesis_pb2, learning_pb2
+from sdk.context import Context
+from sdk.errors import ABCIError
+from protogen.gonka.learning.v1 import genesis_pb2, learning_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
 from x.learning.validate import validate_checkpoint, validate_run, validate_verdict

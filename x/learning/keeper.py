@@ -10,9 +10,9 @@ from typing import TypeVar
 
 from google.protobuf.message import Message
 
-from gonkad.context import Context, PrefixStore
-from gonkad.crypto import bech32
-from gonkad.protogen.gonka.learning.v1 import learning_pb2
+from sdk.context import Context, PrefixStore
+from sdk.crypto import bech32
+from protogen.gonka.learning.v1 import learning_pb2
 from x.learning import keys
 from x.learning.errors import (
     ErrCheckpointExists,

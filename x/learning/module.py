@@ -6,10 +6,10 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from gonkad.context import Context
-from gonkad.client.flags import message_dict
-from gonkad.module import BaseModule, MsgRoute, QueryRoute, type_url
-from gonkad.protogen.gonka.learning.v1 import genesis_pb2, tx_pb2
+from sdk.context import Context
+from sdk.cli.flags import message_dict
+from sdk.module import BaseModule, MsgRoute, QueryRoute, type_url
+from protogen.gonka.learning.v1 import genesis_pb2, tx_pb2
 from x.learning import genesis, keys, msg_server
 from x.learning.keeper import LearningKeeper
 from x.learning.query_server import QueryServer

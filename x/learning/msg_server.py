@@ -7,9 +7,9 @@ from typing import TypeVar
 from cosmpy.protos.cosmos.msg.v1 import msg_pb2
 from google.protobuf.message import Message
 
-from gonkad.address import parse_address
-from gonkad.context import Context
-from gonkad.protogen.gonka.learning.v1 import learning_pb2, tx_pb2
+from sdk.address import parse_address
+from sdk.context import Context
+from protogen.gonka.learning.v1 import learning_pb2, tx_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from gonkad.address import parse_address
-from gonkad.context import Context
-from gonkad.errors import ErrNotFound
-from gonkad.module import QueryRoute
-from gonkad.pagination import paginate
-from gonkad.protogen.gonka.learning.v1 import learning_pb2, query_pb2
+from sdk.address import parse_address
+from sdk.context import Context
+from sdk.errors import ErrNotFound
+from sdk.module import QueryRoute
+from sdk.pagination import paginate
+from protogen.gonka.learning.v1 import learning_pb2, query_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
 

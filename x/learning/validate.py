@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from gonkad.address import parse_address
-from gonkad.protogen.gonka.learning.v1 import learning_pb2, tx_pb2
+from sdk.address import parse_address
+from protogen.gonka.learning.v1 import learning_pb2, tx_pb2
 from x.learning import keys
 from x.learning.errors import ErrInvalidHash, ErrInvalidRun
 

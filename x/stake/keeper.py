@@ -11,10 +11,10 @@ from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.crypto import keys_pb2 as tm_keys
 
-from gonkad.coins import Coins
-from gonkad.context import Context
-from gonkad.crypto import bech32
-from gonkad.errors import ErrInvalidRequest
+from sdk.coins import Coins
+from sdk.context import Context
+from sdk.crypto import bech32
+from sdk.errors import ErrInvalidRequest
 from x.stake import keys
 from x.stake.expected_keepers import AccountKeeper, BankKeeper
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2
 
-from gonkad.context import Context
-from gonkad.module import BaseModule, MsgRoute, type_url
+from sdk.context import Context
+from sdk.module import BaseModule, MsgRoute, type_url
 from x.stake import keys, msg_server
 from x.stake.keeper import StakeKeeper
 

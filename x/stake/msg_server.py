@@ -5,11 +5,11 @@ from __future__ import annotations
 from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2
 
-from gonkad.codec import decode
-from gonkad.coins import parse_amount
-from gonkad.context import Context
-from gonkad.crypto import bech32
-from gonkad.errors import ErrInvalidAddress, ErrInvalidCoins, ErrInvalidPubKey, ErrInvalidRequest
+from sdk.codec import decode
+from sdk.coins import parse_amount
+from sdk.context import Context
+from sdk.crypto import bech32
+from sdk.errors import ErrInvalidAddress, ErrInvalidCoins, ErrInvalidPubKey, ErrInvalidRequest
 from x.stake import keys
 from x.stake.keeper import StakeKeeper
 

@@ -1,0 +1,1 @@
+"""``gonkad`` subcommands that are the binary's own, not a module's: keys, genesis, query tx."""

@@ -1,9 +1,0 @@
-"""The node's gRPC server: every module query, cosmos.tx.v1beta1.Service, the tendermint Service and
-server reflection, served from the ABCI server's event loop; module queries and simulations run on the
-node's query workers over a snapshot of the committed state, so they never see half a block and never
-hold up consensus.
-"""
-
-from gonkad.grpcserver.server import GRPCServer, comet_rpc_address
-
-__all__ = ["GRPCServer", "comet_rpc_address"]

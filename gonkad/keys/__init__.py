@@ -1,5 +1,0 @@
-"""Account keys: BIP-39/BIP-32 derivation (``hd``), the on-disk keyring (``keyring``) and ``gonkad keys`` (``cli``)."""
-
-from gonkad.keys.keyring import KeyInfo, Keyring, KeyringError, generate_test_keys
-
-__all__ = ["KeyInfo", "Keyring", "KeyringError", "generate_test_keys"]

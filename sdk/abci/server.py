@@ -1,0 +1,219 @@
+"""asyncio ABCI 2.0 socket server for CometBFT v0.38.
+
+CometBFT opens four connections (consensus, mempool, query, snapshot) and
+pipelines requests, sending ``Flush`` when it wants the answers.  Each
+connection is served by one task that reads a chunk, cuts it into frames,
+answers every request in order, and writes the batch of responses with a
+single ``write``.  Application methods are plain functions run on the event
+loop with no ``await`` between them, so two calls never interleave, with one
+exception: a ``Query`` may come back from ``Application.begin_query`` as a job,
+which runs on a worker thread (``workers``) while this connection awaits it and
+the loop goes on answering the others.  Such a job reads only what the app
+captured for it on the loop (BaseApp: a snapshot of the committed state), so
+consensus never waits behind a query and a query never sees a half-made block.
+Without ``workers`` the job runs at once on the loop, as every other call.
+
+Failure policy mirrors CometBFT's own Go socket server
+(abci/server/socket_server.go): a stream that cannot be framed or parsed
+closes that connection only; an application exception is answered with a
+``ResponseException`` and the connection is then closed (CometBFT stops on
+it), while the listener and the other connections keep running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+
+from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from google.protobuf.message import DecodeError, Message
+
+from .application import Application
+from .framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameError, encode_frame
+from sdk.server.workers import run_job
+
+log = logging.getLogger("sdk.abci")
+QueryJob = Callable[[], abci.ResponseQuery]
+
+READ_CHUNK = 1 << 20
+
+# Request oneof name -> Response class for the same name (both oneofs use the
+# same field names; Response additionally has "exception").
+_RESPONSE_TYPES: dict[str, type[Message]] = {
+    field.name: type(getattr(abci.Response(), field.name))
+    for field in abci.Request.DESCRIPTOR.oneofs_by_name["value"].fields
+}
+
+
+class ProtocolError(Exception):
+    """A frame that is not a usable Request; the connection cannot continue."""
+
+
+class ABCIServer:
+    """Serves one ``Application`` to any number of CometBFT socket connections."""
+
+    def __init__(
+        self,
+        app: Application,
+        host: str,
+        port: int,
+        max_frame: int = DEFAULT_MAX_FRAME,
+        workers: Executor | None = None,
+    ) -> None:
+        self.app = app
+        self.workers = workers
+        self.host = host
+        self.port = port
+        self.max_frame = max_frame
+        self._server: asyncio.Server | None = None
+        self._stopped = asyncio.Event()
+        self._handlers: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        """Bind and listen; ``self.port`` then holds the real port (useful with 0)."""
+        self._stopped.clear()
+        self._server = await asyncio.start_server(
+            self._serve_connection, self.host, self.port, limit=READ_CHUNK
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        log.info("ABCI server listening on %s:%d", self.host, self.port)
+
+    async def serve_forever(self) -> None:
+        """Serve (starting if needed) until ``stop()`` or task cancellation."""
+        if self._server is None:
+            await self.start()
+        await self._stopped.wait()
+
+    async def stop(self) -> None:
+        """Stop listening and close every open connection."""
+        if self._server is None:
+            return
+        self._stopped.set()
+        self._server.close()
+        handlers = list(self._handlers)
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
+
+    async def _serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        peer = writer.get_extra_info("peername")
+        log.info("ABCI connection opened from %s", peer)
+        try:
+            if not self._stopped.is_set():  # accepted just before stop()
+                await self._connection_loop(reader, writer, peer)
+        except OSError as exc:
+            log.warning("ABCI connection %s failed: %s", peer, exc)
+        except asyncio.CancelledError:
+            # stop() cancels open connections; ending quietly keeps asyncio's stream
+            # callback (Python 3.11) from reporting the cancellation as an error.
+            pass
+        finally:
+            self._handlers.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+            log.info("ABCI connection from %s closed", peer)
+
+    async def _connection_loop(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        peer: object,
+    ) -> None:
+        """Read, answer in order, write one batch per chunk; return to close."""
+        decoder = FrameDecoder(self.max_frame)
+        while True:
+            chunk = await reader.read(READ_CHUNK)
+            if not chunk:
+                return
+            out: list[bytes] = []
+            keep_open = True
+            try:
+                for frame in decoder.feed(chunk):
+                    response, keep_open = self._handle_frame(frame)
+                    if not isinstance(response, bytes):
+                        # A query job: this connection waits for it, the loop does not.
+                        response, keep_open = await self._finish_query(response)
+                    out.append(encode_frame(response))
+                    if not keep_open:
+                        break
+            except (FrameError, ProtocolError) as exc:
+                log.error(
+                    "closing ABCI connection %s: malformed frame: %s", peer, exc
+                )
+                keep_open = False
+            if out:
+                writer.write(b"".join(out))
+                # Always drain: gives back-pressure, and a Flush in this batch
+                # is then really flushed before we read further.
+                await writer.drain()
+            if not keep_open:
+                return
+
+    def _handle_frame(self, frame: bytes) -> tuple[bytes | QueryJob, bool]:
+        """Answer one request frame: ``(response_bytes, keep_connection_open)``, or
+        ``(job, True)`` for a query the app made a job of (see ``_finish_query``)."""
+        try:
+            request = abci.Request.FromString(frame)
+        except DecodeError as exc:
+            raise ProtocolError(f"undecodable Request ({len(frame)} bytes)") from exc
+        kind = request.WhichOneof("value")
+        if kind is None:
+            raise ProtocolError("Request has no value set")
+        try:
+            if kind == "query":
+                result = self.app.begin_query(request.query)
+                if callable(result):
+                    return result, True
+            else:
+                result = getattr(self.app, kind)(getattr(request, kind))
+            return _response(kind, result), True
+        except Exception as exc:
+            return _failure(kind, exc), False
+
+    async def _finish_query(self, job: QueryJob) -> tuple[bytes, bool]:
+        """Run a query job on a worker (on the loop without workers) and answer as ``_handle_frame``."""
+        try:
+            return _response("query", await run_job(self.workers, job)), True
+        except Exception as exc:
+            return _failure("query", exc), False
+
+
+def _response(kind: str, result: Message) -> bytes:
+    expected = _RESPONSE_TYPES[kind]
+    if not isinstance(result, expected):
+        raise TypeError(
+            f"{kind} returned {type(result).__name__}, expected {expected.__name__}"
+        )
+    return abci.Response(**{kind: result}).SerializeToString()
+
+
+def _failure(kind: str, exc: Exception) -> bytes:
+    """A ``ResponseException``; the caller then closes the connection."""
+    log.exception("ABCI application error in %s", kind, exc_info=exc)
+    error = abci.ResponseException(error=f"{type(exc).__name__}: {exc}")
+    return abci.Response(exception=error).SerializeToString()
+
+
+def run(app: Application, host: str, port: int) -> None:
+    """Serve ``app`` until interrupted (blocking)."""
+
+    async def main() -> None:
+        server = ABCIServer(app, host, port)
+        await server.start()
+        try:
+            await server.serve_forever()
+        finally:
+            await server.stop()
+
+    asyncio.run(main())

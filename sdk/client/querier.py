@@ -1,0 +1,39 @@
+"""Queries by gRPC method path, over CometBFT RPC (ABCI query) or directly over gRPC.
+
+Both transports carry the same request and response bytes, so every module's query works over
+either with no per-query code.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import grpc
+from google.protobuf.message import Message
+
+from sdk.client.rpc import CometRPC, RPCError
+
+M = TypeVar("M", bound=Message)
+
+
+class Querier:
+    def __init__(self, node: str, grpc_addr: str | None = None, timeout: float = 10.0) -> None:
+        self.rpc = CometRPC(node, timeout=timeout)
+        self.grpc_addr = grpc_addr
+        self.timeout = timeout
+
+    def raw(self, path: str, data: bytes) -> bytes:
+        if self.grpc_addr:
+            with grpc.insecure_channel(self.grpc_addr) as channel:
+                call = channel.unary_unary(path, request_serializer=None, response_deserializer=None)
+                try:
+                    return call(data, timeout=self.timeout)
+                except grpc.RpcError as exc:
+                    raise RPCError(f"{exc.code().name}: {exc.details()}") from None  # type: ignore[attr-defined]
+        reply = self.rpc.abci_query(path, data)
+        if reply.get("code"):
+            raise RPCError(reply.get("log") or f"query failed with code {reply['code']}")
+        return reply["value"]
+
+    def query(self, path: str, request: Message, response_type: type[M]) -> M:
+        return response_type.FromString(self.raw(path, request.SerializeToString()))

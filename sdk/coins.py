@@ -1,0 +1,87 @@
+"""Coins as integers: amounts are arbitrary-precision ints, never floats."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
+
+from sdk.errors import ErrInvalidCoins
+
+DENOM_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$")
+COIN_RE = re.compile(r"^([0-9]+)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})$")
+MAX_AMOUNT = (1 << 256) - 1
+"""Amounts are bounded as the Cosmos SDK bounds ``math.Int``: 256 bits."""
+AMOUNT_RE = re.compile(r"^[0-9]{1,%d}$" % len(str(MAX_AMOUNT)))
+"""ASCII digits only: ``str.isdigit`` and ``int`` also take full-width, Arabic-Indic and superscript digits."""
+
+
+def parse_amount(text: str, what: str = "amount") -> int:
+    """A non-negative integer amount from its decimal text, exactly as the Cosmos SDK accepts it."""
+    if not AMOUNT_RE.match(text):
+        shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+        raise ErrInvalidCoins.wrap(f"malformed {what} {shown!r}: expected at most {len(str(MAX_AMOUNT))} ASCII digits")
+    amount = int(text)
+    if amount > MAX_AMOUNT:
+        raise ErrInvalidCoins.wrap(f"{what} {amount} exceeds 2^256 - 1")
+    return amount
+
+
+class Coins(tuple[tuple[str, int], ...]):
+    """A sorted set of (denom, positive amount) pairs; the canonical form Cosmos uses."""
+
+    def __str__(self) -> str:
+        return ",".join(f"{amount}{denom}" for denom, amount in self)
+
+    def to_proto(self) -> list[coin_pb2.Coin]:
+        return [coin_pb2.Coin(denom=d, amount=str(a)) for d, a in self]
+
+
+def make_coins(pairs: list[tuple[str, int]]) -> Coins:
+    """Validate denoms and amounts; reject duplicates, zero or negative amounts."""
+    seen: set[str] = set()
+    for denom, amount in pairs:
+        if not DENOM_RE.match(denom):
+            raise ErrInvalidCoins.wrap(f"invalid denom {denom!r}")
+        if denom in seen:
+            raise ErrInvalidCoins.wrap(f"duplicate denom {denom!r}")
+        if not 0 < amount <= MAX_AMOUNT:
+            raise ErrInvalidCoins.wrap(f"amount {amount} of {denom} must be positive")
+        seen.add(denom)
+    return Coins(sorted(pairs))
+
+
+def coins_from_proto(coins: "list[coin_pb2.Coin] | object") -> Coins:
+    return make_coins([(coin.denom, parse_amount(coin.amount)) for coin in coins])  # type: ignore[attr-defined]
+
+
+def parse_coins(text: str) -> Coins:
+    """Parse ``100ngonka,5uatom`` as the Cosmos CLI does."""
+    pairs = []
+    for part in text.split(","):
+        m = COIN_RE.match(part.strip())
+        if not m:
+            raise ErrInvalidCoins.wrap(f"malformed amount {part!r}; expected e.g. 1000ngonka")
+        pairs.append((m.group(2), parse_amount(m.group(1))))
+    return make_coins(pairs)
+
+
+DEC_COIN_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})$")
+
+
+def parse_dec_coins(text: str) -> tuple[tuple[str, Fraction], ...]:
+    """Parse prices like ``0.001ngonka`` exactly (as fractions, never floats); empty text is no price."""
+    prices = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        m = DEC_COIN_RE.match(part)
+        if not m:
+            raise ValueError(f"malformed price {part!r}; expected e.g. 0.001ngonka")
+        prices.append((m.group(2), Fraction(m.group(1))))
+    return tuple(sorted(prices))
+
+
+def required_fees(prices: tuple[tuple[str, Fraction], ...], gas_limit: int) -> Coins:
+    """Fee each denom must reach: ceil(price * gas_limit)."""
+    return make_coins([(d, math.ceil(p * gas_limit)) for d, p in prices if p * gas_limit > 0])

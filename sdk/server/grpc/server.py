@@ -1,0 +1,148 @@
+"""grpc.aio server on the node's event loop: module queries, tx and tendermint services, reflection.
+
+Handlers are coroutines on the loop that serves ABCI. A module query or a simulation is bound, on the
+loop and between two ABCI requests, to a snapshot of the committed state (``BaseApp.committed_job``)
+and then awaited on the node's query workers (sdk/server/workers.py), so consensus is not held up behind
+it; other state reads are done on the loop without awaiting. CometBFT RPC calls are awaited in a thread
+so the loop keeps serving ABCI (BroadcastTx waits on CheckTx, which this same loop answers).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from functools import partial
+from typing import Any
+
+import grpc
+from google.protobuf.message import Message
+from grpc_reflection.v1alpha import reflection
+
+from sdk.baseapp import BaseApp
+from sdk.codec import decode
+from sdk.errors import (
+    ABCIError,
+    ErrInsufficientFunds,
+    ErrInvalidAddress,
+    ErrInvalidRequest,
+    ErrNotFound,
+    ErrOutOfGas,
+    ErrTxDecode,
+)
+from sdk.server.grpc.tendermint_service import TendermintService
+from sdk.server.grpc.tx_service import TxService
+from sdk.module import QueryRoute
+from sdk.client.rpc import CometRPC, RPCError
+from sdk.server.workers import run_job
+
+log = logging.getLogger("gonkad.grpc")
+
+Handler = Callable[[Any], Awaitable[Message]]
+Methods = dict[str, tuple[type[Message], Handler]]
+"""One service's implemented methods: method name -> (request type, coroutine answering it)."""
+
+STOP_GRACE_S = 2.0
+
+# Keyed by (codespace, code) so that a failed transaction result maps like the error it came from.
+_STATUS: dict[tuple[str, int], grpc.StatusCode] = {
+    (e.codespace, e.code): status
+    for e, status in (
+        (ErrInvalidAddress, grpc.StatusCode.INVALID_ARGUMENT),
+        (ErrInvalidRequest, grpc.StatusCode.INVALID_ARGUMENT),
+        (ErrTxDecode, grpc.StatusCode.INVALID_ARGUMENT),
+        (ErrNotFound, grpc.StatusCode.NOT_FOUND),
+        (ErrInsufficientFunds, grpc.StatusCode.FAILED_PRECONDITION),
+        (ErrOutOfGas, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    )
+}
+
+
+def status_code(err: ABCIError) -> grpc.StatusCode:
+    return _STATUS.get((err.codespace, err.code), grpc.StatusCode.UNKNOWN)
+
+
+def unary_handler(path: str, request_type: type[Message], handler: Handler) -> grpc.RpcMethodHandler:
+    """The request is parsed here rather than by grpc so that bad bytes are INVALID_ARGUMENT, as over ABCI."""
+
+    async def handle(data: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        try:
+            request = decode(request_type, data, request_type.DESCRIPTOR.full_name)
+            return (await handler(request)).SerializeToString()
+        except ABCIError as err:
+            code, details = status_code(err), err.log
+        except RPCError as err:
+            code, details = grpc.StatusCode.UNAVAILABLE, f"CometBFT RPC: {err}"
+        except Exception as exc:  # noqa: BLE001 - one failing call must not take the server down
+            log.exception("gRPC %s failed", path)
+            code, details = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}"
+        await context.abort(code, details)
+
+    return grpc.unary_unary_rpc_method_handler(handle)
+
+
+def query_services(app: BaseApp, workers: Executor | None) -> dict[str, Methods]:
+    """Every module query route, grouped by gRPC service ("/pkg.Service/Method")."""
+    services: dict[str, Methods] = {}
+    for path, route in app.query_routes.items():
+        service, _, method = path.lstrip("/").rpartition("/")
+        if not service or not method:
+            raise ValueError(f"query route {path!r} is not a gRPC method path")
+        services.setdefault(service, {})[method] = (route.request_type, _query_handler(app, route, workers))
+    return services
+
+
+def _query_handler(app: BaseApp, route: QueryRoute, workers: Executor | None) -> Handler:
+    async def handle(request: Message) -> Message:
+        if route.bounded:
+            return app.query_bounded(route, request)
+        # The snapshot holds committed state only: a block staged but not yet committed is invisible.
+        return await run_job(workers, app.committed_job(partial(app.query_module, route, request)))
+
+    return handle
+
+
+class GRPCServer:
+    """Serves ``app`` over gRPC on ``address`` ("host:port"; port 0 picks one, see ``port``).
+
+    ``workers`` run module queries and simulations; None runs them on the loop (tests, tools).
+    """
+
+    def __init__(self, app: BaseApp, address: str, comet_rpc: str, workers: Executor | None = None) -> None:
+        self.app = app
+        self.address = address
+        self.rpc = CometRPC(comet_rpc)
+        self.workers = workers
+        self.port = 0
+        self._server: grpc.aio.Server | None = None
+
+    def services(self) -> dict[str, Methods]:
+        services = query_services(self.app, self.workers)
+        for service in (TxService(self.app, self.rpc, self.workers), TendermintService(self.app, self.rpc)):
+            if service.NAME in services:
+                raise ValueError(f"service {service.NAME} is also registered by a module")
+            services[service.NAME] = service.methods()
+        return services
+
+    async def start(self) -> None:
+        """Bind and serve; must run inside the loop that serves ABCI."""
+        server = grpc.aio.server()
+        services = self.services()
+        server.add_generic_rpc_handlers([
+            grpc.method_handlers_generic_handler(name, {
+                method: unary_handler(f"/{name}/{method}", request_type, handler)
+                for method, (request_type, handler) in methods.items()
+            })
+            for name, methods in services.items()
+        ])
+        reflection.enable_server_reflection([*sorted(services), reflection.SERVICE_NAME], server)
+        self.port = server.add_insecure_port(self.address)
+        await server.start()
+        self._server = server
+        host = self.address.rpartition(":")[0]
+        log.info("gRPC server on %s:%d: %s", host, self.port, ", ".join(sorted(services)))
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            await self._server.stop(STOP_GRACE_S)
+            self._server = None

@@ -1,0 +1,147 @@
+"""cosmos.tx.v1beta1.Service: BroadcastTx and GetTx through CometBFT's RPC, Simulate in the app.
+
+Simulate runs on the node's query workers over a snapshot of the committed state, writing only a
+throwaway branch, within the node's simulation gas limit; the RPC calls run in a thread because
+CometBFT answers them only after asking this same loop (CheckTx).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from functools import partial
+from typing import TYPE_CHECKING
+
+from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as sdk_abci
+from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2, tx_pb2
+from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from google.protobuf import json_format
+
+from sdk.baseapp import BaseApp
+from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
+from sdk.client.rpc import CometRPC, RPCError
+from sdk.tx import decode_tx
+from sdk.client.txbuilder import pack
+from sdk.server.workers import run_job
+
+if TYPE_CHECKING:
+    from sdk.server.grpc.server import Methods
+
+_BROADCAST_RPC = {
+    service_pb2.BROADCAST_MODE_SYNC: "broadcast_tx_sync",
+    service_pb2.BROADCAST_MODE_ASYNC: "broadcast_tx_async",
+}
+
+
+def message_logs(events: Sequence[abci.Event]) -> list[sdk_abci.ABCIMessageLog]:
+    """Per-message logs as pre-0.50 SDK clients read them.
+
+    Each message's events start at the ``message`` event with an ``action`` that BaseApp emits before
+    running it; the ante handler's events come before the first and belong to no message.
+    """
+    logs: list[sdk_abci.ABCIMessageLog] = []
+    for event in events:
+        if event.type == "message" and any(a.key == "action" for a in event.attributes):
+            logs.append(sdk_abci.ABCIMessageLog(msg_index=len(logs)))
+        if logs:
+            logs[-1].events.append(sdk_abci.StringEvent(
+                type=event.type, attributes=[sdk_abci.Attribute(key=a.key, value=a.value) for a in event.attributes]
+            ))
+    return logs
+
+
+def tx_response(
+    height: int, txhash: str, result: abci.ExecTxResult, tx: tx_pb2.Tx, timestamp: str
+) -> sdk_abci.TxResponse:
+    return sdk_abci.TxResponse(
+        height=height,
+        txhash=txhash.upper(),
+        codespace=result.codespace,
+        code=result.code,
+        data=result.data.hex().upper(),
+        raw_log=result.log,
+        logs=message_logs(result.events) if result.code == 0 else [],
+        info=result.info,
+        gas_wanted=result.gas_wanted,
+        gas_used=result.gas_used,
+        tx=pack(tx),
+        timestamp=timestamp,
+        events=result.events,
+    )
+
+
+class TxService:
+    NAME = "cosmos.tx.v1beta1.Service"
+
+    def __init__(self, app: BaseApp, rpc: CometRPC, workers: Executor | None = None) -> None:
+        self.app = app
+        self.rpc = rpc
+        self.workers = workers
+
+    def methods(self) -> Methods:
+        return {
+            "BroadcastTx": (service_pb2.BroadcastTxRequest, self.broadcast_tx),
+            "Simulate": (service_pb2.SimulateRequest, self.simulate),
+            "GetTx": (service_pb2.GetTxRequest, self.get_tx),
+        }
+
+    async def broadcast_tx(self, req: service_pb2.BroadcastTxRequest) -> service_pb2.BroadcastTxResponse:
+        if not req.tx_bytes:
+            raise ErrInvalidRequest.wrap("invalid empty tx")
+        method = _BROADCAST_RPC.get(req.mode)
+        if method is None:
+            raise ErrInvalidRequest.wrap(
+                f"broadcast mode {req.mode} is not supported (BLOCK is deprecated); use "
+                "BROADCAST_MODE_SYNC or BROADCAST_MODE_ASYNC"
+            )
+        result = await asyncio.to_thread(self.rpc.call, method, tx=base64.b64encode(req.tx_bytes).decode())
+        return service_pb2.BroadcastTxResponse(tx_response=sdk_abci.TxResponse(
+            txhash=result["hash"].upper(),
+            code=int(result["code"]),
+            codespace=result.get("codespace") or "",
+            raw_log=result.get("log") or "",
+            data=base64.b64decode(result.get("data") or "").hex().upper(),
+        ))
+
+    async def simulate(self, req: service_pb2.SimulateRequest) -> service_pb2.SimulateResponse:
+        raw = req.tx_bytes
+        if not raw and req.HasField("tx"):
+            raw = tx_pb2.TxRaw(
+                body_bytes=req.tx.body.SerializeToString(),
+                auth_info_bytes=req.tx.auth_info.SerializeToString(),
+                signatures=req.tx.signatures,
+            ).SerializeToString()
+        if not raw:
+            raise ErrInvalidRequest.wrap("empty txBytes is not allowed")
+        result = await run_job(self.workers, self.app.committed_job(partial(self.app.simulate, raw)))
+        if result.code:
+            # The failure keeps the transaction's own codespace and code, so it maps to a gRPC status the same way.
+            log = f"{result.log} (gas wanted {result.gas_wanted}, gas used {result.gas_used})"
+            raise ABCIError(ErrorDef(result.codespace, result.code, log))
+        return service_pb2.SimulateResponse(
+            gas_info=sdk_abci.GasInfo(gas_wanted=result.gas_wanted, gas_used=result.gas_used),
+            result=sdk_abci.Result(data=result.data, log=result.log, events=result.events),
+        )
+
+    async def get_tx(self, req: service_pb2.GetTxRequest) -> service_pb2.GetTxResponse:
+        try:
+            tx_hash = bytes.fromhex(req.hash)
+        except ValueError:
+            raise ErrInvalidRequest.wrap(f"tx hash {req.hash!r} is not hex") from None
+        if len(tx_hash) != 32:
+            raise ErrInvalidRequest.wrap(f"tx hash must be 32 bytes, got {len(tx_hash)}")
+        try:
+            found = await asyncio.to_thread(self.rpc.tx, tx_hash)
+        except RPCError as err:
+            if "not found" in str(err):
+                raise ErrNotFound.wrap(f"tx {req.hash.upper()} not found") from None
+            raise
+        header = (await asyncio.to_thread(self.rpc.call, "header", height=found["height"]))["header"]
+        decoded = decode_tx(base64.b64decode(found["tx"]))
+        tx = tx_pb2.Tx(body=decoded.body, auth_info=decoded.auth_info, signatures=decoded.raw.signatures)
+        result = json_format.ParseDict(found["tx_result"], abci.ExecTxResult(), ignore_unknown_fields=True)
+        return service_pb2.GetTxResponse(
+            tx=tx, tx_response=tx_response(int(found["height"]), found["hash"], result, tx, header["time"])
+        )

@@ -1,0 +1,51 @@
+"""The localnet is built from ``localnet/settings.toml``: validators, chain id, allocation, consensus
+timeouts and genesis overrides all reach the files its nodes start from."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from gonkad import localnet
+
+
+def test_committed_settings_load() -> None:
+    settings = localnet.load_settings()
+    assert settings.validators >= 1 and settings.chain_id
+    assert settings.faucet_ngonka + settings.validators * settings.validator_balance_ngonka == \
+        settings.total_supply_ngonka
+    assert localnet.load_settings(validators=1, chain_id="other").validators == 1
+
+
+def test_build_follows_the_settings(tmp_path: Path) -> None:
+    text = localnet.SETTINGS_FILE.read_text().replace('timeout_commit = "300ms"', 'timeout_commit = "150ms"')
+    text += '\n[genesis.auth.params]\nmax_memo_characters = "512"\n'
+    path = tmp_path / "settings.toml"
+    path.write_text(text)
+    settings = localnet.load_settings(path, validators=2, chain_id="gonka-settings")
+    spec = localnet.build(tmp_path / "net", settings=settings)
+    assert [n.name for n in spec.nodes] == ["node0", "node1"] and spec.chain_id == "gonka-settings"
+    for node in spec.nodes:
+        home = Path(node.home)
+        doc = json.loads((home / "config" / "genesis.json").read_text())
+        assert doc["chain_id"] == "gonka-settings"
+        params = doc["app_state"]["auth"]["params"]
+        assert params["max_memo_characters"] == "512" and params["tx_sig_limit"]  # merged, not replaced
+        balances = {b["address"]: int(b["coins"][0]["amount"]) for b in doc["app_state"]["bank"]["balances"]}
+        assert sorted(balances.values()) == sorted([settings.faucet_ngonka] + 2 * [settings.validator_balance_ngonka])
+        config = tomllib.loads((home / "config" / "config.toml").read_text())
+        assert config["consensus"]["timeout_commit"] == "150ms"
+        app = tomllib.loads((home / "config" / "app.toml").read_text())
+        assert app["index_events"] == settings.index_events
+
+
+def test_invalid_settings_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text(localnet.SETTINGS_FILE.read_text().replace(
+        "validator_stake_ngonka = 100_000_000_000_000", "validator_stake_ngonka = 2_000_000_000_000_000"))
+    with pytest.raises(ValidationError, match="validator_stake_ngonka exceeds validator_balance_ngonka"):
+        localnet.load_settings(path)
