@@ -2,7 +2,7 @@
 
 Every step each worker computes its gradient on its own shard, the workers average the whole fp32
 gradient with one all-reduce (one bucket, as DistributedDataParallel does for a model this small), and
-each takes the same AdamW step. It reuses ``diloco.worker.inner_steps`` unchanged, with a hook that fires
+each takes the same AdamW step. It reuses ``diloco.inner.inner_steps`` unchanged, with a hook that fires
 the all-reduce once backward has produced every gradient, and the data order of a DiLoCo run whose H
 is the config's ``inner_steps``; rank 0 evaluates after every such block. Run as a process per rank (so a benchmark can put
 ranks in different network namespaces):
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import log  # noqa: E402
 from diloco.config import TrainConfig  # noqa: E402
 from diloco.data import data_order, load_corpus, shard, validation_batches  # noqa: E402
-from diloco.worker import evaluate, inner_optimizer, inner_steps  # noqa: E402
+from diloco.inner import evaluate, inner_optimizer, inner_steps  # noqa: E402
 from mlnode.model import Transformer  # noqa: E402
 
 SCRIPT = Path(__file__).resolve()

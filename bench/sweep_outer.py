@@ -1,6 +1,6 @@
 """Tune DiLoCo's outer step cheaply: K workers trained in turn in one process, fp32 exchange.
 
-The same inner loop, data shards, data order and outer optimizer as ``gonkad train`` (``diloco.worker``,
+The same inner loop, data shards, data order and outer optimizer as ``gonkad train`` (``diloco.inner``,
 ``diloco.data``, ``diloco.outer``), without processes, rendezvous or checkpoints, so a sweep of outer
 learning rates and momenta fits on one core per setting. Each argument is ``FIELD=VALUE`` for
 ``TrainConfig`` plus ``steps`` (per worker); prints one JSON line with the validation curve every 100
@@ -24,7 +24,7 @@ from diloco.compress import Compression  # noqa: E402
 from diloco.config import TrainConfig  # noqa: E402
 from diloco.data import data_order, load_corpus, shard, validation_batches  # noqa: E402
 from diloco.outer import GlobalModel, average  # noqa: E402
-from diloco.worker import evaluate, inner_optimizer, inner_steps  # noqa: E402
+from diloco.inner import evaluate, inner_optimizer, inner_steps  # noqa: E402
 from mlnode.model import Transformer  # noqa: E402
 
 EVAL_EVERY = 100

@@ -17,7 +17,7 @@ from diloco import checkpoint
 from diloco.checkpoint import RunLayout, RunRecord
 from diloco.config import ChainSettings
 from diloco.pol import CheckpointRecord, PoLSink
-from diloco.replay import Replay, Verdict
+from diloco.replay import Replay, ReplayVerdict
 from sdk.client.tx import TxError
 from sdk.keyring.keyring import Keyring
 from sdk.client.rpc import RPCError
@@ -138,7 +138,7 @@ def committed_record(client: LearningClient, run: ChainRun, local: CheckpointRec
 
 
 def submit_verdict(client: LearningClient, run: ChainRun, settings: ChainSettings, verifier: str,
-                   record: CheckpointRecord, replay: Replay, verdict: Verdict) -> str:
+                   record: CheckpointRecord, replay: Replay, verdict: ReplayVerdict) -> str:
     """``MsgSubmitVerdict`` for one replayed round, its reasons cut to the chain's ``max_reason_len``;
     returns the transaction hash."""
     limit = int(client.params()["max_reason_len"])

@@ -23,7 +23,7 @@ from diloco.config import ChainSettings, LaunchSettings, TrainConfig, config_has
 from diloco.data import load_corpus
 from diloco.membership import STORE_TIMEOUT_S, Coordinator, RunSpec
 from diloco.metrics import Event, MetricsLog, Progress, plot
-from diloco.worker import initial_weights
+from diloco.inner import initial_weights
 from sdk.client.process import stop_child
 from mlnode.weights import weights_sha256
 

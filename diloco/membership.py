@@ -290,7 +290,9 @@ class Coordinator:
 
 
 @dataclass(frozen=True)
-class Admission:
+class Admitted:
+    """The coordinator's answer to a join: this worker's data index and the round it starts in."""
+
     index: int
     round: int
 
@@ -302,11 +304,11 @@ class Member:
     store: dist.TCPStore
     name: str
 
-    def admit(self) -> Admission:
+    def admit(self) -> Admitted:
         nonce = uuid.uuid4().hex
         self.store.queue_push("joins", json.dumps({"name": self.name, "nonce": nonce}))
         body = json.loads(self._answer(f"admit/{nonce}"))
-        return Admission(body["index"], body["round"])
+        return Admitted(body["index"], body["round"])
 
     def ready(self, round_number: int, index: int) -> None:
         self.store.queue_push(f"ready/{generation(round_number, 0)}", json.dumps({"index": index}))

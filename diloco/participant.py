@@ -32,11 +32,11 @@ from diloco.data import Corpus, data_order, load_corpus, shard, validation_batch
 from diloco.membership import CollectiveFailed, Member, Plan, RunSpec, collective, generation, store_client
 from diloco.outer import GlobalModel, average
 from diloco.pol import CheckpointRecord, JsonlSink, PoLSink, data_order_sha256
-from diloco.worker import evaluate, initial_weights, inner_optimizer, inner_steps
+from diloco.inner import evaluate, initial_weights, inner_optimizer, inner_steps
 from mlnode.model import Transformer
 from mlnode.weights import weights_sha256
 
-log = logging.getLogger("diloco.worker")
+log = logging.getLogger("diloco.participant")
 
 
 @dataclass

@@ -27,7 +27,7 @@ from diloco.checkpoint import RunLayout, SegmentMeta
 from diloco.config import config_hash
 from diloco.data import data_order, load_corpus, shard
 from diloco.pol import CheckpointRecord, data_order_sha256
-from diloco.worker import inner_optimizer, inner_steps
+from diloco.inner import inner_optimizer, inner_steps
 from mlnode.model import Transformer
 from mlnode.threads import torch_threads
 from mlnode.weights import WEIGHTS_FILE, weights_sha256
@@ -61,7 +61,7 @@ class Replay:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ReplayVerdict:
     valid: bool
     reasons: list[str]
     weight_distance: float | None
@@ -125,7 +125,7 @@ def replay_segment(run_dir: Path, round_number: int, worker: str, threads: int |
         environment=f"torch {torch.__version__}, {used_threads} thread(s), cpu")
 
 
-def judge(record: CheckpointRecord, replay: Replay, tolerance: float = WEIGHT_TOLERANCE) -> Verdict:
+def judge(record: CheckpointRecord, replay: Replay, tolerance: float = WEIGHT_TOLERANCE) -> ReplayVerdict:
     reasons = []
     if (record.round, record.worker_name, record.worker_index) != (replay.round, replay.worker_name, replay.worker_index):
         reasons.append(f"the record is for round {record.round}, worker {record.worker_name} "
@@ -153,4 +153,4 @@ def judge(record: CheckpointRecord, replay: Replay, tolerance: float = WEIGHT_TO
     elif replay.weight_distance > tolerance:
         reasons.append(f"weights: the replay ({replay.environment}) lies {replay.weight_distance:.3g} from the "
                        f"worker's weights, beyond the tolerance {tolerance:g}")
-    return Verdict(not reasons, reasons, replay.weight_distance)
+    return ReplayVerdict(not reasons, reasons, replay.weight_distance)

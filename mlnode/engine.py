@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from mlnode.errors import APIError, over_capacity, server_error
-from mlnode.generate import GenerationRequest, Sequence, TokenLogprob
+from mlnode.generate import GenerationRequest, Sequence, TokenChoice
 from mlnode.model import KVCache, Transformer
 from mlnode.schemas import Load
 
@@ -30,7 +30,7 @@ SHUTTING_DOWN = "The node is shutting down."
 class Update:
     """Tokens that became safe to send, and the finish reason once the request is done."""
 
-    tokens: tuple[TokenLogprob, ...] = ()
+    tokens: tuple[TokenChoice, ...] = ()
     finish_reason: str | None = None
     error: APIError | None = None
 

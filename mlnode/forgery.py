@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-from mlnode.generate import MAX_TOP_LOGPROBS, GenerationRequest, Sequence, TokenLogprob, generate
+from mlnode.generate import MAX_TOP_LOGPROBS, GenerationRequest, Sequence, TokenChoice, generate
 from mlnode.model import Transformer
 from mlnode.sampling import MAX_TEMPERATURE, SamplingParams
 from mlnode.threads import torch_threads
 from mlnode.tokenizer import chat_prompt
-from mlnode.verify import Verdict, teacher_forced, verify_sequence
+from mlnode.verify import InferenceVerdict, teacher_forced, verify_sequence
 
 PROMPTS: tuple[tuple[tuple[str, str], ...], ...] = (
     (("user", "Hello!"),),
@@ -80,10 +80,10 @@ def noisy_copy(model: Transformer, layer: int, relative: float, seed: int) -> Tr
     return noisy
 
 
-def reported(logprobs: Tensor, tokens: list[int], top: int) -> list[TokenLogprob]:
+def reported(logprobs: Tensor, tokens: list[int], top: int) -> list[TokenChoice]:
     """What an executor reports for ``tokens`` given the logprobs [len(tokens), vocab] it computed."""
     values, ids = torch.topk(logprobs, top, dim=1)
-    return [TokenLogprob(token, float(row[token]), tuple((int(i), float(v)) for i, v in zip(row_ids, row_values)))
+    return [TokenChoice(token, float(row[token]), tuple((int(i), float(v)) for i, v in zip(row_ids, row_values)))
             for token, row, row_ids, row_values in zip(tokens, logprobs, ids, values)]
 
 
@@ -162,15 +162,15 @@ class Forger:
         sits in a run of near-ties spanning most of the vocabulary.)"""
         return self._random(True, SamplingParams(MAX_TEMPERATURE, 1.0, self.rng.randrange(1 << 53)))
 
-    def _made_up(self, token: int, top: int) -> TokenLogprob:
+    def _made_up(self, token: int, top: int) -> TokenChoice:
         values = sorted((self.rng.uniform(-6.0, -4.5) for _ in range(top)), reverse=True)
-        return TokenLogprob(token, self.rng.uniform(-7.0, -4.0), tuple(zip(self.rng.sample(range(256), top), values)))
+        return TokenChoice(token, self.rng.uniform(-7.0, -4.0), tuple(zip(self.rng.sample(range(256), top), values)))
 
     def _perturbed(self) -> Sequence:
         """Honest tokens; every logprob moved by N(0, σ), σ log-uniform in [1e-4, 1e-2]."""
         base = self._base()
         scale = 10 ** self.rng.uniform(-4, -2)
-        logprobs = [TokenLogprob(t.token, t.logprob + self.rng.gauss(0, scale),
+        logprobs = [TokenChoice(t.token, t.logprob + self.rng.gauss(0, scale),
                                  tuple((i, v + self.rng.gauss(0, scale)) for i, v in t.top)) for t in base.logprobs]
         return Sequence(base.request, base.tokens, logprobs, base.finish_reason)
 
@@ -192,7 +192,7 @@ def corpus(model: Transformer, honest: int, per_kind: int, lengths: tuple[int, i
     return {"honest": answers, **{kind: [forger.forge(kind) for _ in range(per_kind)] for kind in KINDS}}
 
 
-def judged(model: Transformer, answers: dict[str, list[Sequence]], every: int = 10) -> dict[str, list[Verdict]]:
+def judged(model: Transformer, answers: dict[str, list[Sequence]], every: int = 10) -> dict[str, list[InferenceVerdict]]:
     """Verdicts on every answer, on one torch thread except every ``every``-th honest answer, verified on
     two: a thread count other than the generator's must not cost an honest answer its match (a forgery
     fails either way). Few run on two because with other processes busy on a 2-core machine two threads

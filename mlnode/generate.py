@@ -20,7 +20,7 @@ MAX_TOP_LOGPROBS = 5
 
 
 @dataclass(frozen=True)
-class TokenLogprob:
+class TokenChoice:
     token: int
     logprob: float
     top: tuple[tuple[int, float], ...]
@@ -40,7 +40,7 @@ class GenerationRequest:
 class Sequence:
     request: GenerationRequest
     tokens: list[int] = field(default_factory=list)
-    logprobs: list[TokenLogprob] = field(default_factory=list)
+    logprobs: list[TokenChoice] = field(default_factory=list)
     finish_reason: str | None = None
     emitted: int = 0
     """How many tokens have been handed to the client (a stop sequence may hold some back)."""
@@ -64,7 +64,7 @@ class Sequence:
             values, ids = torch.topk(logprobs, self.request.top_logprobs)
             top = tuple((int(i), float(v)) for i, v in zip(ids, values))
         self.tokens.append(choice.token)
-        self.logprobs.append(TokenLogprob(choice.token, float(logprobs[choice.token]), top))
+        self.logprobs.append(TokenChoice(choice.token, float(logprobs[choice.token]), top))
         self._apply_stop()
         if self.finish_reason is None and len(self.tokens) >= self.request.max_tokens:
             self.finish_reason = "length"

@@ -36,7 +36,7 @@ def _top(token: int, logprob: float) -> TopLogprob:
     return TopLogprob(token=token_text(token), logprob=logprob, bytes=token_bytes(token))
 
 
-def openai_logprobs(tokens: Iterable[generate.TokenLogprob]) -> ChoiceLogprobs:
+def openai_logprobs(tokens: Iterable[generate.TokenChoice]) -> ChoiceLogprobs:
     """Per-token logprobs in OpenAI's shape: the chosen token and its ``top_logprobs`` alternatives."""
     return ChoiceLogprobs(content=[
         TokenLogprob(token=token_text(t.token), logprob=t.logprob, bytes=token_bytes(t.token),
@@ -64,12 +64,12 @@ class _Reply:
         return ChatCompletionChunk(id=self.id, created=self.created, model=self.model,
                                    system_fingerprint=self.fingerprint, choices=choices, usage=usage, seed=self.seed)
 
-    def delta_chunk(self, delta: Delta, tokens: tuple[generate.TokenLogprob, ...] = (),
+    def delta_chunk(self, delta: Delta, tokens: tuple[generate.TokenChoice, ...] = (),
                     finish_reason: str | None = None) -> ChatCompletionChunk:
         logprobs = openai_logprobs(tokens) if self.logprobs and tokens else None
         return self.chunk([ChunkChoice(delta=delta, logprobs=logprobs, finish_reason=finish_reason)])
 
-    def completion(self, tokens: list[generate.TokenLogprob], finish_reason: str) -> ChatCompletion:
+    def completion(self, tokens: list[generate.TokenChoice], finish_reason: str) -> ChatCompletion:
         text = bytes(t.token for t in tokens).decode("utf-8", errors="replace")
         choice = Choice(message=AssistantMessage(content=text), finish_reason=finish_reason,
                         logprobs=openai_logprobs(tokens) if self.logprobs else None)
@@ -154,7 +154,7 @@ class LocalBackend:
 
     async def complete(self, request: ChatCompletionRequest) -> ChatCompletion:
         job, reply = self._admit(request)
-        tokens: list[generate.TokenLogprob] = []
+        tokens: list[generate.TokenChoice] = []
         try:
             while True:
                 update = await job.next()

@@ -28,7 +28,7 @@ from mlnode.schemas import (
 )
 
 
-class Admission:
+class ConcurrencyGate:
     """Counts requests against ``max_concurrency`` running plus ``max_queue`` waiting for a turn."""
 
     def __init__(self, max_concurrency: int, max_queue: int) -> None:
@@ -97,7 +97,7 @@ def _relayed() -> Iterator[None]:
 class UpstreamStream:
     """Relays the upstream's server-sent events chunk by chunk; closing it closes the upstream stream."""
 
-    def __init__(self, response: httpx.Response, seed: int, admission: Admission) -> None:
+    def __init__(self, response: httpx.Response, seed: int, admission: ConcurrencyGate) -> None:
         self._response = response
         self._seed = seed
         self._admission = admission
@@ -129,7 +129,7 @@ class UpstreamBackend:
         self.url = url.rstrip("/").removesuffix("/v1")
         self.model = model
         """When set, the one upstream model this node offers."""
-        self.admission = Admission(max_concurrency, max_queue)
+        self.admission = ConcurrencyGate(max_concurrency, max_queue)
         self.client = httpx.AsyncClient(base_url=self.url, timeout=httpx.Timeout(timeout_s, connect=10.0))
 
     async def start(self) -> None:

@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 
 from mlnode.config import ModelConfig
-from mlnode.generate import Sequence, TokenLogprob
+from mlnode.generate import Sequence, TokenChoice
 from mlnode.model import Transformer
 from mlnode.sampling import SamplingParams, allowed_logits, log_softmax, uniform
 from mlnode.tokenizer import EOT
@@ -83,7 +83,7 @@ class Executed(Protocol):
     def tokens(self) -> Seq[int]: ...
 
     @property
-    def logprobs(self) -> Seq[TokenLogprob]: ...
+    def logprobs(self) -> Seq[TokenChoice]: ...
 
 
 @dataclass(frozen=True)
@@ -91,11 +91,11 @@ class Answer:
     """An executor's answer as received from the wire."""
 
     tokens: list[int]
-    logprobs: list[TokenLogprob]
+    logprobs: list[TokenChoice]
 
 
 @dataclass(frozen=True)
-class Verdict:
+class InferenceVerdict:
     match: bool
     score: float
     """Share of scored positions whose token and logprobs pass (1.0 for an empty answer)."""
@@ -129,7 +129,7 @@ class _Positions:
 
 
 def verify(model: Transformer, prompt: list[int], executed: Executed, sampling: SamplingParams, max_tokens: int,
-           stop: tuple[bytes, ...], finish_reason: str, tolerances: Tolerances = Tolerances()) -> Verdict:
+           stop: tuple[bytes, ...], finish_reason: str, tolerances: Tolerances = Tolerances()) -> InferenceVerdict:
     """Re-execute one answer and judge it; raises ValueError only for input no generator could be asked for."""
     tokens, claims = list(executed.tokens), list(executed.logprobs)
     _validate(model.config, prompt, tokens, claims, max_tokens, stop)
@@ -147,7 +147,7 @@ def verify(model: Transformer, prompt: list[int], executed: Executed, sampling: 
     score = float(checks.passed.double().mean()) if scored else 1.0
     low = [Reason.LOW_SCORE] if score < tolerances.min_score else []
     errors = checks.errors
-    return Verdict(
+    return InferenceVerdict(
         match=not structural and not low and bool(checks.token_ok.all()),
         score=score,
         token_agreement=float(checks.agreed.double().mean()) if scored else 1.0,
@@ -157,7 +157,7 @@ def verify(model: Transformer, prompt: list[int], executed: Executed, sampling: 
         failed_positions=tuple(int(i) for i in torch.nonzero(~checks.passed).flatten()))
 
 
-def verify_sequence(model: Transformer, sequence: Sequence, tolerances: Tolerances = Tolerances()) -> Verdict:
+def verify_sequence(model: Transformer, sequence: Sequence, tolerances: Tolerances = Tolerances()) -> InferenceVerdict:
     """Verify a ``Sequence`` against the request it carries (its finish reason must be set)."""
     request = sequence.request
     return verify(model, request.prompt, sequence, request.sampling, request.max_tokens, request.stop,
@@ -169,7 +169,7 @@ def teacher_forced(model: Transformer, prompt: list[int], tokens: list[int]) -> 
     return log_softmax(_logits(model, [prompt + tokens])[0, len(prompt) - 1:len(prompt) + len(tokens) - 1])
 
 
-def _validate(config: ModelConfig, prompt: list[int], tokens: list[int], claims: list[TokenLogprob],
+def _validate(config: ModelConfig, prompt: list[int], tokens: list[int], claims: list[TokenChoice],
               max_tokens: int, stop: tuple[bytes, ...]) -> None:
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
@@ -288,7 +288,7 @@ def _moved(edge: Tensor, eta: float) -> Tensor:
     return torch.sigmoid(torch.logit(edge) + eta)
 
 
-def _check_positions(logits: Tensor, claims: list[TokenLogprob], sampling: SamplingParams, tol: float) -> _Positions:
+def _check_positions(logits: Tensor, claims: list[TokenChoice], sampling: SamplingParams, tol: float) -> _Positions:
     """Token and logprob checks of every answer position at once; ``logits`` [n, vocab] predict the n claims."""
     tokens = torch.tensor([claim.token for claim in claims], dtype=torch.long)
     indices = range(len(claims))
@@ -301,7 +301,7 @@ def _check_positions(logits: Tensor, claims: list[TokenLogprob], sampling: Sampl
                       top_ok=top_ok, errors=torch.cat([token_error, top_errors]))
 
 
-def _check_top(logprobs: Tensor, claims: list[TokenLogprob], tol: float) -> tuple[Tensor, Tensor]:
+def _check_top(logprobs: Tensor, claims: list[TokenChoice], tol: float) -> tuple[Tensor, Tensor]:
     """Per position, whether the claimed top-k (k = the longest list claimed) holds distinct tokens, each
     with its value within ``tol``, and is the verifier's top-k up to near-ties at the k-th value; and the
     absolute errors of every claimed value."""

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from mlnode import schemas
 from mlnode.errors import context_length_exceeded, invalid_request, model_not_found
-from mlnode.generate import MAX_TOP_LOGPROBS, TokenLogprob
+from mlnode.generate import MAX_TOP_LOGPROBS, TokenChoice
 from mlnode.sampling import SamplingParams
 from mlnode.tokenizer import chat_prompt, token_from_bytes
 from mlnode.verify import Answer, Tolerances, verify
@@ -75,10 +75,10 @@ def _token(entry: ClaimedTop, where: str) -> int:
         raise ValueError(f"{where}: {error}") from None
 
 
-def _claim(index: int, entry: ClaimedToken) -> TokenLogprob:
+def _claim(index: int, entry: ClaimedToken) -> TokenChoice:
     where = f"logprobs[{index}]"
     top = tuple((_token(alt, f"{where}.top_logprobs[{j}]"), alt.logprob) for j, alt in enumerate(entry.top_logprobs))
-    return TokenLogprob(_token(entry, where), entry.logprob, top)
+    return TokenChoice(_token(entry, where), entry.logprob, top)
 
 
 def verify_chat(loaded: LoadedModel, body: VerifyRequest, tolerances: Tolerances = Tolerances()) -> VerifyResult:

@@ -25,7 +25,7 @@ from diloco.membership import Coordinator, Member, Plan, store_client
 from diloco.metrics import Event
 from diloco.outer import GlobalModel, average
 from diloco.pol import CheckpointRecord, JsonlSink, data_order_sha256, find_record
-from diloco.worker import inner_optimizer, inner_steps, lr_at
+from diloco.inner import inner_optimizer, inner_steps, lr_at
 from gonkad.cli import main
 from sdk.client.tx import Delivered, TxError
 from sdk.keyring.keyring import Keyring

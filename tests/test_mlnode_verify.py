@@ -10,11 +10,11 @@ import torch
 from pydantic import ValidationError
 
 from mlnode import forgery
-from mlnode.generate import GenerationRequest, Sequence, TokenLogprob, generate
+from mlnode.generate import GenerationRequest, Sequence, TokenChoice, generate
 from mlnode.model import Transformer
 from mlnode.sampling import GREEDY_BELOW, MAX_TEMPERATURE, SamplingParams, choose
 from mlnode.tokenizer import EOT, chat_prompt, token_bytes, token_text
-from mlnode.verify import (LOGPROB_TOL, Answer, Reason, Tolerances, Verdict, admissible, teacher_forced, verify,
+from mlnode.verify import (LOGPROB_TOL, Answer, Reason, Tolerances, InferenceVerdict, admissible, teacher_forced, verify,
                            verify_sequence)
 from mlnode.verify_chat import VerifyRequest, verify_chat
 from mlnode.weights import LoadedModel, random_model
@@ -61,7 +61,7 @@ def sampled_until(model: Transformer, finish_reason: str, stop: tuple[bytes, ...
     raise AssertionError(f"no seed finished with {finish_reason}")
 
 
-def with_logprob(answer: Sequence, position: int, logprob: TokenLogprob) -> Sequence:
+def with_logprob(answer: Sequence, position: int, logprob: TokenChoice) -> Sequence:
     logprobs = list(answer.logprobs)
     logprobs[position] = logprob
     return Sequence(answer.request, [t.token for t in logprobs], logprobs, answer.finish_reason)
@@ -162,7 +162,7 @@ def test_honest_greedy_answer_matches(model: Transformer, greedy: Sequence) -> N
     request = greedy.request
     verdict = verify(model, request.prompt, Answer(greedy.tokens, greedy.logprobs), request.sampling,
                      request.max_tokens, request.stop, "length")
-    assert verdict == Verdict(True, 1.0, 1.0, verdict.max_logprob_error, verdict.mean_logprob_error, (), ())
+    assert verdict == InferenceVerdict(True, 1.0, 1.0, verdict.max_logprob_error, verdict.mean_logprob_error, (), ())
     assert verdict.max_logprob_error < LOGPROB_TOL and verdict == verify_sequence(model, greedy)
 
 
@@ -284,7 +284,7 @@ def test_bad_input_raises(model: Transformer, greedy: Sequence) -> None:
     request = greedy.request
     cases = [
         (Sequence(request, greedy.tokens[:-1], greedy.logprobs, "length"), "one for one"),
-        (with_logprob(greedy, 0, TokenLogprob(300, -5.0, ())), r"\[0, 264\)"),
+        (with_logprob(greedy, 0, TokenChoice(300, -5.0, ())), r"\[0, 264\)"),
         (replace(greedy, request=replace(request, max_tokens=600)), "exceeds the context"),
         (replace(greedy, request=replace(request, stop=(b"",))), "empty"),
     ]

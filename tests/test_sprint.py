@@ -23,7 +23,7 @@ from mlnode.sprint.proof import DISTANCE_SCALE, Proof
 from mlnode.sprint.race import RaceModel, distances, nonce_inputs, run_race
 from mlnode.server import install_error_handlers
 from mlnode.sprint.routes import sprint_router
-from mlnode.sprint.verifier import Verdict, VerifyPolicy, verify, verify_proofs
+from mlnode.sprint.verifier import RaceVerdict, VerifyPolicy, verify, verify_proofs
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -54,7 +54,7 @@ def challenge(trial: int) -> bytes:
     return hashlib.sha256(b"later block" + trial.to_bytes(4, "big")).digest()
 
 
-def trials(leaves: list[Proof], prover: RaceModel, verifier: RaceModel, pubkey: bytes = PUBKEY) -> list[Verdict]:
+def trials(leaves: list[Proof], prover: RaceModel, verifier: RaceModel, pubkey: bytes = PUBKEY) -> list[RaceVerdict]:
     """The node commits to ``leaves`` under ``pubkey`` and answers TRIALS independent challenges."""
     tree = MerkleTree.build(leaves)
     commitment = Commitment(tree.root, len(leaves), prover.r_target, SEED, pubkey)
@@ -72,7 +72,7 @@ def fabricated(race: RaceModel, nonces: list[int], rng: random.Random) -> list[P
     return [Proof(nonce, race.r_target - rng.randrange(1, DISTANCE_SCALE // 20)) for nonce in nonces]
 
 
-def assert_caught(verdicts: list[Verdict], invalid_share: Fraction) -> None:
+def assert_caught(verdicts: list[RaceVerdict], invalid_share: Fraction) -> None:
     """Analytic detection ≥ 1 − β (≫ 99.9%) at this share, and at most 1 miss in 1,000 observed."""
     plan = POLICY.plan
     analytic_miss = 1 - upper_tail(plan.samples, invalid_share, plan.threshold)
@@ -276,7 +276,7 @@ def test_commitment_level_problems(race: RaceModel, honest: list[Proof]) -> None
     assert verify_proofs(commitment, challenge(0), honest[1:], race).fraud
     assert not verify_proofs(commitment, challenge(0), honest, race).fraud
     empty, _ = commit([], race.r_target, SEED, PUBKEY)
-    assert verify(empty, challenge(0), [], race) == Verdict(0, 0, POLICY.plan.threshold, False)
+    assert verify(empty, challenge(0), [], race) == RaceVerdict(0, 0, POLICY.plan.threshold, False)
 
 
 # --- HTTP routes

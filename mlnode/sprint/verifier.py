@@ -41,7 +41,7 @@ class VerifyPolicy:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RaceVerdict:
     samples: int
     failures: int
     threshold: int
@@ -72,26 +72,26 @@ def proven_leaves(commitment: Commitment, indices: Sequence[int], openings: Sequ
 
 
 def verify(commitment: Commitment, randomness: bytes, openings: Sequence[Opening], race: RaceModel,
-           policy: VerifyPolicy = VerifyPolicy()) -> Verdict:
+           policy: VerifyPolicy = VerifyPolicy()) -> RaceVerdict:
     """Sample, check paths, recompute the proven leaves in batches, count failures against k*."""
     plan = policy.plan
     problem = commitment_problem(commitment, race)
     if problem:
-        return Verdict(0, 0, plan.threshold, True, problem)
+        return RaceVerdict(0, 0, plan.threshold, True, problem)
     indices = sample_indices(commitment.root, randomness, commitment.count, plan.samples)
     proven = proven_leaves(commitment, indices, openings)
     recomputed = dict(zip(proven, distances(race, commitment.pubkey, [proof.nonce for proof in proven.values()])))
     failures = sum(1 for index in indices if index not in proven
                    or not leaf_passes(proven[index], recomputed[index], race.r_target, policy.tolerance))
     fraud = failures >= plan.threshold
-    return Verdict(len(indices), failures, plan.threshold, fraud,
+    return RaceVerdict(len(indices), failures, plan.threshold, fraud,
                    f"{failures} of {len(indices)} sampled leaves failed" if fraud else "")
 
 
 def verify_proofs(commitment: Commitment, randomness: bytes, proofs: Sequence[Proof], race: RaceModel,
-                  policy: VerifyPolicy = VerifyPolicy()) -> Verdict:
+                  policy: VerifyPolicy = VerifyPolicy()) -> RaceVerdict:
     """Verification from the full proof list: it must rebuild the committed root, then sampling as usual."""
     tree = MerkleTree.build(proofs)
     if tree.root != commitment.root or len(proofs) != commitment.count:
-        return Verdict(0, 0, policy.plan.threshold, True, "proofs do not rebuild the committed root and count")
+        return RaceVerdict(0, 0, policy.plan.threshold, True, "proofs do not rebuild the committed root and count")
     return verify(commitment, randomness, respond(tree, randomness, policy.plan.samples), race, policy)

@@ -16,7 +16,7 @@ from mlnode.sprint.commitment import Commitment, Opening
 from mlnode.sprint.derive import PUBKEY_BYTES, SEED_BYTES, check_pubkey
 from mlnode.sprint.merkle import Node
 from mlnode.sprint.proof import U64_MAX, Proof
-from mlnode.sprint.verifier import Verdict
+from mlnode.sprint.verifier import RaceVerdict
 
 MAX_NONCE_COUNT = 1 << 16
 """Nonces per /run request: about 80 s of the default race on one core of the 2-core dev VM (≈800/s)."""
@@ -127,6 +127,6 @@ class VerifyResponse(Body):
     reason: str
 
     @classmethod
-    def of(cls, verdict: Verdict) -> VerifyResponse:
+    def of(cls, verdict: RaceVerdict) -> VerifyResponse:
         return cls(fraud=verdict.fraud, failures=verdict.failures, samples=verdict.samples,
                    threshold=verdict.threshold, reason=verdict.reason)

@@ -12,7 +12,7 @@ from google.protobuf.message import Message
 from sdk.cli.flags import print_output
 from sdk.cli.keyring import open_keyring
 from sdk.client.querier import Querier
-from sdk.client.tx import TxError, TxOptions, broadcast, chain_id_of, sign_messages
+from sdk.client.tx import TxError, TxOptions, broadcast, fetch_chain_id, sign_messages
 from sdk.coins import Coins, parse_coins
 from sdk.errors import ABCIError
 
@@ -23,7 +23,7 @@ def broadcast_messages(args: argparse.Namespace, build: Callable[[str], list[Mes
     key_info = keyring.get(args.from_)
     key = keyring.private_key(key_info.name)
     querier = Querier(args.node, args.grpc_addr)
-    chain_id = args.chain_id or chain_id_of(querier)
+    chain_id = args.chain_id or fetch_chain_id(querier)
     try:
         messages = build(key_info.address)
         options = TxOptions(parse_coins(args.fees) if args.fees else Coins(), args.gas, args.gas_adjustment, args.memo)

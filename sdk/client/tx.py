@@ -92,7 +92,7 @@ def gas_limit(options: TxOptions, querier: Querier, simulate_tx: Callable[[int],
     return math.ceil(simulated.gas_info.gas_used * adjustment)
 
 
-def chain_id_of(querier: Querier) -> str:
+def fetch_chain_id(querier: Querier) -> str:
     return str(querier.rpc.status()["node_info"]["network"])
 
 

@@ -13,7 +13,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from sdk.client.querier import Querier
-from sdk.client.tx import Delivered, TxOptions, chain_id_of, deliver
+from sdk.client.tx import Delivered, TxOptions, fetch_chain_id, deliver
 from sdk.crypto import secp256k1
 from protogen.gonka.learning.v1 import query_pb2, tx_pb2
 from sdk.client.txbuilder import address_of
@@ -56,7 +56,7 @@ class LearningClient:
     @property
     def chain_id(self) -> str:
         if not self._chain_id:
-            self._chain_id = chain_id_of(self.querier)
+            self._chain_id = fetch_chain_id(self.querier)
         return self._chain_id
 
     def _deliver(self, key: secp256k1.PrivateKey, msg: Message) -> Delivered:
