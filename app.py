@@ -6,10 +6,14 @@ Every behaviour of the chain is two hops from this file: the module list below, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from sdk.baseapp import BaseApp
 from sdk.coins import parse_dec_coins
 from sdk.context import Context
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
+from sdk.params import GOV_AUTHORITY
 from sdk.store.commitstore import CommitStore
 from sdk.tx import Tx
 from x.auth import keys as auth_keys
@@ -18,6 +22,7 @@ from x.auth.keeper import AccountKeeper
 from x.auth.module import AuthModule
 from x.bank.keeper import BankKeeper
 from x.bank.module import BankModule
+from x.consensus.module import ConsensusModule
 from x.genutil.module import GenutilModule
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
@@ -25,6 +30,12 @@ from x.stake import keys as stake_keys
 from x.stake.keeper import StakeKeeper
 from x.stake.module import StakeModule
 
+MODULE_ACCOUNT_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    auth_keys.FEE_COLLECTOR: (),
+    stake_keys.BONDED_POOL: (auth_keys.BURNER, auth_keys.STAKING),
+}
+"""The module accounts and what each may do (the SDK's ``maccPerms``): bank mints only into an account with
+``minter`` and burns only from one with ``burner``."""
 
 class GonkaApp(BaseApp):
     def __init__(
@@ -33,14 +44,22 @@ class GonkaApp(BaseApp):
         min_gas_prices: str = "",
         index_events: frozenset[str] = frozenset(),
         simulation_gas_limit: int = DEFAULT_SIMULATION_GAS_LIMIT,
+        check_invariants: bool = False,
+        module_config: Mapping[str, Mapping[str, Any]] | None = None,
+        authority: bytes = GOV_AUTHORITY,
     ) -> None:
-        self.account_keeper = AccountKeeper()
-        module_accounts = (auth_keys.FEE_COLLECTOR, stake_keys.BONDED_POOL)
+        """``module_config``: node-local settings by module name (e.g. a key from the node's home), never
+        state; each module's ``configure`` receives its own (sdk/README.md, module interface).
+        ``authority``: the address whose ``MsgUpdateParams`` every module accepts (default: governance's
+        module account, as in the Cosmos SDK); every node of a chain must use the same."""
+        self.authority = authority
+        self.account_keeper = AccountKeeper(MODULE_ACCOUNT_PERMISSIONS, authority)
         self.bank_keeper = BankKeeper(
-            self.account_keeper, blocked=frozenset(auth_keys.module_address(name) for name in module_accounts)
+            self.account_keeper, blocked=frozenset(map(auth_keys.module_address, MODULE_ACCOUNT_PERMISSIONS)),
+            authority=authority,
         )
-        self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper)
-        self.learning_keeper = LearningKeeper()
+        self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper, authority)
+        self.learning_keeper = LearningKeeper(authority)
         super().__init__(
             store,
             modules=[
@@ -48,12 +67,17 @@ class GonkaApp(BaseApp):
                 BankModule(self.bank_keeper),
                 StakeModule(self.stake_keeper),
                 LearningModule(self.learning_keeper),
-                GenutilModule(deliver=self.run_tx_safely),  # last: gentxs need every other module's genesis
+                ConsensusModule(authority),
+                # last: gentxs need every other module's genesis
+                GenutilModule(deliver=self.run_tx_safely,
+                              validator_set_updates=self.stake_keeper.apply_validator_set_updates),
             ],
             ante=self.process_ante,
             min_gas_prices=parse_dec_coins(min_gas_prices),
             index_events=index_events,
             simulation_gas_limit=simulation_gas_limit,
+            check_invariants=check_invariants,
+            module_config=module_config,
         )
 
     def process_ante(self, ctx: Context, tx: Tx, signers: list[bytes]) -> None:

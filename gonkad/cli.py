@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gonkad import genesis, localnet
 from gonkad.cmd import genesis as genesis_cli, query_tx
+from gonkad.cmd import export as export_cli
 from sdk.cli.flags import DEFAULT_HOME
 from sdk.client.tx import TxError
 from sdk.errors import ABCIError
@@ -20,7 +21,9 @@ from gonkad.cmd import keys as keys_cli
 from sdk.keyring.keyring import KeyringError
 from x.auth import cli as auth_cli
 from x.bank import cli as bank_cli
+from x.consensus import cli as consensus_cli
 from x.learning import cli as learning_cli
+from x.stake import cli as stake_cli
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.node import run_node
 from gonkad.paths import cometbft_binary
@@ -53,7 +56,7 @@ def cmd_start(args: argparse.Namespace) -> None:
         raise CLIError(f"{home} has no config/genesis.json; run `gonkad init` first")
     logging.basicConfig(level=load_app_config(home).log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    sys.exit(asyncio.run(run_node(home, args.abci_only, args.cometbft)))
+    sys.exit(asyncio.run(run_node(home, args.abci_only, args.cometbft, args.check_invariants)))
 
 
 def cmd_status(args: argparse.Namespace) -> None:
@@ -95,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("start", help="run the node: ABCI app plus a supervised cometbft")
     p.add_argument("--home", default=str(DEFAULT_HOME))
     p.add_argument("--abci-only", action="store_true", help="serve ABCI only; run cometbft yourself")
+    p.add_argument("--check-invariants", action="store_true",
+                   help="check every module's invariants after each block; halt on a broken one")
     p.add_argument("--cometbft", help="path to the cometbft binary")
     p.set_defaults(func=cmd_start)
 
@@ -106,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="module", required=True)
     bank_cli.register_tx(tx_modules)
     learning_cli.register_tx(tx_modules)
+    auth_cli.register_tx(tx_modules)
+    stake_cli.register_tx(tx_modules)
+    consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
 
     query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(
         dest="module", required=True)
@@ -115,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     query_tx.register_query(query)
 
     genesis_cli.register(sub)
+    export_cli.register(sub)
     keys_cli.register(sub)
     mlnode_cli.register(sub)
     diloco_cli.register(sub)

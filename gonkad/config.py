@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +36,11 @@ class AppConfig(BaseModel):
         description="threads that run module queries and simulations beside the event loop (they share the GIL "
         "with consensus, so few)",
     )
+    modules: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="node-local module settings, one [modules.NAME] table per module (e.g. where its key file is); "
+        "never state: each module's configure() gets its table when the app is built",
+    )
 
 
 def config_dir(home: Path) -> Path:
@@ -51,8 +57,13 @@ def load_app_config(home: Path) -> AppConfig:
 
 def save_app_config(home: Path, config: AppConfig) -> None:
     lines = ["# gonkad application settings"]
-    for key, value in config.model_dump().items():
+    dumped = config.model_dump()
+    modules = dumped.pop("modules")
+    for key, value in dumped.items():
         lines.append(f"{key} = {_toml_value(value)}")
+    for name, settings in sorted(modules.items()):
+        lines.append(f"\n[modules.{name}]")
+        lines.extend(f"{key} = {_toml_value(value)}" for key, value in sorted(settings.items()))
     (config_dir(home) / APP_TOML).write_text("\n".join(lines) + "\n")
 
 

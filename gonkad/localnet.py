@@ -26,7 +26,10 @@ from gonkad.paths import PROJECT_ROOT, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
 from sdk.client.rpc import CometRPC, RPCError
 from x.genutil.gentx import build_gentx, consensus_pubkey
-from x.stake.keys import BOND_DENOM
+from x.stake.params import default_params
+
+BOND_DENOM = default_params().bond_denom
+"""A new chain's collateral denom (x/stake's default params)."""
 
 SPEC_FILE = "localnet.json"
 SETTINGS_FILE = PROJECT_ROOT / "localnet" / "settings.toml"
@@ -44,6 +47,7 @@ class LocalnetSettings(BaseModel):
     validator_stake_ngonka: int = Field(gt=0)
     index_events: list[str]
     consensus: dict[str, str]
+    consensus_params: dict[str, Any] = Field(default_factory=dict)
     genesis: dict[str, Any] = Field(default_factory=dict)
 
     @property
@@ -155,7 +159,7 @@ def build(root: Path, validators: int | None = None, chain_id: str | None = None
         gen_txs.append(base64.b64encode(raw).decode())
     app_state["genutil"] = {"gen_txs": gen_txs}  # the validator set comes from these, at InitChain
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"
-    genesis.write_genesis(genesis_path, chain_id, [], app_state)
+    genesis.write_genesis(genesis_path, chain_id, [], app_state, settings.consensus_params)
     for node in nodes:
         home = Path(node.home)
         if home / "config" / "genesis.json" != genesis_path:

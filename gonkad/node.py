@@ -17,6 +17,7 @@ from pathlib import Path
 
 from app import GonkaApp
 from sdk.abci.server import ABCIServer
+from sdk.invariants import InvariantBroken
 from gonkad.config import load_app_config, read_cometbft_config, split_address
 from sdk.server.grpc import GRPCServer
 from gonkad.paths import app_db, cometbft_binary, pid_file
@@ -53,15 +54,19 @@ def comet_rpc_address(home: Path) -> str:
         return DEFAULT_COMET_RPC
 
 
-async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = None) -> int:
+async def run_node(
+    home: Path, abci_only: bool = False, cometbft: str | None = None, check_invariants: bool = False
+) -> int:
+    """Serve until stopped; 1 if cometbft died, 2 if a broken invariant halted the app (``check_invariants``)."""
     config = load_app_config(home)
     app_db(home).parent.mkdir(parents=True, exist_ok=True)
     store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
     app = GonkaApp(store, min_gas_prices=config.min_gas_prices, index_events=frozenset(config.index_events),
-                   simulation_gas_limit=config.simulation_gas_limit)
+                   simulation_gas_limit=config.simulation_gas_limit, check_invariants=check_invariants,
+                   module_config=config.modules)
     workers = query_workers(config.query_workers)
     host, port = split_address(config.abci_address)
-    server = ABCIServer(app, host, port, workers=workers)
+    server = ABCIServer(app, host, port, workers=workers, halt_on=(InvariantBroken,))
     await server.start()
     grpc_server = GRPCServer(app, config.grpc_address, comet_rpc_address(home), workers)
     pid_file(home, "gonkad").write_text(str(os.getpid()))
@@ -83,13 +88,16 @@ async def run_node(home: Path, abci_only: bool = False, cometbft: str | None = N
             )
             pid_file(home, "cometbft").write_text(str(child.pid))
         await grpc_server.start()  # after the fork: gRPC's threads must not be running when cometbft is forked
-        waiters = [asyncio.create_task(stop.wait())]
+        waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(server.halted.wait())]
         if child is not None:
             waiters.append(asyncio.create_task(child.wait()))
         done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         for task in pending:
             task.cancel()
-        if child is not None and child.returncode is not None:
+        if server.halted.is_set():
+            log.critical("halted: %s", server.halt_reason)
+            exit_code = 2
+        elif child is not None and child.returncode is not None:
             log.error("cometbft exited with code %s; stopping", child.returncode)
             exit_code = 1
     finally:

@@ -1,6 +1,9 @@
-"""Account addresses in messages and queries: bech32 text to bytes, or ``ErrInvalidAddress`` naming the field."""
+"""Account addresses in messages and queries: bech32 text to bytes, or ``ErrInvalidAddress`` naming the field;
+and module account addresses."""
 
 from __future__ import annotations
+
+import hashlib
 
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidAddress
@@ -11,3 +14,8 @@ def parse_address(text: str, what: str) -> bytes:
         return bech32.decode(text)
     except ValueError as exc:
         raise ErrInvalidAddress.wrap(f"{what}: {exc}") from None
+
+
+def module_address(name: str) -> bytes:
+    """A module account's address as the Cosmos SDK derives it: sha256(name)[:20]."""
+    return hashlib.sha256(name.encode()).digest()[:20]

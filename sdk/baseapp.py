@@ -13,19 +13,27 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from fractions import Fraction
 from typing import Any, TypeVar
 
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
+from cosmpy.protos.cosmos.base.node.v1beta1 import query_pb2 as node_query
+from cosmpy.protos.cosmos.consensus.v1 import query_pb2 as consensus_query
 from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.crypto import proof_pb2
+from cosmpy.protos.tendermint.types import params_pb2
 from google.protobuf.message import Message
 
 from sdk.abci.application import Application
-from sdk.context import MEMPOOL_MODES, BlockHeader, Context, ExecMode
+from sdk.coins import format_dec_coins
+from sdk.consensus import (
+    BlockInfo, VoteExtension, block_info, decode_injected_entry, decode_vote_extension, encode_injected_entry,
+    encode_vote_extension, fit_txs, is_injected_entry, proto_tx_size, time_ns,
+)
+from sdk.context import MEMPOOL_MODES, BlockHeader, Context, ExecMode, KVStore
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT, GasKV, GasMeter
 from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrOutOfGas, ErrUnknownRequest
 from sdk.module import Module, MsgRoute, QueryRoute
@@ -33,6 +41,8 @@ from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore, Snapshot
 from sdk.store.proof import PROOF_OP_TYPE
 from sdk.codec import decode, decode_strict
+from sdk.invariants import Invariant, InvariantBroken, broken_invariants
+from sdk.prepared import PreparedCache, PreparedTx
 from sdk.tx import Tx, decode_tx, validate_basic
 
 log = logging.getLogger("gonkad.app")
@@ -42,13 +52,14 @@ T = TypeVar("T")
 QueryJob = Callable[[], abci.ResponseQuery]
 CommittedWork = Callable[[Snapshot, BlockHeader], T]
 """What a job does with the committed state: its snapshot and the header of its block."""
-CHAIN_ID_KEY = b"baseapp/chain_id"
+STORE_PREFIX = b"baseapp/"
+"""State the framework owns, written at InitChain; no module's prefix may overlap it."""
+CHAIN_ID_KEY = STORE_PREFIX + b"chain_id"
+CONSENSUS_PARAMS_KEY = STORE_PREFIX + b"consensus_params"
+CONSENSUS_PARAMS_QUERY = "/cosmos.consensus.v1.Query/Params"
+NODE_CONFIG_QUERY = "/cosmos.base.node.v1beta1.Service/Config"
 APP_VERSION = 1
 INTERNAL_ERROR = 1
-
-
-def time_ns(timestamp: Any) -> int:
-    return int(timestamp.seconds) * 1_000_000_000 + int(timestamp.nanos)
 
 
 def result_of(err: ABCIError, gas_wanted: int, gas_used: int, events: Sequence[abci.Event] = ()) -> abci.ExecTxResult:
@@ -58,10 +69,36 @@ def result_of(err: ABCIError, gas_wanted: int, gas_used: int, events: Sequence[a
     )
 
 
-def chain_id_of(state: CacheKV | CommitStore) -> str:
+def stored_chain_id(state: CacheKV | CommitStore) -> str:
     """The chain id is state written at InitChain, so a restarted node knows it without the genesis file."""
     raw = state.get(CHAIN_ID_KEY)
     return raw.decode() if raw else ""
+
+
+def stored_consensus_params(state: KVStore) -> params_pb2.ConsensusParams | None:
+    """CometBFT's consensus params (block gas and size limits, evidence, validator key types) as the chain
+    last set them; None before InitChain gave any."""
+    raw = state.get(CONSENSUS_PARAMS_KEY)
+    return None if raw is None else params_pb2.ConsensusParams.FromString(raw)
+
+
+def store_consensus_params(state: KVStore, params: params_pb2.ConsensusParams) -> None:
+    """The one writer of the consensus params: InitChain, and the authority's update (x/consensus)."""
+    state.set(CONSENSUS_PARAMS_KEY, params.SerializeToString())
+
+
+def changed_consensus_params(
+    before: params_pb2.ConsensusParams | None, after: params_pb2.ConsensusParams | None
+) -> params_pb2.ConsensusParams | None:
+    """The params to hand CometBFT in ``consensus_param_updates``: the stored ones if the block changed them
+    (CometBFT applies them from the next height on), else none. Never the version section: CometBFT would
+    take its ``app`` as the block headers' app version, which is the app's to say (Info), not an update's."""
+    if after is None or after == before:
+        return None
+    update = params_pb2.ConsensusParams()
+    update.CopyFrom(after)
+    update.ClearField("version")
+    return update
 
 
 class BaseApp(Application):
@@ -76,7 +113,12 @@ class BaseApp(Application):
         index_events: frozenset[str] = frozenset(),
         name: str = "gonka",
         simulation_gas_limit: int = DEFAULT_SIMULATION_GAS_LIMIT,
+        check_invariants: bool = False,
+        module_config: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
+        """``check_invariants``: check every module's invariants after each block and halt on a broken one.
+        ``module_config``: node-local settings by module name (from the node's home, never from state),
+        handed to each module's ``configure`` once, here."""
         self.store = store
         self.simulation_gas_limit = simulation_gas_limit
         self.min_gas_prices = min_gas_prices
@@ -85,22 +127,59 @@ class BaseApp(Application):
         self.ante = ante
         self.name = name
         self.msg_routes: dict[str, MsgRoute] = {}
-        self.query_routes: dict[str, QueryRoute] = {}
-        prefixes: set[bytes] = set()
+        self.query_routes: dict[str, QueryRoute] = self.framework_query_routes()
+        prefixes: set[bytes] = {STORE_PREFIX}
         for module in self.modules:
             if any(p.startswith(module.store_prefix) or module.store_prefix.startswith(p) for p in prefixes):
                 raise ValueError(f"module {module.name} store prefix {module.store_prefix!r} overlaps another")
             prefixes.add(module.store_prefix)
             _merge_routes(self.msg_routes, module.msg_routes(), module.name)
             _merge_routes(self.query_routes, module.query_routes(), module.name)
+        configs = dict(module_config or {})
+        unknown_config = sorted(set(configs) - {m.name for m in self.modules})
+        if unknown_config:
+            raise ValueError(f"node-local config for unknown modules: {', '.join(unknown_config)}")
+        for module in self.modules:
+            module.configure(configs.get(module.name, {}))
         self.pending_genesis: CacheKV | None = None
         self.check_state = CacheKV(store)
+        self.prepared = PreparedCache(self.prepare)
+        self.check_invariants = check_invariants
+        self.invariants: dict[str, Invariant] = {
+            f"{module.name}/{name}": invariant
+            for module in self.modules
+            for name, invariant in module.invariants().items()
+        }
+
+    # --- the framework's own queries --------------------------------------------------------
+
+    def framework_query_routes(self) -> dict[str, QueryRoute]:
+        """Services every Cosmos chain answers that belong to no module: wallets read the block gas limit
+        from the consensus params, and the node's minimum gas price to set a fee, before they send."""
+        return {
+            CONSENSUS_PARAMS_QUERY: QueryRoute(
+                consensus_query.QueryParamsRequest, self.query_consensus_params, bounded=True
+            ),
+            NODE_CONFIG_QUERY: QueryRoute(node_query.ConfigRequest, self.query_node_config, bounded=True),
+        }
+
+    def query_consensus_params(
+        self, ctx: Context, req: consensus_query.QueryParamsRequest
+    ) -> consensus_query.QueryParamsResponse:
+        params = stored_consensus_params(ctx.store)
+        if params is None:
+            raise ErrNotFound.wrap("consensus params: InitChain gave none")
+        return consensus_query.QueryParamsResponse(params=params)
+
+    def query_node_config(self, ctx: Context, req: node_query.ConfigRequest) -> node_query.ConfigResponse:
+        """This node's own settings (app.toml), not state: other nodes may ask a different minimum gas price."""
+        return node_query.ConfigResponse(minimum_gas_price=format_dec_coins(self.min_gas_prices))
 
     # --- helpers ---------------------------------------------------------------------------
 
     @property
     def chain_id(self) -> str:
-        return chain_id_of(self.pending_genesis or self.store)
+        return stored_chain_id(self.pending_genesis or self.store)
 
     def _check_header(self) -> BlockHeader:
         return BlockHeader(chain_id=self.chain_id, height=self.store.version + 1, time_ns=0)
@@ -124,6 +203,13 @@ class BaseApp(Application):
                     signers.append(signer)
         return signers
 
+    def prepare(self, raw: bytes) -> PreparedTx:
+        """Every check of a tx that needs no state; the same bytes always give the same answer."""
+        tx = decode_tx(raw)
+        validate_basic(tx)
+        messages = self.decode_messages(tx)
+        return PreparedTx(tx, messages, self.signers_of(messages))
+
     def run_tx(self, ctx: Context, raw: bytes) -> abci.ExecTxResult:
         """One transaction: ante writes survive a failing message (fee and sequence), message writes do not.
 
@@ -133,10 +219,9 @@ class BaseApp(Application):
         meter = GasMeter(0)
         gas_wanted = 0
         try:
-            tx = decode_tx(raw)
-            validate_basic(tx)
-            messages = self.decode_messages(tx)
-            signers = self.signers_of(messages)
+            # Simulations may run on a query worker: they leave the loop's cache alone.
+            prepared = self.prepare(raw) if ctx.mode is ExecMode.SIMULATE else self.prepared.get(raw)
+            tx, messages, signers = prepared.tx, prepared.messages, prepared.signers
             gas_wanted = int(tx.auth_info.fee.gas_limit)
             meter = GasMeter(self.simulation_gas_limit if ctx.mode is ExecMode.SIMULATE else gas_wanted)
             ante_branch = ctx.store.branch()  # type: ignore[attr-defined]
@@ -207,8 +292,12 @@ class BaseApp(Application):
         unknown = sorted(set(app_state) - {m.name for m in self.modules})
         if unknown:
             raise ValueError(f"genesis app_state has unknown modules: {', '.join(unknown)}")
+        if req.initial_height > 1:  # e.g. an exported chain's next height: store versions stay block heights
+            self.store.set_initial_version(req.initial_height)
         state = CacheKV(self.store)
         state.set(CHAIN_ID_KEY, req.chain_id.encode())
+        if req.HasField("consensus_params"):  # CometBFT always sends genesis.json's
+            store_consensus_params(state, req.consensus_params)
         # Height 0: genesis transactions are signed with account number 0, as in the Cosmos SDK.
         ctx = Context(state, BlockHeader(req.chain_id, 0, time_ns(req.time)))
         for module in self.modules:
@@ -216,6 +305,17 @@ class BaseApp(Application):
         self.pending_genesis = state
         # The validators the gentxs created; none keeps the set in CometBFT's genesis.json.
         return abci.ResponseInitChain(app_hash=self.store.apply(state.changes()), validators=ctx.validator_updates)
+
+    def export_app_state(self, height: int | None = None) -> dict[str, Any]:
+        """Every module's ``export_genesis`` over the state committed at ``height`` (default: the latest), by
+        module name: the app_state of a genesis whose chain starts with the same module state.
+
+        Raises VersionUnavailableError for a height the store no longer keeps (or never had).
+        """
+        version = self.store.version if height is None else height
+        state = CacheKV(self.store.state_at(version))  # a branch: an export never writes to the store
+        ctx = Context(state, BlockHeader(stored_chain_id(state), version, 0))
+        return {module.name: module.export_genesis(ctx) for module in self.modules}
 
     # --- ABCI: mempool --------------------------------------------------------------------------
 
@@ -233,19 +333,185 @@ class BaseApp(Application):
     def finalize_block(self, req: abci.RequestFinalizeBlock) -> abci.ResponseFinalizeBlock:
         state = self.pending_genesis or CacheKV(self.store)
         self.pending_genesis = None
-        header = BlockHeader(chain_id_of(state), req.height, time_ns(req.time), req.proposer_address)
+        block = block_info(req)
+        header = BlockHeader(stored_chain_id(state), req.height, block.time_ns, req.proposer_address)
         ctx = Context(state, header)
+        consensus_params_before = stored_consensus_params(state)
         for module in self.modules:
-            module.begin_block(ctx)
-        results = [self.run_tx_safely(ctx, tx) for tx in req.txs]
+            self.run_in_branch(ctx, module.name, "begin_block", lambda c, m=module: m.begin_block(c, block))
+        results = [
+            self.deliver_entry(ctx, block, raw) if is_injected_entry(raw) else self.run_tx_safely(ctx, raw)
+            for raw in req.txs
+        ]
         for module in self.modules:
-            module.end_block(ctx)
+            self.run_in_branch(ctx, module.name, "end_block", lambda c, m=module: m.end_block(c, block))
+        if self.check_invariants:
+            self.assert_invariants(Context(state, header))
         app_hash = self.store.apply(state.changes())
         if self.index_events:
             mark_events_to_index(self.index_events, [ctx.events, *(r.events for r in results)])
         return abci.ResponseFinalizeBlock(
-            events=ctx.events, tx_results=results, app_hash=app_hash, validator_updates=ctx.validator_updates
+            events=ctx.events, tx_results=results, app_hash=app_hash, validator_updates=ctx.validator_updates,
+            consensus_param_updates=changed_consensus_params(consensus_params_before, stored_consensus_params(state)),
         )
+
+    def run_in_branch(
+        self, ctx: Context, module: str, hook: str, call: Callable[[Context], None]
+    ) -> Exception | None:
+        """Run a module's block hook in a branch of ``ctx``: its writes, events and validator updates land
+        only if it returns. A raising hook is logged (module and hook named) and its writes discarded, the
+        same on every node, so a bug in one module's hook never stops the chain. Returns the failure."""
+        branch = ctx.store.branch()  # type: ignore[attr-defined]
+        hook_ctx = ctx.with_store(branch)
+        try:
+            call(hook_ctx)
+        except Exception as exc:  # noqa: BLE001 - a failing hook must not halt the node
+            log.exception("%s of module %s failed at height %d; its writes are discarded",
+                          hook, module, ctx.header.height)
+            return exc
+        branch.write()
+        ctx.events.extend(hook_ctx.events)
+        ctx.validator_updates.extend(hook_ctx.validator_updates)
+        return None
+
+    def deliver_entry(self, ctx: Context, block: BlockInfo, raw: bytes) -> abci.ExecTxResult:
+        """An injected proposal entry in FinalizeBlock, handed to its module's ``deliver_entry`` (never
+        decoded as a tx); its result takes the entry's place in ``tx_results``."""
+        try:
+            name, payload = decode_injected_entry(raw)
+            module = self.module_named(name)
+        except ValueError as exc:
+            return result_of(ErrInvalidRequest.wrap(f"injected entry: {exc}"), 0, 0)
+        failure = self.run_in_branch(
+            ctx, name, "deliver_entry", lambda c: module.deliver_entry(c, block, payload)
+        )
+        if isinstance(failure, ABCIError):
+            return result_of(failure, 0, 0)
+        if failure is not None:
+            return abci.ExecTxResult(code=INTERNAL_ERROR, codespace="sdk",
+                                     log=f"injected entry of module {name} failed: {type(failure).__name__}")
+        return abci.ExecTxResult(code=0)
+
+    def module_named(self, name: str) -> Module:
+        for module in self.modules:
+            if module.name == name:
+                return module
+        raise ValueError(f"no module {name!r}")
+
+    # --- ABCI 2.0: proposals and vote extensions ---------------------------------------------------
+    # Each hook runs over a throwaway branch of the state the block builds on (the genesis state before the
+    # first block commits), module by module in app order. A module hook that raises is logged; it then
+    # adds nothing (extend_vote, prepare_proposal) or rejects (verify_vote_extension, process_proposal).
+
+    def proposal_context(self, block: BlockInfo) -> Context:
+        """A context over a throwaway branch of the state ``block`` builds on; its writes are discarded."""
+        state = self.pending_genesis.branch() if self.pending_genesis is not None else CacheKV(self.store)
+        return Context(state, BlockHeader(stored_chain_id(state), block.height, block.time_ns, block.proposer))
+
+    def prepare_proposal(self, req: abci.RequestPrepareProposal) -> abci.ResponsePrepareProposal:
+        """Module entries first (app order), then the mempool's txs in order, all within ``max_tx_bytes``."""
+        block = block_info(req)
+        extensions = self.last_vote_extensions(req.local_last_commit)
+        entries: list[bytes] = []
+        for module in self.modules:
+            try:
+                payload = module.prepare_proposal(self.proposal_context(block), block, extensions.get(module.name, []))
+            except Exception:  # noqa: BLE001 - a module's bug costs its entry, not the proposal
+                log.exception("prepare_proposal of module %s failed at height %d", module.name, block.height)
+                continue
+            if payload is not None:
+                entries.append(encode_injected_entry(module.name, payload))
+        entries = fit_txs(entries, req.max_tx_bytes)
+        used = sum(proto_tx_size(entry) for entry in entries)
+        txs = fit_txs([tx for tx in req.txs if not is_injected_entry(tx)], req.max_tx_bytes, used)
+        return abci.ResponsePrepareProposal(txs=[*entries, *txs])
+
+    def last_vote_extensions(self, commit: abci.ExtendedCommitInfo) -> dict[str, list[VoteExtension]]:
+        """Each module's parts of the last height's vote extensions (from votes for the block), by module."""
+        names = [m.name for m in self.modules]
+        by_module: dict[str, list[VoteExtension]] = {}
+        for vote in commit.votes:
+            if not vote.vote_extension:
+                continue
+            try:
+                parts = decode_vote_extension(vote.vote_extension, names)
+            except ValueError:  # CometBFT verified it with verify_vote_extension; never expected
+                log.warning("skipping a malformed vote extension of validator %s", vote.validator.address.hex())
+                continue
+            for name, data in parts.items():
+                by_module.setdefault(name, []).append(VoteExtension(vote.validator.address, vote.validator.power, data))
+        return by_module
+
+    def process_proposal(self, req: abci.RequestProcessProposal) -> abci.ResponseProcessProposal:
+        """Injected entries only at the head, well-formed, at most one per module and in app order; then
+        every module's ``process_proposal`` must accept."""
+        block = block_info(req)
+        order = {m.name: i for i, m in enumerate(self.modules)}
+        entries: dict[str, bytes] = {}
+        last, at_head = -1, True
+        for raw in req.txs:
+            if not is_injected_entry(raw):
+                at_head = False
+                continue
+            try:
+                name, payload = decode_injected_entry(raw)
+            except ValueError:
+                name, payload = "", b""
+            if not at_head or order.get(name, -1) <= last:
+                log.info("rejecting the proposal at height %d: a misplaced or malformed injected entry", block.height)
+                return abci.ResponseProcessProposal(status=abci.ResponseProcessProposal.REJECT)
+            entries[name], last = payload, order[name]
+        for module in self.modules:
+            try:
+                accepted = module.process_proposal(self.proposal_context(block), block, entries.get(module.name))
+            except Exception:  # noqa: BLE001 - deterministic: every node's copy of the module raises alike
+                log.exception("process_proposal of module %s failed at height %d", module.name, block.height)
+                accepted = False
+            if not accepted:
+                log.info("module %s rejects the proposal at height %d", module.name, block.height)
+                return abci.ResponseProcessProposal(status=abci.ResponseProcessProposal.REJECT)
+        return abci.ResponseProcessProposal(status=abci.ResponseProcessProposal.ACCEPT)
+
+    def extend_vote(self, req: abci.RequestExtendVote) -> abci.ResponseExtendVote:
+        """Every module's part, combined into one extension (``sdk/consensus.py``)."""
+        block = block_info(req)
+        parts: dict[str, bytes] = {}
+        for module in self.modules:
+            try:
+                parts[module.name] = module.extend_vote(self.proposal_context(block), block)
+            except Exception:  # noqa: BLE001 - a module's bug costs its part, not the vote
+                log.exception("extend_vote of module %s failed at height %d", module.name, block.height)
+        return abci.ResponseExtendVote(vote_extension=encode_vote_extension(parts))
+
+    def verify_vote_extension(self, req: abci.RequestVerifyVoteExtension) -> abci.ResponseVerifyVoteExtension:
+        """Well-formed, and every module accepts its part (b"" where the validator sent none)."""
+        reject = abci.ResponseVerifyVoteExtension(status=abci.ResponseVerifyVoteExtension.REJECT)
+        try:
+            parts = decode_vote_extension(req.vote_extension, [m.name for m in self.modules])
+        except ValueError as exc:
+            log.info("rejecting the vote extension of %s at height %d: %s", req.validator_address.hex(), req.height, exc)
+            return reject
+        block = BlockInfo(height=req.height, time_ns=0, hash=req.hash)
+        for module in self.modules:
+            try:
+                accepted = module.verify_vote_extension(
+                    self.proposal_context(block), req.validator_address, parts.get(module.name, b"")
+                )
+            except Exception:  # noqa: BLE001 - deterministic: a raising verifier rejects everywhere
+                log.exception("verify_vote_extension of module %s failed at height %d", module.name, req.height)
+                accepted = False
+            if not accepted:
+                log.info("module %s rejects the vote extension of %s at height %d",
+                         module.name, req.validator_address.hex(), req.height)
+                return reject
+        return abci.ResponseVerifyVoteExtension(status=abci.ResponseVerifyVoteExtension.ACCEPT)
+
+    def assert_invariants(self, ctx: Context) -> None:
+        """Raise InvariantBroken, naming each broken invariant, if the state breaks any."""
+        broken = broken_invariants(ctx, self.invariants)
+        if broken:
+            log.critical("halting: %s", "; ".join(broken))
+            raise InvariantBroken(ctx.header.height, broken)
 
     def commit(self, req: abci.RequestCommit) -> abci.ResponseCommit:
         self.store.commit()

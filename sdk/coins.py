@@ -82,6 +82,23 @@ def parse_dec_coins(text: str) -> tuple[tuple[str, Fraction], ...]:
     return tuple(sorted(prices))
 
 
+DEC_PRECISION = 18
+"""Decimal places of the Cosmos SDK's ``LegacyDec``, which it always prints in full."""
+
+
+def format_dec_coins(prices: tuple[tuple[str, Fraction], ...]) -> str:
+    """Prices as the Cosmos SDK prints ``DecCoins`` (node Config's ``minimum_gas_price``), so clients that
+    parse its form read ours: zero prices left out, 18 decimals, comma-separated, e.g.
+    ``0.025000000000000000ngonka``; no price at all is the empty string."""
+    scale = 10**DEC_PRECISION
+    parts = []
+    for denom, price in sorted(prices):
+        if price:
+            units = math.floor(price * scale)
+            parts.append(f"{units // scale}.{units % scale:0{DEC_PRECISION}d}{denom}")
+    return ",".join(parts)
+
+
 def required_fees(prices: tuple[tuple[str, Fraction], ...], gas_limit: int) -> Coins:
     """Fee each denom must reach: ceil(price * gas_limit)."""
     return make_coins([(d, math.ceil(p * gas_limit)) for d, p in prices if p * gas_limit > 0])

@@ -1,14 +1,24 @@
-"""What a module offers the app: its key prefix, genesis, message and query routes, block hooks."""
+"""What a module offers the app: its key prefix, genesis, message and query routes, block hooks.
+
+Block hooks (``begin_block``, ``end_block``) get the whole block as a ``BlockInfo`` and run in a branch of
+the block's state: a hook that raises is logged by module and hook, its writes are discarded, and the block
+goes on. The ABCI 2.0 hooks (``extend_vote``, ``verify_vote_extension``, ``prepare_proposal``,
+``process_proposal``, ``deliver_entry``) are composed by BaseApp in app order; their byte formats are in
+``sdk/consensus.py`` and the whole interface is described in ``sdk/README.md``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
+from sdk.consensus import BlockInfo, VoteExtension
 from sdk.context import Context
+from sdk.invariants import Invariant
 
 MsgHandler = Callable[[Context, Any], Message | None]
 QueryHandler = Callable[[Context, Any], Message]
@@ -44,10 +54,20 @@ class Module(Protocol):
 
     def default_genesis(self) -> dict[str, Any]: ...
     def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None: ...
+    def export_genesis(self, ctx: Context) -> dict[str, Any]: ...
     def msg_routes(self) -> dict[str, MsgRoute]: ...
     def query_routes(self) -> dict[str, QueryRoute]: ...
-    def begin_block(self, ctx: Context) -> None: ...
-    def end_block(self, ctx: Context) -> None: ...
+    def begin_block(self, ctx: Context, block: BlockInfo) -> None: ...
+    def end_block(self, ctx: Context, block: BlockInfo) -> None: ...
+    def configure(self, config: Mapping[str, Any]) -> None: ...
+    def extend_vote(self, ctx: Context, block: BlockInfo) -> bytes: ...
+    def verify_vote_extension(self, ctx: Context, validator: bytes, extension: bytes) -> bool: ...
+    def prepare_proposal(
+        self, ctx: Context, block: BlockInfo, extensions: Sequence[VoteExtension]
+    ) -> bytes | None: ...
+    def process_proposal(self, ctx: Context, block: BlockInfo, entry: bytes | None) -> bool: ...
+    def deliver_entry(self, ctx: Context, block: BlockInfo, entry: bytes) -> None: ...
+    def invariants(self) -> dict[str, Invariant]: ...
 
 
 class BaseModule:
@@ -59,17 +79,60 @@ class BaseModule:
     def default_genesis(self) -> dict[str, Any]:
         return {}
 
+    def export_genesis(self, ctx: Context) -> dict[str, Any]:
+        """All of the module's state as the genesis JSON its ``init_genesis`` reads, so a chain started from
+        the export has the same state. No default: a module that forgot would export a chain without it."""
+        raise NotImplementedError(f"module {self.name} does not export its genesis")
+
     def msg_routes(self) -> dict[str, MsgRoute]:
         return {}
 
     def query_routes(self) -> dict[str, QueryRoute]:
         return {}
 
-    def begin_block(self, ctx: Context) -> None:
+    def begin_block(self, ctx: Context, block: BlockInfo) -> None:
         return None
 
-    def end_block(self, ctx: Context) -> None:
+    def end_block(self, ctx: Context, block: BlockInfo) -> None:
         return None
+
+    def configure(self, config: Mapping[str, Any]) -> None:
+        """Node-local settings (from the node's home, never from state, e.g. a signing key), given once at
+        app construction. They must not change what the state machine computes, only what this node adds
+        (its vote extension, its proposals). Default: a module takes none, so any given is a mistake."""
+        if config:
+            raise ValueError(f"module {self.name} takes no node-local config, got {sorted(config)}")
+
+    def extend_vote(self, ctx: Context, block: BlockInfo) -> bytes:
+        """This module's part of this node's vote extension for ``block`` (b"": none). ``ctx`` reads the last
+        committed state; its writes are discarded."""
+        return b""
+
+    def verify_vote_extension(self, ctx: Context, validator: bytes, extension: bytes) -> bool:
+        """Whether another validator's part (b"" when it sent none) is acceptable; False rejects its vote.
+        Must be deterministic: every honest node must answer alike."""
+        return not extension
+
+    def prepare_proposal(
+        self, ctx: Context, block: BlockInfo, extensions: Sequence[VoteExtension]
+    ) -> bytes | None:
+        """As proposer: a payload to inject at the head of the proposal (None: nothing). ``extensions`` are
+        this module's parts of the last height's vote extensions, as CometBFT gave them to the proposer."""
+        return None
+
+    def process_proposal(self, ctx: Context, block: BlockInfo, entry: bytes | None) -> bool:
+        """Whether a proposal is acceptable as far as this module goes; ``entry`` is the payload it carries
+        for this module (None: none). False rejects the proposal. Default: accept only without an entry."""
+        return entry is None
+
+    def deliver_entry(self, ctx: Context, block: BlockInfo, entry: bytes) -> None:
+        """Execute this module's injected entry in FinalizeBlock (after begin_block, before the txs).
+        Raising fails the entry (its writes discarded); the block goes on."""
+        raise NotImplementedError(f"module {self.name} takes no injected proposal entries")
+
+    def invariants(self) -> dict[str, Invariant]:
+        """What must hold of this module's state after every block, by name (without the module prefix)."""
+        return {}
 
 
 def type_url(msg_type: type[Message]) -> str:

@@ -10,6 +10,8 @@ import pytest
 from gonkad import localnet
 from mlnode.threads import torch_threads
 
+pytest.register_assert_rewrite("chain")  # the in-process chain's own checks fail with their values, as tests do
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "localnet: starts real gonkad and cometbft processes")

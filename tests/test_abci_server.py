@@ -134,7 +134,7 @@ def sample_requests() -> list[abci.Request]:
         abci.Request(check_tx=abci.RequestCheckTx(tx=b"tx-1")),
         abci.Request(
             prepare_proposal=abci.RequestPrepareProposal(
-                max_tx_bytes=7, txs=[b"aaa", b"bbb", b"cc", b"d"]
+                max_tx_bytes=10, txs=[b"aaa", b"bbb", b"cc", b"d"]
             )
         ),
         abci.Request(
@@ -261,9 +261,9 @@ def test_decoder_roundtrip_any_chunking(payloads: list[bytes], cuts: list[int]) 
 def test_application_defaults() -> None:
     app = Application()
     rpp = app.prepare_proposal(
-        abci.RequestPrepareProposal(max_tx_bytes=7, txs=[b"aaa", b"bbb", b"cc", b"d"])
+        abci.RequestPrepareProposal(max_tx_bytes=10, txs=[b"aaa", b"bbb", b"cc", b"d"])
     )
-    assert list(rpp.txs) == [b"aaa", b"bbb"]  # stops at the first tx that overflows
+    assert list(rpp.txs) == [b"aaa", b"bbb"]  # 5 bytes each as protobuf; stops at the first that overflows
     rfb = app.finalize_block(abci.RequestFinalizeBlock(txs=[b"a", b"b"]))
     assert [r.code for r in rfb.tx_results] == [0, 0]
     assert (

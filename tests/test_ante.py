@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,21 +14,16 @@ from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
-from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
 
-from app import GonkaApp
-from gonkad import genesis
 from sdk.coins import parse_coins
-from sdk.context import BlockHeader, Context
 from sdk.crypto import bech32, secp256k1
-from sdk.store.cachekv import CacheKV
-from sdk.store.commitstore import CommitStore
 from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, sign_doc_bytes
 from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
 from x.auth.keys import FEE_COLLECTOR, module_address
 from x.stake.keys import BONDED_POOL
 from x.bank import keys as bank_keys
+from chain import InProcessChain
 
 CHAIN = "gonka-ante"
 ALICE = secp256k1.PrivateKey(b"\x11" * 32)
@@ -37,19 +32,10 @@ FUNDS = 10_000_000_000
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> GonkaApp:
-    app = GonkaApp(CommitStore(str(tmp_path / "db")), min_gas_prices="0.01ngonka")
-    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(ALICE), [("ngonka", FUNDS)])
-    app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode()))
-    app.finalize_block(abci.RequestFinalizeBlock(height=1))
-    app.commit(abci.RequestCommit())
-    return app
-
-
-def balance(app: GonkaApp, address: str | bytes) -> int:
-    raw_address = bech32.decode(address) if isinstance(address, str) else address
-    raw = app.store.get(bank_keys.STORE_PREFIX + bank_keys.balance_key(raw_address, "ngonka"))
-    return int(raw) if raw else 0
+def chain(tmp_path: Path) -> Iterator[InProcessChain]:
+    with InProcessChain(tmp_path / "db", {address_of(ALICE): [("ngonka", FUNDS)]}, chain_id=CHAIN,
+                        min_gas_prices="0.01ngonka") as chain:
+        yield chain
 
 
 def send(sequence: int = 0, amount: str = "100ngonka", chain_id: str = CHAIN, account_number: int = 0,
@@ -63,15 +49,6 @@ def with_signature(tx: bytes, signature: bytes) -> bytes:
     del raw.signatures[:]
     raw.signatures.append(signature)
     return raw.SerializeToString()
-
-
-def supply(app: GonkaApp) -> int:
-    return int(app.store.get(bank_keys.STORE_PREFIX + bank_keys.supply_key("ngonka")))
-
-
-def sequence_of(app: GonkaApp) -> int:
-    ctx = Context(CacheKV(app.store), BlockHeader(CHAIN, app.store.version, 0))
-    return app.account_keeper.get_account(ctx, bech32.decode(address_of(ALICE))).sequence
 
 
 def signed(body: tx_pb2.TxBody | bytes, gas: int = 100_000, fee: str = "1000ngonka", public_key: bytes | None = None,
@@ -96,50 +73,41 @@ def raw_send(amount: str, to: str = BOB) -> bank_tx.MsgSend:
                            amount=[coin_pb2.Coin(denom="ngonka", amount=amount)])
 
 
-def block(app: GonkaApp, txs: list[bytes]) -> list[abci.ExecTxResult]:
-    height = app.store.version + 1
-    response = app.finalize_block(abci.RequestFinalizeBlock(height=height, txs=txs))
-    app.commit(abci.RequestCommit())
-    return list(response.tx_results)
-
-
-def check(app: GonkaApp, tx: bytes) -> abci.ResponseCheckTx:
-    return app.check_tx(abci.RequestCheckTx(tx=tx))
-
-
-def assert_refused(app: GonkaApp, tx: bytes, code: int, words: str) -> None:
+def assert_refused(chain: InProcessChain, tx: bytes, code: int, words: str) -> None:
     """Refused at CheckTx and, if a proposer includes it anyway, in the block, with no state change."""
-    root = app.store.root_hash
-    checked = check(app, tx)
+    root = chain.app.store.root_hash
+    checked = chain.check(tx)
     assert (checked.code, checked.codespace) == (code, "sdk"), checked.log
     assert words in checked.log and "\n" not in checked.log
-    assert check(app, send(sequence_of(app))).code == 0, "a refused tx changed the mempool's check state"
-    [result] = block(app, [tx])
+    next_send = send(chain.sequence(address_of(ALICE)))
+    assert chain.check(next_send).code == 0, "a refused tx changed the mempool's check state"
+    [result] = chain.block([tx]).tx_results
     assert result.code == code and words in result.log, result.log
-    assert app.store.get_at(b"bank/" + bank_keys.balance_key(bech32.decode(BOB), "ngonka"), app.store.version) is None
-    assert balance(app, address_of(ALICE)) == FUNDS
-    assert app.store.root_hash == root
+    bob_balance = b"bank/" + bank_keys.balance_key(bech32.decode(BOB), "ngonka")
+    assert chain.app.store.get_at(bob_balance, chain.app.store.version) is None
+    assert chain.balance(address_of(ALICE)) == FUNDS
+    assert chain.app.store.root_hash == root
 
 
-def test_valid_send_pays_fee_to_collector(app: GonkaApp) -> None:
-    assert check(app, send()).code == 0
-    [result] = block(app, [send()])
+def test_valid_send_pays_fee_to_collector(chain: InProcessChain) -> None:
+    assert chain.check(send()).code == 0
+    [result] = chain.block([send()]).tx_results
     assert result.code == 0, result.log
-    assert balance(app, BOB) == 100
-    assert balance(app, module_address(FEE_COLLECTOR)) == 1000
-    assert balance(app, address_of(ALICE)) == FUNDS - 1100
+    assert chain.balance(BOB) == 100
+    assert chain.balance(module_address(FEE_COLLECTOR)) == 1000
+    assert chain.balance(address_of(ALICE)) == FUNDS - 1100
     types = {e.type for e in result.events}
     assert {"tx", "message", "transfer"} <= types
 
 
-def test_invalid_replay(app: GonkaApp) -> None:
+def test_invalid_replay(chain: InProcessChain) -> None:
     tx = send()
-    assert block(app, [tx])[0].code == 0
-    root = app.store.root_hash
-    assert check(app, tx).code == 32
-    [result] = block(app, [tx])
+    assert chain.block([tx]).tx_results[0].code == 0
+    root = chain.app.store.root_hash
+    assert chain.check(tx).code == 32
+    [result] = chain.block([tx]).tx_results
     assert result.code == 32 and "account sequence mismatch, expected 1, got 0" in result.log
-    assert app.store.root_hash == root
+    assert chain.app.store.root_hash == root
 
 
 @pytest.mark.parametrize(
@@ -155,54 +123,54 @@ def test_invalid_replay(app: GonkaApp) -> None:
     ids=["wrong-chain-id", "wrong-account-number", "zero-signature", "bad-signature", "malformed-protobuf",
          "more-than-balance"],
 )
-def test_invalid_tx_refused(app: GonkaApp, tx: bytes, code: int, words: str) -> None:
+def test_invalid_tx_refused(chain: InProcessChain, tx: bytes, code: int, words: str) -> None:
     if code == 5:  # the ante passes (fee paid), the message fails: only the fee and sequence change
-        assert check(app, tx).code == 0
-        [result] = block(app, [tx])
+        assert chain.check(tx).code == 0
+        [result] = chain.block([tx]).tx_results
         assert result.code == 5 and words in result.log
-        assert balance(app, BOB) == 0 and balance(app, address_of(ALICE)) == FUNDS - 1000
+        assert chain.balance(BOB) == 0 and chain.balance(address_of(ALICE)) == FUNDS - 1000
         return
-    assert_refused(app, tx, code, words)
+    assert_refused(chain, tx, code, words)
 
 
-def test_invalid_high_s_signature(app: GonkaApp) -> None:
+def test_invalid_high_s_signature(chain: InProcessChain) -> None:
     tx = send()
     signature = tx_pb2.TxRaw.FromString(tx).signatures[0]
     s = int.from_bytes(signature[32:], "big")
     high = signature[:32] + (secp256k1.ORDER - s).to_bytes(32, "big")
-    assert_refused(app, with_signature(tx, high), 4, "low-S")
+    assert_refused(chain, with_signature(tx, high), 4, "low-S")
 
 
-def test_invalid_fee_too_low_refused_by_mempool(app: GonkaApp) -> None:
-    checked = check(app, send(gas=100_000, fee="999ngonka"))
+def test_invalid_fee_too_low_refused_by_mempool(chain: InProcessChain) -> None:
+    checked = chain.check(send(gas=100_000, fee="999ngonka"))
     assert checked.code == 13 and "insufficient fees" in checked.log and "1000ngonka" in checked.log
 
 
-def test_invalid_out_of_gas_charges_fee_and_reverts_messages(app: GonkaApp) -> None:
-    [result] = block(app, [send(gas=30_000, fee="1000ngonka")])
+def test_invalid_out_of_gas_charges_fee_and_reverts_messages(chain: InProcessChain) -> None:
+    [result] = chain.block([send(gas=30_000, fee="1000ngonka")]).tx_results
     assert result.code == 11 and "out of gas" in result.log
     assert result.gas_used > result.gas_wanted == 30_000
-    assert balance(app, BOB) == 0
-    assert balance(app, address_of(ALICE)) == FUNDS - 1000
+    assert chain.balance(BOB) == 0
+    assert chain.balance(address_of(ALICE)) == FUNDS - 1000
 
 
-def test_invalid_unknown_message_type(app: GonkaApp) -> None:
+def test_invalid_unknown_message_type(chain: InProcessChain) -> None:
     body = tx_pb2.TxBody(messages=[AnyPb(type_url="/gonka.nothing.v1.MsgNothing", value=b"")]).SerializeToString()
     raw = tx_pb2.TxRaw(body_bytes=body, auth_info_bytes=b"", signatures=[bytes(64)]).SerializeToString()
-    assert_refused(app, raw, 6, "unrecognized message type")
+    assert_refused(chain, raw, 6, "unrecognized message type")
 
 
-def test_invalid_double_spend_in_one_block(app: GonkaApp) -> None:
+def test_invalid_double_spend_in_one_block(chain: InProcessChain) -> None:
     half = (FUNDS - 2000) // 2 + 1
     first, second = send(0, f"{half}ngonka"), send(1, f"{half}ngonka")
-    assert check(app, first).code == 0 and check(app, second).code == 0
-    results = block(app, [first, second])
+    assert chain.check(first).code == 0 and chain.check(second).code == 0
+    results = chain.block([first, second]).tx_results
     assert [r.code for r in results] == [0, 5]
-    assert balance(app, BOB) == half
-    assert balance(app, address_of(ALICE)) == FUNDS - half - 2000
+    assert chain.balance(BOB) == half
+    assert chain.balance(address_of(ALICE)) == FUNDS - half - 2000
 
 
-def test_multi_send_splits_one_input_and_rejects_unbalanced(app: GonkaApp) -> None:
+def test_multi_send_splits_one_input_and_rejects_unbalanced(chain: InProcessChain) -> None:
     carol = address_of(secp256k1.PrivateKey(b"\x13" * 32))
 
     def multi(sequence: int, total: int, parts: list[tuple[str, int]]) -> bytes:
@@ -212,10 +180,10 @@ def test_multi_send_splits_one_input_and_rejects_unbalanced(app: GonkaApp) -> No
         )
         return sign_tx(ALICE, [msg], CHAIN, 0, sequence, parse_coins("1000ngonka"), 100_000)
 
-    [ok] = block(app, [multi(0, 30, [(BOB, 10), (carol, 20)])])
+    [ok] = chain.block([multi(0, 30, [(BOB, 10), (carol, 20)])]).tx_results
     assert ok.code == 0, ok.log
-    assert (balance(app, BOB), balance(app, carol)) == (10, 20)
-    checked = check(app, multi(1, 30, [(BOB, 10), (carol, 10)]))
+    assert (chain.balance(BOB), chain.balance(carol)) == (10, 20)
+    checked = chain.check(multi(1, 30, [(BOB, 10), (carol, 10)]))
     assert checked.code == 10 and "sum of inputs does not equal sum of outputs" in checked.log
 
 
@@ -225,63 +193,65 @@ NOT_ASCII_AMOUNTS = ["\uff11\uff10", "\u0661\u0660", "\u00b2", "1" * 5000, "-1",
 @pytest.mark.parametrize("amount", NOT_ASCII_AMOUNTS, ids=["full-width", "arabic-indic", "superscript", "5000-digits",
                                                             "negative", "lead-space", "trail-space", "plus", "hex",
                                                             "empty"])
-def test_invalid_amount_text_is_invalid_coins(app: GonkaApp, amount: str) -> None:
+def test_invalid_amount_text_is_invalid_coins(chain: InProcessChain, amount: str) -> None:
     """Only ASCII digits are amounts (the SDK's ^[0-9]+$), in a message and in the fee alike."""
-    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send(amount))])), 10, "malformed amount")
-    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), fee=amount), 10, "malformed amount")
+    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send(amount))])), 10, "malformed amount")
+    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), fee=amount), 10, "malformed amount")
 
 
-def test_invalid_amount_over_256_bits(app: GonkaApp) -> None:
-    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send(str(1 << 256)))])), 10, "exceeds 2^256 - 1")
+def test_invalid_amount_over_256_bits(chain: InProcessChain) -> None:
+    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send(str(1 << 256)))])), 10, "exceeds 2^256 - 1")
 
 
 @pytest.mark.parametrize("gas", [1 << 63, (1 << 64) - 1])
-def test_invalid_gas_limit_over_int64(app: GonkaApp, gas: int) -> None:
+def test_invalid_gas_limit_over_int64(chain: InProcessChain, gas: int) -> None:
     """Refused before any gas is metered, and the check state untouched (it once kept the sequence bump)."""
-    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), gas=gas), 18, "invalid gas supplied")
+    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), gas=gas), 18, "invalid gas supplied")
 
 
-def test_invalid_malformed_account_pubkey(app: GonkaApp) -> None:
+def test_invalid_malformed_account_pubkey(chain: InProcessChain) -> None:
     body = tx_pb2.TxBody(messages=[pack(raw_send("1"))])
-    assert_refused(app, signed(body, public_key=b"\x0a\x21\x02"), 8, "malformed secp256k1 public key")
-    assert_refused(app, signed(body, public_key=b"\xff" * 8), 8, "malformed secp256k1 public key")
+    assert_refused(chain, signed(body, public_key=b"\x0a\x21\x02"), 8, "malformed secp256k1 public key")
+    assert_refused(chain, signed(body, public_key=b"\xff" * 8), 8, "malformed secp256k1 public key")
 
 
-def test_invalid_send_to_module_account(app: GonkaApp) -> None:
+def test_invalid_send_to_module_account(chain: InProcessChain) -> None:
     """Module accounts hold what their module accounts for: a send there is refused, the fee still due."""
     for sequence, name in enumerate((FEE_COLLECTOR, BONDED_POOL)):
         to = bech32.encode(module_address(name))
-        before = balance(app, to)
+        before = chain.balance(to)
         send_there = sign_tx(ALICE, [raw_send("7", to)], CHAIN, 0, sequence, parse_coins("1000ngonka"), 100_000)
-        [result] = block(app, [send_there])
+        [result] = chain.block([send_there]).tx_results
         assert (result.code, result.codespace) == (4, "sdk") and "is not allowed to receive funds" in result.log
-        assert balance(app, to) == before + (1000 if name == FEE_COLLECTOR else 0)  # only the fee arrived
+        assert chain.balance(to) == before + (1000 if name == FEE_COLLECTOR else 0)  # only the fee arrived
     multi = bank_tx.MsgMultiSend(
         inputs=[bank_pb2.Input(address=address_of(ALICE), coins=parse_coins("2ngonka").to_proto())],
         outputs=[bank_pb2.Output(address=BOB, coins=parse_coins("1ngonka").to_proto()),
                  bank_pb2.Output(address=bech32.encode(module_address(BONDED_POOL)),
                                  coins=parse_coins("1ngonka").to_proto())],
     )
-    [result] = block(app, [sign_tx(ALICE, [multi], CHAIN, 0, 2, parse_coins("1000ngonka"), 100_000)])
+    [result] = chain.block([sign_tx(ALICE, [multi], CHAIN, 0, 2, parse_coins("1000ngonka"), 100_000)]).tx_results
     assert result.code == 4 and "is not allowed to receive funds" in result.log
-    assert balance(app, BOB) == 0 and balance(app, address_of(ALICE)) == FUNDS - 3000
-    assert supply(app) == FUNDS
+    assert chain.balance(BOB) == 0 and chain.balance(address_of(ALICE)) == FUNDS - 3000
+    assert chain.supply() == FUNDS
 
 
-def test_invalid_timeout_height_passed(app: GonkaApp) -> None:
+def test_invalid_timeout_height_passed(chain: InProcessChain) -> None:
     """Valid through its timeout height, refused after it, as in the SDK."""
-    next_height = app.store.version + 1
+    next_height = chain.height + 1
     expired = signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], timeout_height=next_height - 1))
-    assert_refused(app, expired, 30, f"block height: {next_height}, timeout height: {next_height - 1}")
-    [ok] = block(app, [signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], timeout_height=next_height + 1))])
+    assert_refused(chain, expired, 30, f"block height: {next_height}, timeout height: {next_height - 1}")
+    in_time = signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], timeout_height=next_height + 1))
+    [ok] = chain.block([in_time]).tx_results
     assert ok.code == 0, ok.log
 
 
-def test_invalid_extension_options(app: GonkaApp) -> None:
+def test_invalid_extension_options(chain: InProcessChain) -> None:
     option = AnyPb(type_url="/gonka.unknown.v1.Option", value=b"\x08\x01")
-    assert_refused(app, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], extension_options=[option])),
+    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], extension_options=[option])),
                    31, "unknown extension options")
-    [ok] = block(app, [signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], non_critical_extension_options=[option]))])
+    ignored = signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], non_critical_extension_options=[option]))
+    [ok] = chain.block([ignored]).tx_results
     assert ok.code == 0, ok.log
 
 
@@ -295,16 +265,16 @@ def unknown_field(number: int) -> bytes:
     return bytes(encoded) + bytes([tag, 1])
 
 
-def test_invalid_unknown_fields(app: GonkaApp) -> None:
+def test_invalid_unknown_fields(chain: InProcessChain) -> None:
     """Critical unknown fields anywhere in the signed content are refused; non-critical ones (1024+) in the
     body are ignored, as the Cosmos SDK's decoder does."""
     body = tx_pb2.TxBody(messages=[pack(raw_send("1"))]).SerializeToString()
-    assert_refused(app, signed(body + unknown_field(999)), 2, "TxBody has unknown field 999")
-    assert_refused(app, signed(body, auth_info_extra=unknown_field(999)), 2, "AuthInfo has unknown field 999")
+    assert_refused(chain, signed(body + unknown_field(999)), 2, "TxBody has unknown field 999")
+    assert_refused(chain, signed(body, auth_info_extra=unknown_field(999)), 2, "AuthInfo has unknown field 999")
     inner = AnyPb(type_url=pack(raw_send("1")).type_url, value=raw_send("1").SerializeToString() + unknown_field(7))
-    assert_refused(app, signed(tx_pb2.TxBody(messages=[inner])), 2, "MsgSend has unknown field 7")
-    assert_refused(app, signed(body, auth_info_extra=unknown_field(1030)), 2, "AuthInfo has unknown field 1030")
-    [ok] = block(app, [signed(body + unknown_field(1030))])
+    assert_refused(chain, signed(tx_pb2.TxBody(messages=[inner])), 2, "MsgSend has unknown field 7")
+    assert_refused(chain, signed(body, auth_info_extra=unknown_field(1030)), 2, "AuthInfo has unknown field 1030")
+    [ok] = chain.block([signed(body + unknown_field(1030))]).tx_results
     assert ok.code == 0, ok.log
 
 
@@ -318,11 +288,11 @@ def create_validator(pubkey_bytes: bytes, collateral: str) -> bytes:
     return signed(tx_pb2.TxBody(messages=[pack(msg)]), gas=400_000)
 
 
-def test_invalid_create_validator_inputs(app: GonkaApp) -> None:
+def test_invalid_create_validator_inputs(chain: InProcessChain) -> None:
     """A malformed consensus key or collateral text is a clear code; a well-formed one creates the validator."""
     good_key = ed25519.PubKey(key=bytes(range(32))).SerializeToString()
-    assert_refused(app, create_validator(b"\xff\xff\xff", "1000000000"), 8, "malformed ed25519 consensus key")
+    assert_refused(chain, create_validator(b"\xff\xff\xff", "1000000000"), 8, "malformed ed25519 consensus key")
     for collateral in NOT_ASCII_AMOUNTS:
-        assert_refused(app, create_validator(good_key, collateral), 10, "malformed collateral")
-    [ok] = block(app, [create_validator(good_key, "1000000000")])
+        assert_refused(chain, create_validator(good_key, collateral), 10, "malformed collateral")
+    [ok] = chain.block([create_validator(good_key, "1000000000")]).tx_results
     assert ok.code == 0, ok.log

@@ -2,43 +2,29 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Unpack
 
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
-from app import GonkaApp
-from gonkad import genesis
 from sdk.coins import parse_coins
 from sdk.crypto import secp256k1
-from sdk.store.commitstore import CommitStore
 from sdk.store.proof import Proof, verify_membership
 from sdk.crypto import bech32
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from x.bank import keys as bank_keys
+from chain import AppOptions, InProcessChain
 
 CHAIN = "gonka-unit"
 ALICE = secp256k1.PrivateKey(b"\x01" * 32)
 BOB = address_of(secp256k1.PrivateKey(b"\x02" * 32))
 
 
-def start_app(path: Path) -> GonkaApp:
-    app = GonkaApp(CommitStore(str(path)))
-    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(ALICE), [("ngonka", 1_000_000)])
-    app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode()))
-    return app
-
-
-def run_block(app: GonkaApp, height: int, txs: list[bytes]) -> abci.ResponseFinalizeBlock:
-    response = app.finalize_block(abci.RequestFinalizeBlock(height=height, txs=txs))
-    app.commit(abci.RequestCommit())
-    return response
-
-
-def balance(app: GonkaApp, address: str) -> int:
-    raw = app.store.get(bank_keys.STORE_PREFIX + bank_keys.balance_key(bech32.decode(address), "ngonka"))
-    return int(raw) if raw else 0
+def start(path: Path, **options: Unpack[AppOptions]) -> InProcessChain:
+    """Alice funded at genesis, no block yet: each test's own txs go in block 1."""
+    return InProcessChain(path, {address_of(ALICE): [("ngonka", 1_000_000)]}, chain_id=CHAIN, first_block=False,
+                          **options)
 
 
 def send(sequence: int, amount: str, account_number: int = 0, chain_id: str = CHAIN) -> bytes:
@@ -46,39 +32,39 @@ def send(sequence: int, amount: str, account_number: int = 0, chain_id: str = CH
 
 
 def test_send_moves_funds_and_failing_tx_reverts_only_itself(tmp_path: Path) -> None:
-    app = start_app(tmp_path / "db")
-    response = run_block(app, 1, [send(0, "100ngonka"), send(1, "999999999ngonka"), send(2, "5ngonka")])
+    chain = start(tmp_path / "db")
+    response = chain.block([send(0, "100ngonka"), send(1, "999999999ngonka"), send(2, "5ngonka")])
     codes = [r.code for r in response.tx_results]
     assert codes[0] == 0 and codes[2] == 0
     assert codes[1] == 5, response.tx_results[1].log  # insufficient funds: only its message reverted
     data = abci_types.TxMsgData.FromString(response.tx_results[0].data)
     assert [any_.type_url for any_ in data.msg_responses] == ["/cosmos.bank.v1beta1.MsgSendResponse"]
     assert response.tx_results[1].data == b""
-    assert balance(app, BOB) == 105
-    assert balance(app, address_of(ALICE)) == 1_000_000 - 105
-    assert response.app_hash == app.store.root_hash
+    assert chain.balance(BOB) == 105
+    assert chain.balance(address_of(ALICE)) == 1_000_000 - 105
+    assert response.app_hash == chain.app.store.root_hash
 
 
 def test_invalid_replay_and_wrong_chain_rejected_without_state_change(tmp_path: Path) -> None:
-    app = start_app(tmp_path / "db")
+    chain = start(tmp_path / "db")
     tx = send(0, "1ngonka")
-    run_block(app, 1, [tx])
-    root = app.store.root_hash
+    chain.block([tx])
+    root = chain.app.store.root_hash
     for bad in (tx, send(1, "1ngonka", chain_id="other"), send(1, "1ngonka", account_number=7), b"\xff\x00garbage"):
-        assert app.check_tx(abci.RequestCheckTx(tx=bad)).code != 0
-    response = run_block(app, 2, [tx, b"\xff\x00garbage"])
+        assert chain.check(bad).code != 0
+    response = chain.block([tx, b"\xff\x00garbage"])
     assert [r.code for r in response.tx_results] == [32, 2]
-    assert balance(app, BOB) == 1
-    assert app.store.root_hash == root and app.store.version == 2
+    assert chain.balance(BOB) == 1
+    assert chain.app.store.root_hash == root and chain.app.store.version == 2
 
 
 def test_restart_restores_height_and_hash_and_proofs_verify(tmp_path: Path) -> None:
-    app = start_app(tmp_path / "db")
-    run_block(app, 1, [send(0, "7ngonka")])
-    run_block(app, 2, [])
-    info = app.info(abci.RequestInfo())
-    app.store.close()
-    reopened = GonkaApp(CommitStore(str(tmp_path / "db")))
+    chain = start(tmp_path / "db")
+    chain.block([send(0, "7ngonka")])
+    chain.block([])
+    info = chain.app.info(abci.RequestInfo())
+    chain.reopen()
+    reopened = chain.app
     again = reopened.info(abci.RequestInfo())
     assert info.last_block_height == 2 and len(info.last_block_app_hash) == 32
     assert (again.last_block_height, again.last_block_app_hash) == (info.last_block_height, info.last_block_app_hash)
@@ -91,10 +77,9 @@ def test_restart_restores_height_and_hash_and_proofs_verify(tmp_path: Path) -> N
 
 
 def test_only_configured_events_are_marked_for_indexing(tmp_path: Path) -> None:
-    app = GonkaApp(CommitStore(str(tmp_path / "db")), index_events=frozenset({"transfer.recipient"}))
-    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(ALICE), [("ngonka", 1_000_000)])
-    app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode()))
-    [result] = run_block(app, 1, [send(0, "3ngonka")]).tx_results
+    chain = start(tmp_path / "db", index_events=frozenset({"transfer.recipient"}))
+    [result] = chain.block([send(0, "3ngonka")]).tx_results
     indexed = {(e.type, a.key) for e in result.events for a in e.attributes if a.index}
     assert indexed == {("transfer", "recipient")}
     assert {e.type for e in result.events} >= {"tx", "message", "transfer"}  # the rest is still reported
+

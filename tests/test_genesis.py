@@ -10,52 +10,37 @@ import sys
 from pathlib import Path
 
 import pytest
-from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
-from app import GonkaApp
 from gonkad import genesis
 from sdk.crypto import bech32, secp256k1
-from sdk.store.commitstore import CommitStore
 from sdk.client.txbuilder import address_of
 from x.auth.keys import module_address
-from x.bank import keys as bank_keys
 from x.genutil.gentx import build_gentx
 from x.stake.keys import BONDED_POOL
+from chain import InProcessChain
 
 CHAIN = "gonka-genesis"
 OPERATORS = [secp256k1.PrivateKey(bytes([0x50 + i]) * 32) for i in range(2)]
 FUNDS, STAKE = 5_000 * 10**9, 1_000 * 10**9
 
 
-def app_state(gen_txs: list[bytes]) -> bytes:
+def init(tmp_path: Path, gen_txs: list[bytes]) -> InProcessChain:
+    """Every operator funded, the gentxs in genutil; block 1 commits the genesis state."""
     state = genesis.default_app_state()
-    for key in OPERATORS:
-        state = genesis.add_genesis_account(state, address_of(key), [("ngonka", FUNDS)])
     state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gen_txs]}
-    return json.dumps(state).encode()
-
-
-def init(tmp_path: Path, gen_txs: list[bytes]) -> tuple[GonkaApp, abci.ResponseInitChain]:
-    app = GonkaApp(CommitStore(str(tmp_path / "db")))
-    response = app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=app_state(gen_txs)))
-    return app, response
-
-
-def balance(app: GonkaApp, address: bytes) -> int:
-    raw = app.store.get(bank_keys.STORE_PREFIX + bank_keys.balance_key(address, "ngonka"))
-    return int(raw) if raw else 0
+    return InProcessChain(tmp_path / "db", {address_of(key): [("ngonka", FUNDS)] for key in OPERATORS},
+                          chain_id=CHAIN, app_state=state)
 
 
 def test_gentxs_set_validators_and_bond_collateral(tmp_path: Path) -> None:
     pubkeys = [bytes([i + 1]) * 32 for i in range(2)]
     txs = [build_gentx(key, f"v{i}", pubkeys[i], ("ngonka", STAKE * (i + 1)), CHAIN) for i, key in enumerate(OPERATORS)]
-    app, response = init(tmp_path, txs)
+    chain = init(tmp_path, txs)
+    response = chain.init_chain_response
     assert sorted((v.pub_key.ed25519, v.power) for v in response.validators) == [(pubkeys[0], 1000), (pubkeys[1], 2000)]
-    app.finalize_block(abci.RequestFinalizeBlock(height=1))  # genesis state is committed with block 1
-    app.commit(abci.RequestCommit())
-    assert balance(app, secp256k1.address_bytes(OPERATORS[0].public_key)) == FUNDS - STAKE
-    assert balance(app, secp256k1.address_bytes(OPERATORS[1].public_key)) == FUNDS - 2 * STAKE
-    assert balance(app, module_address(BONDED_POOL)) == 3 * STAKE
+    assert chain.balance(secp256k1.address_bytes(OPERATORS[0].public_key)) == FUNDS - STAKE
+    assert chain.balance(secp256k1.address_bytes(OPERATORS[1].public_key)) == FUNDS - 2 * STAKE
+    assert chain.balance(module_address(BONDED_POOL)) == 3 * STAKE
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -18,18 +19,22 @@ import grpc
 import pytest
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, query_pb2 as auth_query, query_pb2_grpc as auth_grpc
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query, query_pb2_grpc as bank_grpc
+from cosmpy.protos.cosmos.base.node.v1beta1 import query_pb2 as node_query, query_pb2_grpc as node_grpc
+from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
 from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2 as tm_query, query_pb2_grpc as tm_grpc
+from cosmpy.protos.cosmos.consensus.v1 import query_pb2 as consensus_query, query_pb2_grpc as consensus_grpc
 from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service, service_pb2_grpc as tx_grpc
-from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import Message
 
-from app import GonkaApp
-from gonkad import genesis, localnet
-from sdk.coins import parse_coins
-from sdk.crypto import secp256k1
+from gonkad import localnet
+from sdk.client.rpc import CometRPC
+from sdk.coins import Coins, parse_coins, parse_dec_coins, required_fees
+from sdk.crypto import bech32, secp256k1
 from sdk.server.grpc import GRPCServer
-from sdk.store.commitstore import CommitStore
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
+from x.auth.keys import module_address
+from x.stake.params import default_params
+from chain import InProcessChain
 
 CHAIN = "gonka-grpc"
 DENOM = "ngonka"
@@ -77,6 +82,25 @@ def rpc_error(call: Callable[[Message], Any], request: Message) -> tuple[grpc.St
     failed = info.value
     assert isinstance(failed, grpc.Call)
     return failed.code(), failed.details() or ""
+
+
+def wait_for_tx(service: tx_grpc.ServiceStub, txhash: str, timeout_s: float = 20) -> tx_service.GetTxResponse:
+    """Poll GetTx until the transaction is in a block, as a wallet waits after a sync broadcast."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return service.GetTx(tx_service.GetTxRequest(hash=txhash))
+        except grpc.RpcError as err:
+            assert err.code() == grpc.StatusCode.NOT_FOUND, err.details()
+            assert time.monotonic() < deadline, "the transaction was not included"
+            time.sleep(0.3)
+
+
+def abci_query(root: Path, path: str, request: Message) -> tuple[str, int, bytes]:
+    """The same query through CometBFT's ABCI query (what a light client or an RPC-only tool sends):
+    codespace, code and value (CometBFT's JSON leaves out a zero code and an empty codespace)."""
+    reply = CometRPC(localnet.status(root)["nodes"][0]["rpc"]).abci_query(path, request.SerializeToString())
+    return reply.get("codespace", ""), int(reply.get("code", 0)), reply["value"]
 
 
 @pytest.mark.localnet
@@ -130,15 +154,7 @@ def test_simulate_broadcast_and_get_tx(net1: Path, channel: grpc.Channel) -> Non
     assert sent.code == 0, sent.raw_log
     assert sent.txhash == txhash
 
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            found = service.GetTx(tx_service.GetTxRequest(hash=txhash))
-            break
-        except grpc.RpcError as err:
-            assert err.code() == grpc.StatusCode.NOT_FOUND, err.details()
-            assert time.monotonic() < deadline, "the transaction was not included"
-            time.sleep(0.3)
+    found = wait_for_tx(service, txhash)
     response = found.tx_response
     assert response.height >= 1 and response.code == 0 and response.txhash == txhash
     assert response.gas_used > 0 and response.timestamp
@@ -207,28 +223,192 @@ def test_queries_read_committed_state_only(tmp_path: Path) -> None:
     """Between FinalizeBlock and Commit a query still sees the previous block's state."""
     alice = secp256k1.PrivateKey(b"\x01" * 32)
     bob = address_of(secp256k1.PrivateKey(b"\x02" * 32))
-    app = GonkaApp(CommitStore(str(tmp_path / "db")))
-    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(alice), [(DENOM, 1_000)])
-    app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode()))
-    app.finalize_block(abci.RequestFinalizeBlock(height=1))
-    app.commit(abci.RequestCommit())
+    chain = InProcessChain(tmp_path / "db", {address_of(alice): [(DENOM, 1_000)]}, chain_id=CHAIN)
     send = sign_tx(alice, [send_msg(address_of(alice), bob, parse_coins(f"7{DENOM}"))], CHAIN, 0, 0)
 
     async def scenario() -> list[int]:
-        server = GRPCServer(app, "127.0.0.1:0", "tcp://127.0.0.1:1")  # no CometBFT: queries need none
+        server = GRPCServer(chain.app, "127.0.0.1:0", "tcp://127.0.0.1:1")  # no CometBFT: queries need none
         await server.start()
         seen = []
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as ch:
                 stub = bank_grpc.QueryStub(ch)
                 request = bank_query.QueryBalanceRequest(address=bob, denom=DENOM)
-                result = app.finalize_block(abci.RequestFinalizeBlock(height=2, txs=[send]))
+                result = chain.finalize([send])
                 assert result.tx_results[0].code == 0, result.tx_results[0].log
                 seen.append(int((await stub.Balance(request)).balance.amount))
-                app.commit(abci.RequestCommit())
+                chain.commit()
                 seen.append(int((await stub.Balance(request)).balance.amount))
         finally:
             await server.stop()
         return seen
 
     assert asyncio.run(scenario()) == [0, 7]
+
+
+GAS_ADJUSTMENT = 1.3
+"""The margin wallets put on the simulated gas (cosmjs's fee "auto" uses 1.4, the SDK CLI --gas-adjustment)."""
+
+
+def wallet_send(ch: grpc.Channel, key: secp256k1.PrivateKey, recipient: str, coins: Coins) -> tx_service.GetTxResponse:
+    """A wallet's default send path, gRPC only, with nothing known but the node's address and the key:
+    chain id, account number and sequence, block gas limit and minimum gas price all come from the node;
+    simulate, sign with the adjusted gas and its fee, broadcast (sync), wait for the block."""
+    sender = address_of(key)
+    chain_id = tm_grpc.ServiceStub(ch).GetNodeInfo(tm_query.GetNodeInfoRequest()).default_node_info.network
+    account = auth_pb2.BaseAccount()
+    auth_grpc.QueryStub(ch).Account(auth_query.QueryAccountRequest(address=sender)).account.Unpack(account)
+    max_gas = consensus_grpc.QueryStub(ch).Params(consensus_query.QueryParamsRequest()).params.block.max_gas
+    prices = parse_dec_coins(node_grpc.ServiceStub(ch).Config(node_query.ConfigRequest()).minimum_gas_price)
+    messages = [send_msg(sender, recipient, coins)]
+    service = tx_grpc.ServiceStub(ch)
+
+    draft = sign_tx(key, messages, chain_id, account.account_number, account.sequence)  # default gas and no fee
+    used = service.Simulate(tx_service.SimulateRequest(tx_bytes=draft)).gas_info.gas_used
+    gas = math.ceil(used * GAS_ADJUSTMENT)
+    assert max_gas < 0 or gas <= max_gas, f"the block gas limit {max_gas} is below the {gas} gas a send needs"
+    tx_bytes = sign_tx(key, messages, chain_id, account.account_number, account.sequence,
+                       fee=required_fees(prices, gas), gas_limit=gas)
+    sync = tx_service.BroadcastTxRequest(tx_bytes=tx_bytes, mode=tx_service.BROADCAST_MODE_SYNC)
+    sent = service.BroadcastTx(sync).tx_response
+    assert sent.code == 0, sent.raw_log
+    found = wait_for_tx(service, sent.txhash)
+    assert found.tx_response.code == 0, found.tx_response.raw_log
+    assert found.tx_response.gas_wanted == gas and found.tx_response.gas_used <= gas
+    return found
+
+
+@pytest.mark.localnet
+def test_wallet_default_send_path(net1: Path, channel: grpc.Channel) -> None:
+    key, recipient = localnet.load_key(net1, "faucet"), random_address()
+    before = balance(channel, address_of(key))
+    found = wallet_send(channel, key, recipient, parse_coins(f"4321{DENOM}"))
+    assert found.tx.body.messages[0].type_url == "/cosmos.bank.v1beta1.MsgSend"
+    assert balance(channel, recipient) == 4321
+    assert balance(channel, address_of(key)) == before - 4321  # the localnet's minimum gas price is 0
+
+
+@pytest.mark.localnet
+def test_consensus_params_and_node_config(net1: Path, channel: grpc.Channel) -> None:
+    """The consensus params are genesis.json's, kept in state at InitChain; over gRPC and ABCI alike."""
+    written = json.loads((net1 / "node0" / "config" / "genesis.json").read_text())["consensus_params"]
+    request = consensus_query.QueryParamsRequest()
+    params = consensus_grpc.QueryStub(channel).Params(request).params
+    assert params.block.max_bytes == int(written["block"]["max_bytes"])
+    assert params.block.max_gas == int(written["block"]["max_gas"]) == -1  # CometBFT's default: no block gas limit
+    assert params.evidence.max_age_num_blocks == int(written["evidence"]["max_age_num_blocks"])
+    assert list(params.validator.pub_key_types) == written["validator"]["pub_key_types"] == ["ed25519"]
+    _, code, value = abci_query(net1, "/cosmos.consensus.v1.Query/Params", request)
+    assert code == 0 and consensus_query.QueryParamsResponse.FromString(value).params == params
+
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+    services = set(ProtoReflectionDescriptorDatabase(channel).get_services())
+    assert {"cosmos.consensus.v1.Query", "cosmos.base.node.v1beta1.Service"} <= services
+    config = node_grpc.ServiceStub(channel).Config(node_query.ConfigRequest())
+    assert config.minimum_gas_price == ""  # app.toml's "0ngonka": the SDK leaves zero prices out
+    _, code, value = abci_query(net1, "/cosmos.base.node.v1beta1.Service/Config", node_query.ConfigRequest())
+    assert code == 0 and node_query.ConfigResponse.FromString(value) == config
+
+
+@pytest.mark.localnet
+def test_spendable_balances_and_module_accounts(net1: Path, channel: grpc.Channel) -> None:
+    validator = key_address(net1, "val0")
+    bank = bank_grpc.QueryStub(channel)
+    request = bank_query.QuerySpendableBalancesRequest(
+        address=validator, pagination=pagination_pb2.PageRequest(limit=1, count_total=True)
+    )
+    spendable = bank.SpendableBalances(request)
+    assert [(c.denom, int(c.amount)) for c in spendable.balances] == [(DENOM, VALIDATOR_AMOUNT)]
+    assert spendable.pagination.total == 1 and not spendable.pagination.next_key
+    _, code, value = abci_query(net1, "/cosmos.bank.v1beta1.Query/SpendableBalances", request)
+    assert code == 0 and bank_query.QuerySpendableBalancesResponse.FromString(value) == spendable
+    by_denom = bank.SpendableBalanceByDenom(
+        bank_query.QuerySpendableBalanceByDenomRequest(address=validator, denom=DENOM)
+    )
+    assert int(by_denom.balance.amount) == VALIDATOR_AMOUNT
+    bad = bank_query.QuerySpendableBalancesRequest(address="gonka1nope")
+    code, details = rpc_error(bank.SpendableBalances, bad)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "invalid address" in details
+    assert abci_query(net1, "/cosmos.bank.v1beta1.Query/SpendableBalances", bad)[:2] == ("sdk", 7)  # invalid address
+
+    auth = auth_grpc.QueryStub(channel)
+    accounts = []
+    for packed in auth.ModuleAccounts(auth_query.QueryModuleAccountsRequest()).accounts:
+        account = auth_pb2.ModuleAccount()
+        assert packed.Unpack(account)
+        accounts.append(account)
+    assert [(a.name, list(a.permissions)) for a in accounts] == [
+        ("bonded_tokens_pool", ["burner", "staking"]), ("fee_collector", []),
+    ]
+    assert accounts[1].base_account.address == bech32.encode(module_address("fee_collector"))
+    all_modules = auth_query.QueryModuleAccountsRequest()
+    _, code, value = abci_query(net1, "/cosmos.auth.v1beta1.Query/ModuleAccounts", all_modules)
+    assert code == 0 and len(auth_query.QueryModuleAccountsResponse.FromString(value).accounts) == 2
+    fee_collector = auth_pb2.ModuleAccount()
+    by_name = auth.ModuleAccountByName(auth_query.QueryModuleAccountByNameRequest(name="fee_collector"))
+    assert by_name.account.Unpack(fee_collector) and fee_collector == accounts[1]
+    code, details = rpc_error(auth.ModuleAccountByName, auth_query.QueryModuleAccountByNameRequest(name="nope"))
+    assert code == grpc.StatusCode.NOT_FOUND and "nope" in details
+    assert rpc_error(auth.ModuleAccountByName, auth_query.QueryModuleAccountByNameRequest())[0] == (
+        grpc.StatusCode.INVALID_ARGUMENT
+    )
+
+
+@pytest.mark.localnet
+def test_syncing_and_validator_sets(net1: Path, channel: grpc.Channel) -> None:
+    service = tm_grpc.ServiceStub(channel)
+    assert service.GetSyncing(tm_query.GetSyncingRequest()).syncing is False
+
+    latest = service.GetLatestValidatorSet(tm_query.GetLatestValidatorSetRequest())
+    assert latest.block_height >= 1 and latest.pagination.total == 1
+    [validator] = latest.validators
+    proposer = service.GetLatestBlock(tm_query.GetLatestBlockRequest()).sdk_block.header.proposer_address
+    assert validator.address == proposer  # one validator proposes every block
+    assert validator.pub_key.type_url == "/cosmos.crypto.ed25519.PubKey"
+    assert validator.voting_power == SETTINGS.validator_stake_ngonka // default_params().power_reduction
+
+    first = service.GetValidatorSetByHeight(tm_query.GetValidatorSetByHeightRequest(height=1))
+    assert first.block_height == 1 and [(v.address, v.pub_key, v.voting_power) for v in first.validators] == [
+        (validator.address, validator.pub_key, validator.voting_power)
+    ]
+    future = tm_query.GetValidatorSetByHeightRequest(height=10**9)
+    code, details = rpc_error(service.GetValidatorSetByHeight, future)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "not a committed block" in details
+    past_the_end = tm_query.GetLatestValidatorSetRequest(pagination=pagination_pb2.PageRequest(offset=5, limit=1))
+    code, details = rpc_error(service.GetLatestValidatorSet, past_the_end)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "page" in details
+
+
+@pytest.mark.localnet
+def test_get_txs_event(net1: Path, channel: grpc.Channel) -> None:
+    """Search by indexed events (localnet/settings.toml index_events), in both the SDK's forms, paged."""
+    key, recipient = localnet.load_key(net1, "faucet"), random_address()
+    sent = [wallet_send(channel, key, recipient, parse_coins(f"{n}{DENOM}")).tx_response for n in (11, 22)]
+    service = tx_grpc.ServiceStub(channel)
+    by_recipient = f"transfer.recipient='{recipient}'"
+
+    def hashes(**request: Any) -> tuple[list[str], int]:
+        reply = service.GetTxsEvent(tx_service.GetTxsEventRequest(**request))
+        assert len(reply.txs) == len(reply.tx_responses) and reply.pagination.total == reply.total
+        return [r.txhash for r in reply.tx_responses], reply.total
+
+    assert hashes(query=by_recipient) == ([s.txhash for s in sent], 2)
+    assert hashes(query=by_recipient, order_by=tx_service.ORDER_BY_DESC) == ([sent[1].txhash, sent[0].txhash], 2)
+    assert hashes(query=by_recipient, page=2, limit=1) == ([sent[1].txhash], 2)
+    assert hashes(query=by_recipient, pagination=pagination_pb2.PageRequest(offset=1, limit=1)) == ([sent[1].txhash], 2)
+    assert hashes(events=[f"transfer.recipient={recipient}"]) == ([s.txhash for s in sent], 2)  # pre-0.50 form
+    assert hashes(events=[by_recipient, f"tx.height={sent[0].height}"]) == ([sent[0].txhash], 1)
+    reply = service.GetTxsEvent(tx_service.GetTxsEventRequest(query=by_recipient, limit=1))
+    assert reply.txs[0].body.messages[0].type_url == "/cosmos.bank.v1beta1.MsgSend"
+    assert reply.tx_responses[0].timestamp == sent[0].timestamp and reply.tx_responses[0].height == sent[0].height
+
+    for bad in (
+        tx_service.GetTxsEventRequest(query="transfer.recipient="),  # no value
+        tx_service.GetTxsEventRequest(query="transfer.recipient='x' OR tx.height=1"),
+        tx_service.GetTxsEventRequest(),
+        tx_service.GetTxsEventRequest(events=["transfer.recipient"]),
+        tx_service.GetTxsEventRequest(query=by_recipient, page=3, limit=1),  # past the last page
+    ):
+        code, details = rpc_error(service.GetTxsEvent, bad)
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, details

@@ -15,20 +15,17 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from app import GonkaApp
 from gonkad import cli, genesis
-from sdk.context import BlockHeader, Context
 from sdk.crypto import bech32, secp256k1
 from protogen.gonka.learning.v1 import query_pb2, tx_pb2
 from protogen.gonka.learning.v1.genesis_pb2 import GenesisState
-from sdk.store.cachekv import CacheKV
-from sdk.store.commitstore import CommitStore
 from sdk.client.txbuilder import address_of, sign_tx
 from x.learning import keys
 from x.learning.client import plain
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
 from x.learning.query_server import QUERY
+from chain import InProcessChain
 
 CHAIN = "gonka-learning"
 CREATOR, W1, W2, OUTSIDER, V1, V2 = (secp256k1.PrivateKey(bytes([0x60 + i]) * 32) for i in range(6))
@@ -47,30 +44,14 @@ def addr(key: secp256k1.PrivateKey) -> str:
     return address_of(key)
 
 
-class Chain:
-    """A GonkaApp driven block by block, one transaction per block, with every key funded at genesis."""
+class LearningChain(InProcessChain):
+    """An in-process chain with every key funded, driven one signed transaction per block."""
 
     def __init__(self, path: Path, learning: dict[str, Any] | None = None) -> None:
-        self.app = GonkaApp(CommitStore(str(path)))
+        """``learning``: the module's genesis (default: the default one with the test ``PARAMS``)."""
         state = genesis.default_app_state()
         state["learning"] = learning or {**state["learning"], "params": PARAMS}
-        for key in KEYS:
-            state = genesis.add_genesis_account(state, addr(key), [("ngonka", 10**12)])
-        self.app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1,
-                                                  app_state_bytes=json.dumps(state).encode()))
-        self.height = 0
-        self.block([])
-
-    def block(self, txs: list[bytes]) -> abci.ResponseFinalizeBlock:
-        self.height += 1
-        response = self.app.finalize_block(abci.RequestFinalizeBlock(height=self.height, txs=txs))
-        self.app.commit(abci.RequestCommit())
-        return response
-
-    def query(self, path: str, request: Message, response_type: type[Message]) -> Any:
-        reply = self.app.query(abci.RequestQuery(path=path, data=request.SerializeToString()))
-        assert reply.code == 0, reply.log
-        return response_type.FromString(reply.value)
+        super().__init__(path, {addr(key): [("ngonka", 10**12)] for key in KEYS}, chain_id=CHAIN, app_state=state)
 
     def deliver(self, key: secp256k1.PrivateKey, msg: Message) -> abci.ExecTxResult:
         reply = self.query("/cosmos.auth.v1beta1.Query/Account", auth_query.QueryAccountRequest(address=addr(key)),
@@ -88,9 +69,6 @@ class Chain:
 
     def learning_state(self) -> dict[bytes, bytes]:
         return dict(self.app.store.iterate(keys.STORE_PREFIX))
-
-    def module_ctx(self) -> Context:
-        return Context(CacheKV(self.app.store), BlockHeader(CHAIN, self.app.store.version, 0))
 
 
 def create_run(workers: list[str] | None = None, **overrides: Any) -> tx_pb2.MsgCreateTrainingRun:
@@ -132,16 +110,16 @@ def attributes(result: abci.ExecTxResult, event_type: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def chain(tmp_path: Path) -> Chain:
+def chain(tmp_path: Path) -> LearningChain:
     """Run 1 (W1, W2; 2 rounds) with W1's round-0 checkpoint; run 2 (W1; 3 rounds) with none."""
-    chain = Chain(tmp_path / "db")
+    chain = LearningChain(tmp_path / "db")
     chain.ok(CREATOR, create_run())
     chain.ok(CREATOR, create_run([addr(W1)], rounds=3))
     chain.ok(W1, commit(W1))
     return chain
 
 
-def test_runs_get_sequential_ids_and_events(chain: Chain) -> None:
+def test_runs_get_sequential_ids_and_events(chain: LearningChain) -> None:
     result = chain.ok(CREATOR, create_run(preset="small"))
     assert attributes(result, "create_run") == {
         "run_id": "3", "creator": addr(CREATOR), "workers": f"{addr(W1)},{addr(W2)}", "rounds": "2",
@@ -185,7 +163,7 @@ CREATE_RULES = {
 }
 
 
-def assert_refused(chain: Chain, signer: secp256k1.PrivateKey, msg: Message, codespace: str, code: int,
+def assert_refused(chain: LearningChain, signer: secp256k1.PrivateKey, msg: Message, codespace: str, code: int,
                    log: str, stateless: bool) -> None:
     """Refused with exactly this code and log; the module's state (or, when stateless, all state) unchanged."""
     learning, root = chain.learning_state(), chain.app.store.root_hash
@@ -197,7 +175,7 @@ def assert_refused(chain: Chain, signer: secp256k1.PrivateKey, msg: Message, cod
 
 
 @pytest.mark.parametrize("case", CREATE_RULES)
-def test_create_run_rules(chain: Chain, case: str) -> None:
+def test_create_run_rules(chain: LearningChain, case: str) -> None:
     assert_refused(chain, CREATOR, *CREATE_RULES[case])
 
 
@@ -228,12 +206,12 @@ COMMIT_RULES = {
 
 
 @pytest.mark.parametrize("case", COMMIT_RULES)
-def test_commit_checkpoint_rules(chain: Chain, case: str) -> None:
+def test_commit_checkpoint_rules(chain: LearningChain, case: str) -> None:
     signer, msg, code, log = COMMIT_RULES[case]
     assert_refused(chain, signer, msg, "learning", code, log, stateless=code == 2)
 
 
-def test_checkpoints_chain_round_to_round_in_worker_order(chain: Chain) -> None:
+def test_checkpoints_chain_round_to_round_in_worker_order(chain: LearningChain) -> None:
     result = chain.ok(W2, commit(W2))
     assert attributes(result, "commit_checkpoint") == {
         "run_id": "1", "round": "0", "worker": addr(W2), "weights_hash": h(f"weights 0 {addr(W2)}").hex(),
@@ -255,7 +233,7 @@ def test_checkpoints_chain_round_to_round_in_worker_order(chain: Chain) -> None:
     }
 
 
-def test_verdicts_are_counted_once_per_verifier(chain: Chain) -> None:
+def test_verdicts_are_counted_once_per_verifier(chain: LearningChain) -> None:
     result = chain.ok(V2, verdict(V2, W1))
     assert attributes(result, "verdict") == {
         "run_id": "1", "round": "0", "worker": addr(W1), "verifier": addr(V2), "valid": "true",
@@ -285,7 +263,7 @@ def test_verdicts_are_counted_once_per_verifier(chain: Chain) -> None:
         addr(V1): (False, "weights differ"), addr(V2): (True, "")}
 
 
-def test_queries_params_pages_and_errors(chain: Chain) -> None:
+def test_queries_params_pages_and_errors(chain: LearningChain) -> None:
     params = chain.query(QUERY + "Params", query_pb2.QueryParamsRequest(), query_pb2.QueryParamsResponse).params
     assert plain(params) == PARAMS
     request = query_pb2.QueryRunsRequest(pagination=pagination_pb2.PageRequest(limit=1, count_total=True))
@@ -310,7 +288,7 @@ def test_queries_params_pages_and_errors(chain: Chain) -> None:
 
 
 @pytest.fixture
-def exported(chain: Chain) -> tuple[Chain, dict[str, Any]]:
+def exported(chain: LearningChain) -> tuple[LearningChain, dict[str, Any]]:
     """The fixture chain after two full rounds and three verdicts, and its exported learning genesis."""
     chain.ok(W2, commit(W2))
     chain.ok(W2, commit(W2, round_=1))
@@ -318,19 +296,20 @@ def exported(chain: Chain) -> tuple[Chain, dict[str, Any]]:
     chain.ok(V1, verdict(V1, W1))
     chain.ok(V2, verdict(V2, W1, valid=False))
     chain.ok(V1, verdict(V1, W2, round_=1))
-    state = LearningModule(chain.app.learning_keeper).export_genesis(chain.module_ctx())
+    state = LearningModule(chain.app.learning_keeper).export_genesis(chain.context())
     return chain, json.loads(json.dumps(state))
 
 
-def test_genesis_round_trip_keeps_state_and_app_hash(exported: tuple[Chain, dict[str, Any]], tmp_path: Path) -> None:
+def test_genesis_round_trip_keeps_state_and_app_hash(exported: tuple[LearningChain, dict[str, Any]],
+                                                     tmp_path: Path) -> None:
     chain, state = exported
     assert state["next_run_id"] == "3" and len(state["runs"]) == 2
     assert len(state["checkpoints"]) == 4 and len(state["verdicts"]) == 3
-    imported = Chain(tmp_path / "imported", state)
+    imported = LearningChain(tmp_path / "imported", state)
     assert imported.learning_state() == chain.learning_state()
-    assert LearningModule(imported.app.learning_keeper).export_genesis(imported.module_ctx()) == state
+    assert LearningModule(imported.app.learning_keeper).export_genesis(imported.context()) == state
     shuffled = {**state, "checkpoints": state["checkpoints"][::-1], "verdicts": state["verdicts"][::-1]}
-    reordered = Chain(tmp_path / "reordered", shuffled)
+    reordered = LearningChain(tmp_path / "reordered", shuffled)
     assert reordered.app.store.root_hash == imported.app.store.root_hash  # the same state, whatever the order
     result = imported.ok(CREATOR, create_run())
     assert attributes(result, "create_run")["run_id"] == "3"
@@ -360,18 +339,19 @@ def _edit(state: dict[str, Any], edit: str) -> dict[str, Any]:
     ("params", "learning param max_workers must be positive"),
     ("orphan-verdict", "checkpoint not found"),
 ])
-def test_invalid_genesis_is_refused(exported: tuple[Chain, dict[str, Any]], tmp_path: Path, edit: str,
+def test_invalid_genesis_is_refused(exported: tuple[LearningChain, dict[str, Any]], tmp_path: Path, edit: str,
                                     words: str) -> None:
     with pytest.raises(ValueError, match=words):
-        Chain(tmp_path / "bad", _edit(exported[1], edit))
+        LearningChain(tmp_path / "bad", _edit(exported[1], edit))
 
 
-def test_forged_genesis_checkpoint_breaks_the_chain(exported: tuple[Chain, dict[str, Any]], tmp_path: Path) -> None:
+def test_forged_genesis_checkpoint_breaks_the_chain(exported: tuple[LearningChain, dict[str, Any]],
+                                                    tmp_path: Path) -> None:
     state = copy.deepcopy(exported[1])
     [late] = [c for c in state["checkpoints"] if c.get("round") == 1 and c["worker"] == addr(W1)]
     late["start_weights_hash"] = state["checkpoints"][0]["weights_hash"]
     with pytest.raises(ValueError, match="start weights do not chain from the agreed global state"):
-        Chain(tmp_path / "bad", state)
+        LearningChain(tmp_path / "bad", state)
 
 
 def test_default_genesis_is_the_default_app_state() -> None:

@@ -115,6 +115,9 @@ def test_four_validators_reach_height_20_and_agree(net4: Path) -> None:
         assert all(isinstance(pid, int) for pid in node["pids"].values()), node
     assert len({n["rpc"] for n in status["nodes"]} | {n["abci"] for n in status["nodes"]}) == 8  # distinct ports
     assert_agreement(net4, 20)
+    # Vote extensions are on (localnet/settings.toml), and the blocks above were made with them.
+    params = CometRPC(status["nodes"][0]["rpc"]).call("consensus_params", height="21")["consensus_params"]
+    assert params["abci"]["vote_extensions_enable_height"] == "1"
 
 
 def test_validator_killed_others_continue_then_it_catches_up(net4: Path) -> None:

@@ -35,6 +35,8 @@ def test_build_follows_the_settings(tmp_path: Path) -> None:
         assert doc["chain_id"] == "gonka-settings"
         params = doc["app_state"]["auth"]["params"]
         assert params["max_memo_characters"] == "512" and params["tx_sig_limit"]  # merged, not replaced
+        consensus = doc["consensus_params"]  # settings' [consensus_params] merged into CometBFT's defaults
+        assert consensus["abci"]["vote_extensions_enable_height"] == "1" and consensus["block"]["max_gas"] == "-1"
         balances = {b["address"]: int(b["coins"][0]["amount"]) for b in doc["app_state"]["bank"]["balances"]}
         assert sorted(balances.values()) == sorted([settings.faucet_ngonka] + 2 * [settings.validator_balance_ngonka])
         config = tomllib.loads((home / "config" / "config.toml").read_text())

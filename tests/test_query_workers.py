@@ -9,11 +9,11 @@ an event, and timeouts only turn a hang into a failure.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Unpack
 
 import grpc
 import pydantic
@@ -25,7 +25,6 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import Message
 
 from app import GonkaApp
-from gonkad import genesis
 from sdk.abci import ABCIServer
 from sdk.coins import Coins, parse_coins
 from gonkad.config import AppConfig, config_dir, load_app_config, save_app_config
@@ -35,9 +34,9 @@ from sdk.errors import ErrOutOfGas
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 from sdk.server.grpc import GRPCServer
 from sdk.module import QueryRoute
-from sdk.store.commitstore import CommitStore
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from sdk.server.workers import query_workers
+from chain import AppOptions, InProcessChain
 from test_abci_server import FLUSH, Client
 
 CHAIN = "gonka-workers"
@@ -70,14 +69,9 @@ class Gate:
         )
 
 
-def start_app(path: Path, simulation_gas_limit: int = DEFAULT_SIMULATION_GAS_LIMIT) -> GonkaApp:
+def start(path: Path, **options: Unpack[AppOptions]) -> InProcessChain:
     """Alice funded at genesis, block 1 committed."""
-    app = GonkaApp(CommitStore(str(path)), simulation_gas_limit=simulation_gas_limit)
-    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(ALICE), [(DENOM, FUNDS)])
-    app.init_chain(abci.RequestInitChain(chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode()))
-    app.finalize_block(abci.RequestFinalizeBlock(height=1))
-    app.commit(abci.RequestCommit())
-    return app
+    return InProcessChain(path, {address_of(ALICE): [(DENOM, FUNDS)]}, chain_id=CHAIN, **options)
 
 
 def sends(count: int, sequence: int = 0, amount: int = 7) -> bytes:
@@ -116,19 +110,19 @@ async def node(app: GonkaApp) -> AsyncIterator[tuple[ABCIServer, GRPCServer]]:
 
 
 def with_gate(tmp_path: Path, test: Callable[[GonkaApp, Gate, ABCIServer, GRPCServer], Awaitable[None]]) -> None:
-    app = start_app(tmp_path / "db")
-    gate = Gate(app)
-    app.query_routes[BLOCKING] = QueryRoute(bank_query.QueryAllBalancesRequest, gate.handler)
+    chain = start(tmp_path / "db")
+    gate = Gate(chain.app)
+    chain.app.query_routes[BLOCKING] = QueryRoute(bank_query.QueryAllBalancesRequest, gate.handler)
 
     async def main() -> None:
-        async with node(app) as (abci_server, grpc_server):
+        async with node(chain.app) as (abci_server, grpc_server):
             try:
-                await test(app, gate, abci_server, grpc_server)
+                await test(chain.app, gate, abci_server, grpc_server)
             finally:
                 gate.release.set()  # never leave the worker blocked, whatever failed
 
     asyncio.run(main())
-    app.store.close()
+    chain.close()
 
 
 async def entered(gate: Gate) -> None:
@@ -221,11 +215,11 @@ def assert_out_of_gas(reply: abci.ResponseQuery, limit: int) -> None:
 
 
 def test_simulation_over_the_gas_limit_fails_out_of_gas_over_abci_and_grpc(tmp_path: Path) -> None:
-    app = start_app(tmp_path / "db", simulation_gas_limit=SMALL_LIMIT)
+    chain = start(tmp_path / "db", simulation_gas_limit=SMALL_LIMIT)
     simulate = tx_service.SimulateRequest
 
     async def main() -> None:
-        async with node(app) as (abci_server, grpc_server):
+        async with node(chain.app) as (abci_server, grpc_server):
             client = await Client.connect(abci_server.port)
             over, normal = query_request("/app/simulate", sends(10)), query_request("/app/simulate", sends(1))
             replies = await client.call(over, normal, FLUSH)
@@ -248,13 +242,13 @@ def test_simulation_over_the_gas_limit_fails_out_of_gas_over_abci_and_grpc(tmp_p
             await client.close()
 
     asyncio.run(main())
-    app.store.close()
+    chain.close()
 
 
 def test_default_limit_refuses_a_3000_message_tx_and_allows_a_100_output_multisend(tmp_path: Path) -> None:
-    app = start_app(tmp_path / "db")
+    chain = start(tmp_path / "db")
     def simulate(raw: bytes) -> abci.ResponseQuery:
-        return app.query(abci.RequestQuery(path="/app/simulate", data=raw))
+        return chain.app.query(abci.RequestQuery(path="/app/simulate", data=raw))
 
     assert_out_of_gas(simulate(sends(3000)), DEFAULT_SIMULATION_GAS_LIMIT)  # ~63M gas
     one = parse_coins(f"1{DENOM}").to_proto()
@@ -264,7 +258,7 @@ def test_default_limit_refuses_a_3000_message_tx_and_allows_a_100_output_multise
     )
     raw = sign_tx(ALICE, [multisend], CHAIN, 0, 0, gas_limit=5_000_000)
     assert 1_000_000 < simulated_gas(simulate(raw)) < DEFAULT_SIMULATION_GAS_LIMIT
-    app.store.close()
+    chain.close()
 
 
 def test_app_toml_sets_the_limit_and_the_workers(tmp_path: Path) -> None:

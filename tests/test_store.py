@@ -15,9 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sdk.store import (
+    CacheKV,
     CommitStore,
     Proof,
     VersionUnavailableError,
+    VersionView,
     verify_membership,
     verify_nonmembership,
 )
@@ -431,3 +433,87 @@ def test_each_version_is_one_batch_and_a_failed_commit_changes_nothing() -> None
         assert (store.version, store.root_hash, list(store.iterate())) == (version, root, state)
         assert node_keys(store) == reachable_nodes(store)
         store.close()
+
+
+# --- whole past versions (genesis export) ---------------------------------------------------------
+
+
+@SETTINGS
+@given(history=history_st, keep=st.sampled_from([0, 2]), data=st.data())
+def test_items_and_state_at_every_kept_version_match_model(
+    history: list[dict[bytes, bytes | None]], keep: int, data: st.DataObject
+) -> None:
+    with opened(keep_recent=keep, cache_size=20) as (store, _):
+        models: dict[int, dict[bytes, bytes]] = {0: {}}
+        model: dict[bytes, bytes] = {}
+        for batch in history:
+            for k, v in batch.items():
+                if v is None:
+                    model.pop(k, None)
+                else:
+                    model[k] = v
+            store.apply(batch)
+            models[store.commit()] = dict(model)
+        oldest, latest = store.available_versions()
+        for v in range(oldest, latest + 1):
+            assert store.items_at(v) == sorted(models[v].items())
+            view = store.state_at(v)
+            assert (view is store) == (v == latest)
+            for k in POOL:
+                assert view.get(k) == models[v].get(k)
+            for _ in range(3):
+                prefix = data.draw(st.sampled_from([b"", b"a", b"\xff", b"\x01"]))
+                start, end = data.draw(st.none() | keys_st), data.draw(st.none() | keys_st)
+                reverse = data.draw(st.booleans())
+                assert list(view.iterate(prefix, start, end, reverse)) == model_iter(
+                    models[v], prefix, start, end, reverse
+                )
+            branch = CacheKV(view)  # what a Context reads through; its writes stay in the branch
+            branch.set(POOL[0], b"written")
+            assert store.get_at(POOL[0], v) == models[v].get(POOL[0])
+        for v in range(0, oldest):
+            with pytest.raises(VersionUnavailableError):
+                store.items_at(v)
+        with pytest.raises(VersionUnavailableError):
+            store.state_at(latest + 1)
+
+
+def test_walking_an_old_version_leaves_the_node_cache_alone() -> None:
+    rnd = random.Random(3)
+    keys = [rnd.randbytes(5) for _ in range(300)]
+    with opened(cache_size=100) as (store, _):
+        store.apply({k: b"1" for k in keys})
+        store.commit()
+        store.apply({k: b"2" for k in keys[::2]})
+        store.commit()
+        cached = dict(store._cache.nodes)
+        view = store.state_at(1)
+        assert isinstance(view, VersionView) and view.version == 1
+        assert list(view.iterate()) == sorted((k, b"1") for k in keys)
+        assert store._cache.nodes == cached
+
+
+def test_initial_version_starts_history_above_one() -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "db")
+        store = CommitStore(path, keep_recent=2)
+        store.set_initial_version(1_000_000)
+        root = store.apply({b"a": b"1"})
+        assert store.commit() == 1_000_000
+        assert store.available_versions() == (1_000_000, 1_000_000)
+        assert store.root_at(1_000_000) == root == ref_root({b"a": b"1"})
+        with pytest.raises(ValueError, match="already holds version"):
+            store.set_initial_version(5)
+        store.apply({b"b": b"2"})
+        store.commit()
+        store.close()
+        store = CommitStore(path, keep_recent=2)
+        store.apply({b"a": None})
+        assert store.commit() == 1_000_002
+        assert store.available_versions() == (1_000_001, 1_000_002)
+        assert store.items_at(1_000_001) == [(b"a", b"1"), (b"b", b"2")]
+        assert node_keys(store) == reachable_nodes(store)
+        store.close()
+    with opened() as (store, _):
+        with pytest.raises(ValueError, match="positive"):
+            store.set_initial_version(0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
@@ -12,23 +12,17 @@ from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
-from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app import GonkaApp
-from gonkad import genesis
 from sdk.coins import parse_coins
-from sdk.context import BlockHeader, Context
 from sdk.crypto import bech32, secp256k1
 from sdk.errors import ABCIError
-from sdk.store.cachekv import CacheKV
-from sdk.store.commitstore import CommitStore
 from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, decode_tx, sign_doc_bytes
 from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
-from x.bank import keys as bank_keys
+from chain import InProcessChain
 
 KEY = secp256k1.PrivateKey(b"\x05" * 32)
 VALID = sign_tx(KEY, [send_msg(address_of(KEY), address_of(KEY), parse_coins("1ngonka"))], "fuzz", 0, 0)
@@ -55,15 +49,16 @@ def mutated_tx(draw: st.DrawFn) -> bytes:
 inputs = st.one_of(st.binary(max_size=512), mutated_tx())
 
 
+def funded_chain(tmp_path_factory: pytest.TempPathFactory, name: str) -> InProcessChain:
+    """KEY funded at genesis, block 1 committed."""
+    path = tmp_path_factory.mktemp(name) / "db"
+    return InProcessChain(path, {address_of(KEY): [("ngonka", 10**12)]}, chain_id="fuzz")
+
+
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> GonkaApp:
-    path = tmp_path_factory.mktemp("fuzz") / "db"
-    app = GonkaApp(CommitStore(str(path)))
-    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(KEY), [("ngonka", 10**12)])
-    app.init_chain(abci.RequestInitChain(chain_id="fuzz", initial_height=1, app_state_bytes=json.dumps(state).encode()))
-    app.finalize_block(abci.RequestFinalizeBlock(height=1))
-    app.commit(abci.RequestCommit())
-    return app
+def chain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessChain]:
+    with funded_chain(tmp_path_factory, "fuzz") as chain:
+        yield chain
 
 
 @settings(max_examples=6000, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
@@ -75,13 +70,13 @@ def test_decoder_raises_only_abci_errors(data: bytes) -> None:
         assert err.code > 1
 
 
-def test_checktx_never_crashes(app: GonkaApp) -> None:
-    root = app.store.root_hash
+def test_checktx_never_crashes(chain: InProcessChain) -> None:
+    root = chain.app.store.root_hash
 
     @settings(max_examples=4500, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(inputs)
     def check(data: bytes) -> None:
-        response = app.check_tx(abci.RequestCheckTx(tx=data))
+        response = chain.check(data)
         assert response.code != 1, f"internal error on {data.hex()}: {response.log}"
         if response.code == 0:  # only the signed content itself may pass, however it was re-framed
             tx, valid = decode_tx(data), decode_tx(VALID)
@@ -89,7 +84,7 @@ def test_checktx_never_crashes(app: GonkaApp) -> None:
                 valid.raw.body_bytes, valid.raw.auth_info_bytes, list(valid.raw.signatures))
 
     check()
-    assert app.store.root_hash == root
+    assert chain.app.store.root_hash == root
 
 
 amount_texts = st.one_of(
@@ -138,28 +133,20 @@ def hostile_tx(draw: st.DrawFn, sequence: int) -> bytes:
 def test_hostile_values_never_internal_error(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Signed txs with non-ASCII digits, huge integers, malformed keys and gas limits, through CheckTx and
     a block each: every refusal is a registered code (never 1), and supply never moves."""
-    app = GonkaApp(CommitStore(str(tmp_path_factory.mktemp("hostile") / "db")))
-    state = genesis.add_genesis_account(genesis.default_app_state(), address_of(KEY), [("ngonka", 10**12)])
-    app.init_chain(abci.RequestInitChain(chain_id="fuzz", initial_height=1, app_state_bytes=json.dumps(state).encode()))
-    app.finalize_block(abci.RequestFinalizeBlock(height=1))
-    app.commit(abci.RequestCommit())
-    supply = app.store.get(bank_keys.STORE_PREFIX + bank_keys.supply_key("ngonka"))
+    chain = funded_chain(tmp_path_factory, "hostile")
+    supply = chain.supply()
     codes: set[int] = set()
 
     @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(st.data())
     def run(data: st.DataObject) -> None:
-        ctx = Context(CacheKV(app.store), BlockHeader("fuzz", app.store.version, 0))
-        sequence = app.account_keeper.get_account(ctx, secp256k1.address_bytes(KEY.public_key)).sequence
-        raw = data.draw(hostile_tx(sequence))
-        checked = app.check_tx(abci.RequestCheckTx(tx=raw))
+        raw = data.draw(hostile_tx(chain.sequence(address_of(KEY))))
+        checked = chain.check(raw)
         assert checked.code != 1, f"internal error at CheckTx: {checked.log}"
-        height = app.store.version + 1
-        [result] = app.finalize_block(abci.RequestFinalizeBlock(height=height, txs=[raw])).tx_results
-        app.commit(abci.RequestCommit())
+        [result] = chain.block([raw]).tx_results
         assert result.code != 1, f"internal error in a block: {result.log}"
         codes.add(result.code)
 
     run()
-    assert app.store.get(bank_keys.STORE_PREFIX + bank_keys.supply_key("ngonka")) == supply
+    assert chain.supply() == supply
     assert {0, 8, 10, 18} <= codes  # accepted, bad key, bad amount, bad gas: the generator reaches each

@@ -17,7 +17,10 @@ from gonkad.cmd.keys import open_keyring
 from gonkad.config import read_cometbft_config
 from sdk.store.commitstore import CommitStore
 from x.genutil import gentx
-from x.stake.keys import BOND_DENOM
+from x.stake.params import default_params
+
+BOND_DENOM = default_params().bond_denom
+"""A new chain's collateral denom (x/stake's default params)."""
 
 
 def genesis_path(args: argparse.Namespace) -> Path:
@@ -52,7 +55,7 @@ def validate_genesis(path: Path) -> str:
         store = CommitStore(str(Path(tmp) / "db"))
         try:
             GonkaApp(store).init_chain(abci.RequestInitChain(
-                chain_id=doc["chain_id"], initial_height=1,
+                chain_id=doc["chain_id"], initial_height=int(doc.get("initial_height") or 1),
                 app_state_bytes=json.dumps(doc.get("app_state") or {}).encode(),
             ))
         finally:

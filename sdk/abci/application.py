@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
+from sdk.consensus import fit_txs
+
 CODE_TYPE_OK = 0
 
 
@@ -57,17 +59,11 @@ class Application:
     ) -> abci.ResponsePrepareProposal:
         """Keep the proposed txs in order, stopping before max_tx_bytes is exceeded.
 
-        CometBFT rejects a proposal whose txs exceed max_tx_bytes, so the
-        default must not just echo ``req.txs``.
+        CometBFT rejects a proposal whose txs exceed max_tx_bytes (counted as
+        their protobuf size, ``sdk.consensus.proto_tx_size``), so the default
+        must not just echo ``req.txs``.
         """
-        txs: list[bytes] = []
-        total = 0
-        for tx in req.txs:
-            total += len(tx)
-            if total > req.max_tx_bytes:
-                break
-            txs.append(tx)
-        return abci.ResponsePrepareProposal(txs=txs)
+        return abci.ResponsePrepareProposal(txs=fit_txs(req.txs, req.max_tx_bytes))
 
     def process_proposal(
         self, req: abci.RequestProcessProposal

@@ -62,9 +62,14 @@ class ABCIServer:
         port: int,
         max_frame: int = DEFAULT_MAX_FRAME,
         workers: Executor | None = None,
+        halt_on: tuple[type[Exception], ...] = (),
     ) -> None:
+        """``halt_on``: app exceptions after which the node must stop (``halted`` is set with the reason)."""
         self.app = app
         self.workers = workers
+        self.halt_on = halt_on
+        self.halted = asyncio.Event()
+        self.halt_reason = ""
         self.host = host
         self.port = port
         self.max_frame = max_frame
@@ -179,6 +184,9 @@ class ABCIServer:
                 result = getattr(self.app, kind)(getattr(request, kind))
             return _response(kind, result), True
         except Exception as exc:
+            if isinstance(exc, self.halt_on):
+                self.halt_reason = str(exc)
+                self.halted.set()
             return _failure(kind, exc), False
 
     async def _finish_query(self, job: QueryJob) -> tuple[bytes, bool]:

@@ -14,6 +14,10 @@ class RPCError(Exception):
     """The node answered with an error, or could not be reached; the message is one line."""
 
 
+class RPCUnreachable(RPCError):
+    """No answer at all (connection refused, timeout), as opposed to an error the node answered with."""
+
+
 class CometRPC:
     def __init__(self, address: str, timeout: float = 10.0) -> None:
         self.url = "http://" + address.split("://", 1)[-1]
@@ -30,7 +34,7 @@ class CometRPC:
         except urllib.error.HTTPError as exc:
             reply = json.loads(exc.read() or b"{}")
         except (urllib.error.URLError, OSError) as exc:
-            raise RPCError(f"node {self.url} unreachable: {getattr(exc, 'reason', exc)}") from None
+            raise RPCUnreachable(f"node {self.url} unreachable: {getattr(exc, 'reason', exc)}") from None
         if reply.get("error"):
             err = reply["error"]
             raise RPCError(f"{method}: {err.get('message', '')} {err.get('data', '')}".strip())

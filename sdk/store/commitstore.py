@@ -16,11 +16,14 @@ latest-state table may then be read and closed on another thread while the owner
 from __future__ import annotations
 
 import gc
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from hashlib import sha256
+from operator import itemgetter
 from typing import Any
 
 import plyvel
@@ -36,6 +39,7 @@ from .smt import (
     decode_internal,
     decode_leaf,
     leaf_key,
+    leaf_refs,
     node_hashes,
     prepare_updates,
     ref_hash,
@@ -139,6 +143,37 @@ class Snapshot:
         self.close()
 
 
+class VersionView:
+    """The whole state of one kept version, read-only and in memory, for reading all of it (a genesis
+    export) at a version whose latest-state table is gone: ``get`` and sorted ``iterate`` as the store's."""
+
+    __slots__ = ("version", "_keys", "_values")
+
+    def __init__(self, version: int, items: list[tuple[bytes, bytes]]) -> None:
+        """``items``: every (key, value) of the version, sorted by key (``CommitStore.items_at``)."""
+        self.version = version
+        self._keys = [k for k, _ in items]
+        self._values = [v for _, v in items]
+
+    def get(self, key: bytes) -> bytes | None:
+        check_key(key)
+        i = bisect_left(self._keys, key)
+        return self._values[i] if i < len(self._keys) and self._keys[i] == key else None
+
+    def iterate(
+        self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]:
+        rng = clip_range(prefix, start, end)
+        if rng is None:
+            return iter(())
+        lo, hi = rng
+        keys, values = self._keys, self._values
+        i = bisect_left(keys, lo)
+        j = len(keys) if hi is None else bisect_left(keys, hi)
+        span = range(j - 1, i - 1, -1) if reverse else range(i, j)
+        return ((keys[n], values[n]) for n in span)
+
+
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic GC for one batch: an update allocates ~10 containers per key, none
@@ -229,6 +264,7 @@ class CommitStore:
         self.cache_misses = 0
         """Internal nodes read from LevelDB because the cache lacked them (for tuning)."""
         self._staged: _Staged | None = None
+        self._first_version = 1
         meta = self._db.get(META)
         if meta is None:
             self._version, self._oldest, self._root = 0, 0, b""
@@ -272,7 +308,7 @@ class CommitStore:
         with _gc_paused():
             ups = prepare_updates(changes)
             self._staged = None
-            version = self._version + 1
+            version = self._version + 1 if self._version else self._first_version
             batch = self._db.write_batch(sync=self._sync)
             put = batch.put
             for key, value in changes.items():
@@ -287,6 +323,17 @@ class CommitStore:
 
     def discard(self) -> None:
         self._staged = None
+
+    def set_initial_version(self, version: int) -> None:
+        """Make the first commit version ``version``, for a chain that starts above height 1 (InitChain's
+        ``initial_height``, e.g. from an exported genesis), so that versions stay block heights. Only on an
+        empty store; kept in memory until that commit, whose version is then the oldest kept."""
+        if self._version:
+            raise ValueError(f"the store already holds version {self._version}")
+        if type(version) is not int or version < 1:
+            raise ValueError(f"initial version must be a positive int, got {version!r}")
+        self._staged = None
+        self._first_version = version
 
     def commit(self) -> int:
         """Persist the staged version (an empty one if none) in one write batch, pruning
@@ -303,11 +350,13 @@ class CommitStore:
         ver8 = _v8(st.version)
         batch = st.batch
         batch.put(ROOT + ver8, st.root)
-        oldest = self._oldest
+        # A first version above 1 (set_initial_version) has no history below it to keep or prune.
+        previous = self._oldest if st.version == self._version + 1 else st.version
+        oldest = previous
         if self._keep_recent:
             oldest = max(oldest, st.version - self._keep_recent + 1)
         pruned: list[bytes] = []
-        for s in range(self._oldest + 1, oldest + 1):
+        for s in range(previous + 1, oldest + 1):
             if s == st.version:
                 keys = st.stale  # stale already at the new version: never stored
             else:
@@ -317,7 +366,7 @@ class CommitStore:
             for k in keys:
                 batch.delete(k)
             pruned.extend(keys)
-        for v in range(self._oldest, oldest):
+        for v in range(previous, oldest):
             batch.delete(ROOT + _v8(v))
         if st.stale and st.version > oldest:
             batch.put(STALE + ver8, _pack_keys(st.stale))
@@ -340,6 +389,23 @@ class CommitStore:
 
     def root_at(self, version: int) -> bytes:
         return ref_hash(self._root_ref(version))
+
+    def items_at(self, version: int) -> list[tuple[bytes, bytes]]:
+        """Every (key, value) of a kept version, sorted by key: the latest version from its table, an older
+        one by walking its whole tree (every leaf read once, bypassing the node cache that blocks use)."""
+        root = self._root_ref(version)
+        if version == self._version:
+            return list(self.iterate())
+        load = partial(self._load, cache=False)
+        items = [self._read_leaf(ref, None) for ref in leaf_refs(root, load)]
+        items.sort(key=itemgetter(0))
+        return items
+
+    def state_at(self, version: int) -> CommitStore | VersionView:
+        """A read-only view of a kept version for ``CacheKV``/``Context``: the store itself at the latest
+        version, else that version's ``items_at`` in memory. For reading a whole past state (export)."""
+        self._root_ref(version)
+        return self if version == self._version else VersionView(version, self.items_at(version))
 
     def get_at(self, key: bytes, version: int) -> bytes | None:
         check_key(key)
@@ -417,8 +483,9 @@ class CommitStore:
             raise RuntimeError("store corrupt: leaf holds another key")
         return key, value
 
-    def _load(self, node_key: bytes) -> bytes:
-        """Committed internal node by DB key, through the cache."""
+    def _load(self, node_key: bytes, cache: bool = True) -> bytes:
+        """Committed internal node by DB key, through the cache; ``cache=False`` leaves a miss out of it
+        (a whole-tree walk would only evict the nodes blocks use)."""
         node = self._cache.nodes.get(node_key)
         if node is not None:
             return node
@@ -427,5 +494,6 @@ class CommitStore:
             raise RuntimeError(f"store corrupt: missing internal node {node_key.hex()}")
         self.cache_misses += 1
         node = decode_internal(data)
-        self._cache.add({node_key: node}, latest=False)
+        if cache:
+            self._cache.add({node_key: node}, latest=False)
         return node

@@ -19,7 +19,7 @@ collector to track):
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from hashlib import sha256
 from operator import itemgetter
 from typing import Optional
@@ -339,3 +339,19 @@ def walk(root: bytes, key_hash: bytes, load: Callable[[bytes], bytes]) -> tuple[
         ref = node_child(node, NIBBLE[hx[depth]])
         depth += 1
     return levels, ref
+
+
+def leaf_refs(root: bytes, load: Callable[[bytes], bytes]) -> Iterator[bytes]:
+    """Every leaf ref of the tree at ``root``, in key-hash order: a whole version's contents, which the
+    latest-state table holds only for the latest version."""
+    stack = [(root, "")]
+    while stack:
+        ref, path = stack.pop()
+        if len(ref) == LEAF_REF_LEN:
+            yield ref
+        elif ref:
+            node = load(internal_key(ref, path))
+            for slot in range(15, -1, -1):  # pushed in reverse, so popped in slot order
+                child = node_child(node, slot)
+                if child:
+                    stack.append((child, path + "0123456789abcdef"[slot]))

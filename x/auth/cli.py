@@ -1,12 +1,13 @@
-"""``gonkad query auth …``."""
+"""``gonkad query auth …`` and ``gonkad tx auth update-params``."""
 
 from __future__ import annotations
 
 import argparse
 
-from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2
+from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2, tx_pb2
 
 from sdk.cli.flags import add_query_flags, checked_address, message_dict, print_output
+from sdk.cli.params import add_update_params_command
 from sdk.client.querier import Querier
 from x.auth.module import QUERY
 
@@ -25,3 +26,8 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     p.add_argument("address")
     add_query_flags(p)
     p.set_defaults(func=cmd_account)
+
+
+def register_tx(modules: argparse._SubParsersAction) -> None:
+    auth = modules.add_parser("auth", help="auth params").add_subparsers(dest="auth_command", required=True)
+    add_update_params_command(auth, tx_pb2.MsgUpdateParams)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.context import Context
 from sdk.crypto import bech32
+from sdk.params import GOV_AUTHORITY
 from x.auth import keys
 
 _BASE_URL = "/" + auth_pb2.BaseAccount.DESCRIPTOR.full_name
@@ -15,6 +18,30 @@ _MODULE_URL = "/" + auth_pb2.ModuleAccount.DESCRIPTOR.full_name
 
 class AccountKeeper:
     """Owns the ``auth/`` prefix; other modules reach accounts only through these methods."""
+
+    def __init__(self, module_accounts: Mapping[str, Iterable[str]] | None = None, authority: bytes = GOV_AUTHORITY) -> None:
+        """``module_accounts``: the module accounts the app declares with their permissions (the SDK's
+        ``maccPerms``: ``minter``, ``burner``, ``staking``), which the module account queries list and find by
+        name and bank enforces; ``authority``: who may change the params (``MsgUpdateParams``)."""
+        declared = module_accounts or {}
+        self.permissions = {name: tuple(sorted(set(declared[name]))) for name in sorted(declared)}
+        self.module_accounts = tuple(self.permissions)
+        self.authority = authority
+
+    def has_permission(self, name: str, permission: str) -> bool:
+        """Whether the app declared module account ``name`` with ``permission`` (bank asks before it mints or
+        burns for a module)."""
+        return permission in self.permissions.get(name, ())
+
+    def get_module_account(self, ctx: Context, name: str) -> auth_pb2.ModuleAccount | None:
+        """The declared module account ``name``, once it exists (its module creates it at genesis)."""
+        if name not in self.module_accounts:
+            return None
+        raw = ctx.kv(keys.STORE_PREFIX).get(keys.account_key(keys.module_address(name)))
+        packed = None if raw is None else AnyPb.FromString(raw)
+        if packed is None or packed.type_url != _MODULE_URL:
+            return None
+        return auth_pb2.ModuleAccount.FromString(packed.value)
 
     def get_account(self, ctx: Context, address: bytes) -> auth_pb2.BaseAccount | None:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.account_key(address))
@@ -48,8 +75,21 @@ class AccountKeeper:
         store = ctx.kv(keys.STORE_PREFIX)
         raw = store.get(keys.NEXT_ACCOUNT_NUMBER_KEY)
         number = int.from_bytes(raw, "big") if raw else 0
-        store.set(keys.NEXT_ACCOUNT_NUMBER_KEY, (number + 1).to_bytes(8, "big"))
+        self.set_next_account_number(ctx, number + 1)
         return number
+
+    def set_next_account_number(self, ctx: Context, number: int) -> None:
+        """Genesis import: the number the next new account gets, above every imported one."""
+        ctx.kv(keys.STORE_PREFIX).set(keys.NEXT_ACCOUNT_NUMBER_KEY, number.to_bytes(8, "big"))
+
+    def packed_accounts(self, ctx: Context) -> list[AnyPb]:
+        """Every account as stored (BaseAccount or ModuleAccount in an Any), in address order: for export."""
+        return [AnyPb.FromString(v) for _, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.ACCOUNT_PREFIX)]
+
+    def set_module_account(self, ctx: Context, module: auth_pb2.ModuleAccount) -> None:
+        address = bech32.decode(module.base_account.address)
+        packed = AnyPb(type_url=_MODULE_URL, value=module.SerializeToString())
+        ctx.kv(keys.STORE_PREFIX).set(keys.account_key(address), packed.SerializeToString())
 
     def new_account(self, ctx: Context, address: bytes) -> auth_pb2.BaseAccount:
         account = auth_pb2.BaseAccount(address=bech32.encode(address), account_number=self.next_account_number(ctx))
@@ -61,12 +101,14 @@ class AccountKeeper:
         if ctx.kv(keys.STORE_PREFIX).get(keys.account_key(address)) is None:
             self.new_account(ctx, address)
 
-    def ensure_module_account(self, ctx: Context, name: str, permissions: list[str]) -> bytes:
+    def ensure_module_account(self, ctx: Context, name: str) -> bytes:
+        """The declared module account ``name``'s address, creating it with its declared permissions."""
+        if name not in self.permissions:
+            raise ValueError(f"module account {name!r} is not declared in the app wiring")
         address = keys.module_address(name)
         store = ctx.kv(keys.STORE_PREFIX)
         if store.get(keys.account_key(address)) is None:
             base = auth_pb2.BaseAccount(address=bech32.encode(address), account_number=self.next_account_number(ctx))
-            module = auth_pb2.ModuleAccount(base_account=base, name=name, permissions=permissions)
-            packed = AnyPb(type_url=_MODULE_URL, value=module.SerializeToString())
-            store.set(keys.account_key(address), packed.SerializeToString())
+            module = auth_pb2.ModuleAccount(base_account=base, name=name, permissions=self.permissions[name])
+            self.set_module_account(ctx, module)
         return address

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-import hashlib
+from sdk import address as sdk_address
 
 MODULE_NAME = "auth"
 STORE_PREFIX = b"auth/"
@@ -15,12 +15,15 @@ ACCOUNT_PREFIX = b"\x01"
 NEXT_ACCOUNT_NUMBER_KEY = b"\x02"
 PARAMS_KEY = b"\x03"
 FEE_COLLECTOR = "fee_collector"
+MINTER = "minter"
+BURNER = "burner"
+STAKING = "staking"
+"""Module account permissions, as the Cosmos SDK names them."""
 
 
 def account_key(address: bytes) -> bytes:
     return ACCOUNT_PREFIX + address
 
 
-def module_address(name: str) -> bytes:
-    """Module account address as the Cosmos SDK derives it: sha256(name)[:20]."""
-    return hashlib.sha256(name.encode()).digest()[:20]
+module_address = sdk_address.module_address
+"""A module account's address, sha256(name)[:20] (defined in sdk: the framework's authority is one too)."""

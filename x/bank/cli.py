@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2, tx_pb2
 
 from sdk.cli.flags import add_query_flags, add_tx_flags, checked_address, message_dict, print_output
 from sdk.client.querier import Querier
+from sdk.cli.params import add_update_params_command
 from sdk.cli.tx import broadcast_messages
 from sdk.coins import parse_coins
 from sdk.client.txbuilder import send_msg
@@ -46,6 +47,7 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p.add_argument("amount", help="e.g. 1000ngonka")
     add_tx_flags(p, with_from=False)
     p.set_defaults(func=cmd_send)
+    add_update_params_command(bank, tx_pb2.MsgUpdateParams)
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:

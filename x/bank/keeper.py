@@ -2,24 +2,68 @@
 
 from __future__ import annotations
 
-from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
+from collections.abc import Callable
 
-from sdk.coins import Coins, make_coins
+from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, genesis_pb2
+
+from sdk.coins import DENOM_RE, Coins, make_coins
 from sdk.context import Context
 from sdk.crypto import bech32
-from sdk.errors import ErrInsufficientFunds, ErrUnauthorized
+from sdk.errors import ErrInsufficientFunds, ErrUnauthorized, ErrUnknownAddress
+from sdk.params import GOV_AUTHORITY
 from x.bank import keys
+from x.bank.errors import ErrSendDisabled
 from x.bank.expected_keepers import AccountKeeper
+
+LockedCoins = Callable[[Context, bytes], Coins]
+"""What an account may not spend yet (a vesting schedule's locked part), set by the module that locks."""
+
+
+def validate_params(params: bank_pb2.Params) -> None:
+    """Each per-denom ``send_enabled`` entry names a valid denom, once."""
+    seen: set[str] = set()
+    for entry in params.send_enabled:
+        if not DENOM_RE.match(entry.denom):
+            raise ValueError(f"send_enabled denom {entry.denom!r} is invalid")
+        if entry.denom in seen:
+            raise ValueError(f"send_enabled lists denom {entry.denom!r} twice")
+        seen.add(entry.denom)
 
 
 class BankKeeper:
     """Owns the ``bank/`` prefix. Supply changes only by mint and burn; sends conserve it."""
 
-    def __init__(self, accounts: AccountKeeper, blocked: frozenset[bytes] = frozenset()) -> None:
+    def __init__(
+        self, accounts: AccountKeeper, blocked: frozenset[bytes] = frozenset(), authority: bytes = GOV_AUTHORITY
+    ) -> None:
         """``blocked``: addresses that no MsgSend may pay (module accounts, as the app wires them):
-        coins sent there would sit outside what their module accounts for."""
+        coins sent there would sit outside what their module accounts for; ``authority``: who may change
+        the params (``MsgUpdateParams``)."""
         self.accounts = accounts
         self.blocked = blocked
+        self.authority = authority
+        self.locked_coins: LockedCoins | None = None
+
+    def set_locked_coins_hook(self, hook: LockedCoins) -> None:
+        """Install the one module that locks coins (vesting): spends and the spendable queries subtract what
+        it reports. Set once, at app wiring."""
+        if self.locked_coins is not None:
+            raise ValueError("a locked-coins hook is already set")
+        self.locked_coins = hook
+
+    def is_send_enabled(self, ctx: Context, denom: str) -> bool:
+        """The denom's own ``send_enabled`` entry in the params, else ``default_send_enabled``."""
+        params = self.get_params(ctx)
+        for entry in params.send_enabled:
+            if entry.denom == denom:
+                return entry.enabled
+        return params.default_send_enabled
+
+    def check_send_enabled(self, ctx: Context, coins: Coins) -> None:
+        """MsgSend and MsgMultiSend move only denoms whose transfers are enabled (``bank/5``)."""
+        for denom, _ in coins:
+            if not self.is_send_enabled(ctx, denom):
+                raise ErrSendDisabled.wrap(f"{denom} transfers are currently disabled")
 
     def check_can_receive(self, address: bytes) -> None:
         if address in self.blocked:
@@ -35,6 +79,19 @@ class BankKeeper:
             (k[len(prefix):].decode(), int(v)) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)
         ]
         return make_coins(pairs)
+
+    def spendable_coins(self, ctx: Context, address: bytes) -> Coins:
+        """What ``address`` may spend now: its balances less the locked coins the hook reports (none until a
+        vesting module sets the hook); the spendable queries and every spend read this."""
+        locked = self._locked(ctx, address)
+        balances = self.get_all_balances(ctx, address)
+        return make_coins([(d, a - locked.get(d, 0)) for d, a in balances if a > locked.get(d, 0)])
+
+    def _locked(self, ctx: Context, address: bytes) -> dict[str, int]:
+        return {} if self.locked_coins is None else dict(self.locked_coins(ctx, address))
+
+    def _spendable(self, ctx: Context, address: bytes, denom: str) -> int:
+        return max(0, self.get_balance(ctx, address, denom) - self._locked(ctx, address).get(denom, 0))
 
     def _set_balance(self, ctx: Context, address: bytes, denom: str, amount: int) -> None:
         store = ctx.kv(keys.STORE_PREFIX)
@@ -61,11 +118,12 @@ class BankKeeper:
             store.set(keys.supply_key(denom), str(amount).encode())
 
     def subtract_coins(self, ctx: Context, address: bytes, coins: Coins) -> None:
+        """Take coins from what ``address`` may spend; locked coins stay (``sdk/5`` if short)."""
         for denom, amount in coins:
-            balance = self.get_balance(ctx, address, denom)
-            if balance < amount:
-                raise ErrInsufficientFunds.wrap(f"spendable balance {balance}{denom} is smaller than {amount}{denom}")
-            self._set_balance(ctx, address, denom, balance - amount)
+            spendable = self._spendable(ctx, address, denom)
+            if spendable < amount:
+                raise ErrInsufficientFunds.wrap(f"spendable balance {spendable}{denom} is smaller than {amount}{denom}")
+            self._set_balance(ctx, address, denom, self.get_balance(ctx, address, denom) - amount)
 
     def add_coins(self, ctx: Context, address: bytes, coins: Coins) -> None:
         self.accounts.ensure_account(ctx, address)
@@ -77,11 +135,37 @@ class BankKeeper:
         self.add_coins(ctx, recipient, coins)
         ctx.emit("transfer", recipient=bech32.encode(recipient), sender=bech32.encode(sender), amount=str(coins))
 
-    def mint_coins(self, ctx: Context, recipient: bytes, coins: Coins) -> None:
+    def credit_genesis(self, ctx: Context, recipient: bytes, coins: Coins) -> None:
+        """A genesis balance: coins that come into being in their account, adding to the supply."""
         self.add_coins(ctx, recipient, coins)
+        self._add_supply(ctx, coins, 1)
+
+    def _add_supply(self, ctx: Context, coins: Coins, sign: int) -> None:
         for denom, amount in coins:
-            self._set_supply(ctx, denom, self.get_supply(ctx, denom) + amount)
-        ctx.emit("coinbase", minter=bech32.encode(recipient), amount=str(coins))
+            self._set_supply(ctx, denom, self.get_supply(ctx, denom) + sign * amount)
+
+    def _module_with(self, ctx: Context, module: str, permission: str, action: str) -> bytes:
+        """The address of module account ``module`` if the app declared it with ``permission``."""
+        if module not in self.accounts.module_accounts:
+            raise ErrUnknownAddress.wrap(f"module account {module} does not exist")
+        if not self.accounts.has_permission(module, permission):
+            raise ErrUnauthorized.wrap(f"module account {module} does not have permissions to {action} tokens")
+        return self.accounts.ensure_module_account(ctx, module)
+
+    def mint_coins(self, ctx: Context, module: str, coins: Coins) -> None:
+        """New coins into module account ``module``, which must have the ``minter`` permission."""
+        address = self._module_with(ctx, module, "minter", "mint")
+        self.add_coins(ctx, address, coins)
+        self._add_supply(ctx, coins, 1)
+        ctx.emit("coinbase", minter=bech32.encode(address), amount=str(coins))
+
+    def burn_coins(self, ctx: Context, module: str, coins: Coins) -> None:
+        """Destroy coins module account ``module`` holds (it must have the ``burner`` permission): the supply
+        falls by as much."""
+        address = self._module_with(ctx, module, "burner", "burn")
+        self.subtract_coins(ctx, address, coins)
+        self._add_supply(ctx, coins, -1)
+        ctx.emit("burn", burner=bech32.encode(address), amount=str(coins))
 
     def get_params(self, ctx: Context) -> bank_pb2.Params:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.PARAMS_KEY)
@@ -96,3 +180,21 @@ class BankKeeper:
     def get_denom_metadata(self, ctx: Context, denom: str) -> bank_pb2.Metadata | None:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.metadata_key(denom))
         return bank_pb2.Metadata.FromString(raw) if raw else None
+
+    def all_balances(self, ctx: Context) -> list[genesis_pb2.Balance]:
+        """Every non-zero balance, one entry per address in address-byte order, denoms sorted: for export."""
+        balances: list[genesis_pb2.Balance] = []
+        last = b""
+        for key, amount in ctx.kv(keys.STORE_PREFIX).iterate(keys.BALANCES_PREFIX):
+            n = key[1]
+            address, denom = key[2 : 2 + n], key[2 + n :].decode()
+            if address != last or not balances:
+                balances.append(genesis_pb2.Balance(address=bech32.encode(address)))
+                last = address
+            balances[-1].coins.add(denom=denom, amount=amount.decode())
+        return balances
+
+    def all_denom_metadata(self, ctx: Context) -> list[bank_pb2.Metadata]:
+        """Every denom's metadata in denom order: for export."""
+        store = ctx.kv(keys.STORE_PREFIX)
+        return [bank_pb2.Metadata.FromString(v) for _, v in store.iterate(keys.DENOM_METADATA_PREFIX)]

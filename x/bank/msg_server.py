@@ -25,8 +25,10 @@ def validate_send(msg: tx_pb2.MsgSend) -> None:
 
 def handle_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgSend) -> tx_pb2.MsgSendResponse:
     sender, recipient = bech32.decode(msg.from_address), bech32.decode(msg.to_address)
+    coins = coins_from_proto(msg.amount)
+    bank.check_send_enabled(ctx, coins)
     bank.check_can_receive(recipient)
-    bank.send_coins(ctx, sender, recipient, coins_from_proto(msg.amount))
+    bank.send_coins(ctx, sender, recipient, coins)
     ctx.emit("message", module="bank", sender=msg.from_address)
     return tx_pb2.MsgSendResponse()
 
@@ -59,6 +61,7 @@ def validate_multi_send(msg: tx_pb2.MsgMultiSend) -> None:
 def handle_multi_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgMultiSend) -> tx_pb2.MsgMultiSendResponse:
     sender = bech32.decode(msg.inputs[0].address)
     recipients = [bech32.decode(out.address) for out in msg.outputs]
+    bank.check_send_enabled(ctx, coins_from_proto(msg.inputs[0].coins))
     for recipient in recipients:
         bank.check_can_receive(recipient)
     bank.subtract_coins(ctx, sender, coins_from_proto(msg.inputs[0].coins))

@@ -1,7 +1,10 @@
 """x/genutil: genesis transactions (gentxs) delivered at InitChain, after every other module's genesis.
 
 ``app_state.genutil.gen_txs`` is a list of base64 ``TxRaw`` bytes, each signed with account number 0
-and sequence 0 (as in the Cosmos SDK); a gentx that fails makes the genesis invalid.
+and sequence 0 (as in the Cosmos SDK); a gentx that fails makes the genesis invalid. After the gentxs, the
+validator set they made is taken from the stake keeper (``validator_set_updates``, as the Cosmos SDK's
+genutil asks staking) and becomes InitChain's validators. Export writes none: the state the gentxs made is
+in the other modules' exports.
 """
 
 from __future__ import annotations
@@ -18,14 +21,16 @@ from sdk.module import BaseModule
 
 MODULE_NAME = "genutil"
 DeliverTx = Callable[[Context, bytes], abci.ExecTxResult]
+ValidatorSetUpdates = Callable[[Context], list[abci.ValidatorUpdate]]
 
 
 class GenutilModule(BaseModule):
     name = MODULE_NAME
     store_prefix = b"genutil/"
 
-    def __init__(self, deliver: DeliverTx) -> None:
+    def __init__(self, deliver: DeliverTx, validator_set_updates: ValidatorSetUpdates) -> None:
         self.deliver = deliver
+        self.validator_set_updates = validator_set_updates
 
     def default_genesis(self) -> dict[str, Any]:
         return {"gen_txs": []}
@@ -39,3 +44,8 @@ class GenutilModule(BaseModule):
             result = self.deliver(ctx, raw)
             if result.code:
                 raise ValueError(f"gentx {i} failed: {result.codespace}/{result.code} {result.log}")
+        ctx.validator_updates.extend(self.validator_set_updates(ctx))  # recorded as sent to CometBFT
+
+    def export_genesis(self, ctx: Context) -> dict[str, Any]:
+        """No gentxs: they were applied, and the state they made is in the other modules' exports."""
+        return self.default_genesis()

@@ -9,6 +9,7 @@ import argparse
 import re
 
 from sdk.cli.flags import add_query_flags, add_tx_flags, checked_address, print_output
+from sdk.cli.params import add_update_params_command
 from sdk.cli.tx import broadcast_messages
 from protogen.gonka.learning.v1 import tx_pb2
 from x.learning.client import LearningClient
@@ -125,6 +126,7 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--reason", default="")
     add_tx_flags(p)
     p.set_defaults(func=cmd_submit_verdict)
+    add_update_params_command(learning, tx_pb2.MsgUpdateParams)
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:

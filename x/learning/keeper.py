@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 
 from sdk.context import Context, PrefixStore
 from sdk.crypto import bech32
+from sdk.params import GOV_AUTHORITY
 from protogen.gonka.learning.v1 import learning_pb2
 from x.learning import keys
 from x.learning.errors import (
@@ -38,6 +39,10 @@ def _kv(ctx: Context) -> PrefixStore:
 
 class LearningKeeper:
     """Owns the ``learning/`` prefix. Records are written only after every rule passed."""
+
+    def __init__(self, authority: bytes = GOV_AUTHORITY) -> None:
+        """``authority``: who may change the params (``MsgUpdateParams``)."""
+        self.authority = authority
 
     def get_params(self, ctx: Context) -> learning_pb2.Params:
         raw = _kv(ctx).get(keys.PARAMS_KEY)

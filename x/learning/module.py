@@ -9,6 +9,7 @@ from google.protobuf import json_format
 from sdk.context import Context
 from sdk.cli.flags import message_dict
 from sdk.module import BaseModule, MsgRoute, QueryRoute, type_url
+from sdk.params import update_params_route
 from protogen.gonka.learning.v1 import genesis_pb2, tx_pb2
 from x.learning import genesis, keys, msg_server
 from x.learning.keeper import LearningKeeper
@@ -46,6 +47,9 @@ class LearningModule(BaseModule):
             type_url(tx_pb2.MsgSubmitVerdict): MsgRoute(
                 tx_pb2.MsgSubmitVerdict, msg_server.signers, validate_verdict,
                 lambda ctx, msg: msg_server.handle_submit_verdict(ctx, k, msg),
+            ),
+            type_url(tx_pb2.MsgUpdateParams): update_params_route(
+                tx_pb2.MsgUpdateParams, k.authority, genesis.validate_params, k.set_params
             ),
         }
 

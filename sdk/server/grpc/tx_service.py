@@ -1,4 +1,4 @@
-"""cosmos.tx.v1beta1.Service: BroadcastTx and GetTx through CometBFT's RPC, Simulate in the app.
+"""cosmos.tx.v1beta1.Service: BroadcastTx, GetTx and GetTxsEvent through CometBFT's RPC, Simulate in the app.
 
 Simulate runs on the node's query workers over a snapshot of the committed state, writing only a
 throwaway branch, within the node's simulation gas limit; the RPC calls run in a thread because
@@ -12,9 +12,10 @@ import base64
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as sdk_abci
+from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
 from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2, tx_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf import json_format
@@ -24,10 +25,16 @@ from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.tx import decode_tx
 from sdk.client.txbuilder import pack
+from sdk.server.grpc.comet import call_with_client_input, comet_page, per_page
 from sdk.server.workers import run_job
 
 if TYPE_CHECKING:
     from sdk.server.grpc.server import Methods
+
+_ORDER_BY = {service_pb2.ORDER_BY_ASC: "asc", service_pb2.ORDER_BY_DESC: "desc"}
+"""tx_search's ``order_by``; unspecified is CometBFT's default, oldest first."""
+_HEIGHT_KEY = "tx.height"
+_EVENT_FORMAT = "{eventType}.{eventAttribute}={value}"
 
 _BROADCAST_RPC = {
     service_pb2.BROADCAST_MODE_SYNC: "broadcast_tx_sync",
@@ -72,6 +79,43 @@ def tx_response(
     )
 
 
+def tx_of(found: dict[str, Any], timestamp: str) -> tuple[tx_pb2.Tx, sdk_abci.TxResponse]:
+    """A transaction as CometBFT's ``/tx`` and ``/tx_search`` return it, with its block's time, as the SDK
+    answers it."""
+    decoded = decode_tx(base64.b64decode(found["tx"]))
+    tx = tx_pb2.Tx(body=decoded.body, auth_info=decoded.auth_info, signatures=decoded.raw.signatures)
+    result = json_format.ParseDict(found["tx_result"], abci.ExecTxResult(), ignore_unknown_fields=True)
+    return tx, tx_response(int(found["height"]), found["hash"], result, tx, timestamp)
+
+
+def events_query(req: service_pb2.GetTxsEventRequest) -> str:
+    """The tx_search query: the SDK's ``query`` (v0.50+), or else its older ``events`` list joined by AND.
+
+    In the older form values may come unquoted (``message.sender=gonka1…``); they are quoted as the SDK
+    quoted them, except ``tx.height``'s number. CometBFT checks the query's syntax.
+    """
+    if req.query:
+        return req.query
+    if not req.events:
+        raise ErrInvalidRequest.wrap("query cannot be empty")
+    conditions = []
+    for event in req.events:
+        key, _, value = event.partition("=")
+        if event.count("=") != 1 or not key or not value:
+            raise ErrInvalidRequest.wrap(f"invalid event {event!r}; it should be of the format {_EVENT_FORMAT}")
+        quoted = value.startswith("'") or key.rstrip("<>") == _HEIGHT_KEY
+        conditions.append(f"{key}={value}" if quoted else f"{key}='{value}'")
+    return " AND ".join(conditions)
+
+
+def txs_page(req: service_pb2.GetTxsEventRequest) -> tuple[int, int]:
+    """tx_search's page and per_page: ``page`` and ``limit`` (SDK v0.46+; 0: the first page, 100 per page),
+    else the older ``pagination``'s offset and limit."""
+    if not (req.page or req.limit) and req.HasField("pagination"):
+        return comet_page(req.pagination.offset, req.pagination.limit)
+    return req.page or 1, per_page(req.limit)
+
+
 class TxService:
     NAME = "cosmos.tx.v1beta1.Service"
 
@@ -85,7 +129,11 @@ class TxService:
             "BroadcastTx": (service_pb2.BroadcastTxRequest, self.broadcast_tx),
             "Simulate": (service_pb2.SimulateRequest, self.simulate),
             "GetTx": (service_pb2.GetTxRequest, self.get_tx),
+            "GetTxsEvent": (service_pb2.GetTxsEventRequest, self.get_txs_event),
         }
+
+    async def block_time(self, height: int | str) -> str:
+        return (await asyncio.to_thread(self.rpc.call, "header", height=str(height)))["header"]["time"]
 
     async def broadcast_tx(self, req: service_pb2.BroadcastTxRequest) -> service_pb2.BroadcastTxResponse:
         if not req.tx_bytes:
@@ -138,10 +186,22 @@ class TxService:
             if "not found" in str(err):
                 raise ErrNotFound.wrap(f"tx {req.hash.upper()} not found") from None
             raise
-        header = (await asyncio.to_thread(self.rpc.call, "header", height=found["height"]))["header"]
-        decoded = decode_tx(base64.b64decode(found["tx"]))
-        tx = tx_pb2.Tx(body=decoded.body, auth_info=decoded.auth_info, signatures=decoded.raw.signatures)
-        result = json_format.ParseDict(found["tx_result"], abci.ExecTxResult(), ignore_unknown_fields=True)
-        return service_pb2.GetTxResponse(
-            tx=tx, tx_response=tx_response(int(found["height"]), found["hash"], result, tx, header["time"])
+        tx, response = tx_of(found, await self.block_time(found["height"]))
+        return service_pb2.GetTxResponse(tx=tx, tx_response=response)
+
+    async def get_txs_event(self, req: service_pb2.GetTxsEventRequest) -> service_pb2.GetTxsEventResponse:
+        """Transactions whose indexed events match (CometBFT's tx_search; which events a node indexes is its
+        app.toml ``index_events``), one page of them with the total count."""
+        query = events_query(req)
+        page, size = txs_page(req)
+        found = await call_with_client_input(
+            self.rpc, "tx_search", f"search {query!r}, page {page} ({size} per page)",
+            query=query, page=str(page), per_page=str(size), order_by=_ORDER_BY.get(req.order_by, ""),
+        )
+        times = {height: await self.block_time(height) for height in {t["height"] for t in found["txs"]}}
+        txs = [tx_of(t, times[t["height"]]) for t in found["txs"]]
+        total = int(found["total_count"])
+        return service_pb2.GetTxsEventResponse(
+            txs=[tx for tx, _ in txs], tx_responses=[response for _, response in txs],
+            pagination=pagination_pb2.PageResponse(total=total), total=total,
         )

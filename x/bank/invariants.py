@@ -1,0 +1,33 @@
+"""What must hold of bank's state after every block (registered as ``bank/…``)."""
+
+from __future__ import annotations
+
+from sdk.context import Context
+from x.bank import keys
+
+
+def _amounts(ctx: Context, prefix: bytes) -> list[tuple[bytes, str]]:
+    return [(key, raw.decode()) for key, raw in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
+
+
+def nonnegative_balances(ctx: Context) -> str | None:
+    """Every stored balance is a positive whole number (zero balances are deleted, never stored)."""
+    for key, text in _amounts(ctx, keys.BALANCES_PREFIX):
+        if not text.isascii() or not text.isdigit() or int(text) <= 0:
+            return f"balance {key.hex()} is {text!r}"
+    return None
+
+
+def total_supply(ctx: Context) -> str | None:
+    """Each denom's supply equals the sum of every account's balance of it: sends move coins, only mint
+    and burn change the supply."""
+    held: dict[str, int] = {}
+    for key, text in _amounts(ctx, keys.BALANCES_PREFIX):
+        address_length = key[len(keys.BALANCES_PREFIX)]
+        denom = key[len(keys.BALANCES_PREFIX) + 1 + address_length:].decode()
+        held[denom] = held.get(denom, 0) + int(text)
+    supply = {key[len(keys.SUPPLY_PREFIX):].decode(): int(text) for key, text in _amounts(ctx, keys.SUPPLY_PREFIX)}
+    for denom in sorted(held.keys() | supply.keys()):
+        if held.get(denom, 0) != supply.get(denom, 0):
+            return f"supply of {denom} is {supply.get(denom, 0)} but balances sum to {held.get(denom, 0)}"
+    return None
