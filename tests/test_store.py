@@ -111,6 +111,15 @@ def check_proofs(store: CommitStore, model: dict[bytes, bytes], version: int, ke
             assert not verify_membership(root, k, value + b"x", proof)
 
 
+def apply_to_model(model: dict[bytes, bytes], batch: dict[bytes, bytes | None]) -> None:
+    """What a committed batch does to the plain-dict model of the store (None deletes)."""
+    for k, v in batch.items():
+        if v is None:
+            model.pop(k, None)
+        else:
+            model[k] = v
+
+
 @SETTINGS
 @given(history=history_st, keep=st.sampled_from([0, 1, 2, 3]), data=st.data())
 def test_matches_model_over_versions(history: list[dict[bytes, bytes | None]], keep: int, data: st.DataObject) -> None:
@@ -118,11 +127,7 @@ def test_matches_model_over_versions(history: list[dict[bytes, bytes | None]], k
         models: dict[int, dict[bytes, bytes]] = {0: {}}
         model: dict[bytes, bytes] = {}
         for batch in history:
-            for k, v in batch.items():
-                if v is None:
-                    model.pop(k, None)
-                else:
-                    model[k] = v
+            apply_to_model(model, batch)
             staged_root = store.apply(batch)
             version = store.commit()
             models[version] = dict(model)
@@ -190,11 +195,7 @@ def test_larger_random_histories_match_reference() -> None:
             batch: dict[bytes, bytes | None] = {}
             for k in rnd.sample(keys, 400):
                 batch[k] = None if rnd.random() < 0.3 else rnd.randbytes(rnd.randint(0, 40))
-            for k, v in batch.items():
-                if v is None:
-                    model.pop(k, None)
-                else:
-                    model[k] = v
+            apply_to_model(model, batch)
             assert store.apply(batch) == ref_root(model)
             store.commit()
         assert list(store.iterate()) == sorted(model.items())
@@ -447,11 +448,7 @@ def test_items_and_state_at_every_kept_version_match_model(
         models: dict[int, dict[bytes, bytes]] = {0: {}}
         model: dict[bytes, bytes] = {}
         for batch in history:
-            for k, v in batch.items():
-                if v is None:
-                    model.pop(k, None)
-                else:
-                    model[k] = v
+            apply_to_model(model, batch)
             store.apply(batch)
             models[store.commit()] = dict(model)
         oldest, latest = store.available_versions()
