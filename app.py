@@ -23,9 +23,14 @@ from x.auth.module import AuthModule
 from x.bank.keeper import BankKeeper
 from x.bank.module import BankModule
 from x.consensus.module import ConsensusModule
+from x.epochs.keeper import EpochsKeeper
+from x.epochs.module import EpochsModule
 from x.genutil.module import GenutilModule
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
+from x.slashing import keys as slashing_keys
+from x.slashing.keeper import SlashingKeeper
+from x.slashing.module import SlashingModule
 from x.stake import keys as stake_keys
 from x.stake.keeper import StakeKeeper
 from x.stake.module import StakeModule
@@ -33,6 +38,8 @@ from x.stake.module import StakeModule
 MODULE_ACCOUNT_PERMISSIONS: dict[str, tuple[str, ...]] = {
     auth_keys.FEE_COLLECTOR: (),
     stake_keys.BONDED_POOL: (auth_keys.BURNER, auth_keys.STAKING),
+    stake_keys.UNBONDING_POOL: (auth_keys.BURNER, auth_keys.STAKING),
+    slashing_keys.SLASHED_POOL: (auth_keys.BURNER,),
 }
 """The module accounts and what each may do (the SDK's ``maccPerms``): bank mints only into an account with
 ``minter`` and burns only from one with ``burner``."""
@@ -58,19 +65,24 @@ class GonkaApp(BaseApp):
             self.account_keeper, blocked=frozenset(map(auth_keys.module_address, MODULE_ACCOUNT_PERMISSIONS)),
             authority=authority,
         )
-        self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper, authority)
+        self.epochs_keeper = EpochsKeeper(authority)
+        self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper, self.epochs_keeper, authority)
+        self.slashing_keeper = SlashingKeeper(self.stake_keeper, self.bank_keeper, self.account_keeper, authority)
+        self.epochs_keeper.set_hooks([self.stake_keeper])
         self.learning_keeper = LearningKeeper(authority)
         super().__init__(
             store,
             modules=[
                 AuthModule(self.account_keeper),
                 BankModule(self.bank_keeper),
+                EpochsModule(self.epochs_keeper),  # first of the block hooks: the others act on its stage
                 StakeModule(self.stake_keeper),
+                SlashingModule(self.slashing_keeper),
                 LearningModule(self.learning_keeper),
                 ConsensusModule(authority),
                 # last: gentxs need every other module's genesis
                 GenutilModule(deliver=self.run_tx_safely,
-                              validator_set_updates=self.stake_keeper.apply_validator_set_updates),
+                              validator_set_updates=self.stake_keeper.genesis_validator_set),
             ],
             ante=self.process_ante,
             min_gas_prices=parse_dec_coins(min_gas_prices),

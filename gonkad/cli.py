@@ -22,7 +22,9 @@ from sdk.keyring.keyring import KeyringError
 from x.auth import cli as auth_cli
 from x.bank import cli as bank_cli
 from x.consensus import cli as consensus_cli
+from x.epochs import cli as epochs_cli
 from x.learning import cli as learning_cli
+from x.slashing import cli as slashing_cli
 from x.stake import cli as stake_cli
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.node import run_node
@@ -113,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     learning_cli.register_tx(tx_modules)
     auth_cli.register_tx(tx_modules)
     stake_cli.register_tx(tx_modules)
+    slashing_cli.register_tx(tx_modules)
+    epochs_cli.register_tx(tx_modules)
     consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
 
     query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(
@@ -120,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     bank_cli.register_query(query)
     learning_cli.register_query(query)
     auth_cli.register_query(query)
+    stake_cli.register_query(query)
+    slashing_cli.register_query(query)
+    epochs_cli.register_query(query)
     query_tx.register_query(query)
 
     genesis_cli.register(sub)

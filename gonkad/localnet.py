@@ -91,6 +91,8 @@ class NodeSpec(BaseModel):
 class LocalnetSpec(BaseModel):
     chain_id: str
     nodes: list[NodeSpec]
+    twins: list[NodeSpec] = Field(default_factory=list)
+    """Extra nodes running a validator's consensus key a second time (``add_twin``); never waited for."""
 
 
 def free_ports(count: int) -> list[int]:
@@ -164,14 +166,46 @@ def build(root: Path, validators: int | None = None, chain_id: str | None = None
         home = Path(node.home)
         if home / "config" / "genesis.json" != genesis_path:
             (home / "config" / "genesis.json").write_text(genesis_path.read_text())
-        peers = ",".join(f"{p.node_id}@127.0.0.1:{p.p2p_port}" for p in nodes if p.name != node.name)
-        edit_cometbft_config(home, consensus_settings(node, peers, settings.consensus))
-        save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{node.abci_port}",
-                                        grpc_address=f"127.0.0.1:{node.grpc_port}", pruning_keep_recent=0,
-                                        index_events=settings.index_events))
+        _node_settings(node, nodes, settings)
     spec = LocalnetSpec(chain_id=chain_id, nodes=nodes)
     (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
     return spec
+
+
+def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSettings) -> None:
+    """One node's cometbft config.toml and app.toml: loopback ports, ``peers`` as its persistent peers."""
+    home = Path(node.home)
+    peer_list = ",".join(f"{p.node_id}@127.0.0.1:{p.p2p_port}" for p in peers if p.name != node.name)
+    edit_cometbft_config(home, consensus_settings(node, peer_list, settings.consensus))
+    save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{node.abci_port}",
+                                    grpc_address=f"127.0.0.1:{node.grpc_port}", pruning_keep_recent=0,
+                                    index_events=settings.index_events))
+
+
+def add_twin(root: Path, of: str, settings: LocalnetSettings | None = None) -> NodeSpec:
+    """A second node (own home, data, node key, ports) signing with ``of``'s consensus key: a real double-sign."""
+    spec = load(root)
+    settings = settings or load_settings()
+    name = f"{of}-twin"
+    homes = {n.name: Path(n.home) for n in spec.nodes}
+    if of not in homes or any(t.name == name for t in spec.twins):
+        raise ValueError(f"no node {of}, or {name} exists already, in {root}")
+    source = homes[of]
+    home = root / name
+    _cometbft("init", "--home", str(home))
+    for file in ("genesis.json", "priv_validator_key.json"):
+        (home / "config" / file).write_bytes((source / "config" / file).read_bytes())
+    taken = {port for n in [*spec.nodes, *spec.twins] for port in (n.p2p_port, n.rpc_port, n.abci_port, n.grpc_port)}
+    ports = free_ports(4)
+    while taken.intersection(ports):  # the nodes may not be running yet, so their ports can look free
+        ports = free_ports(4)
+    p2p, rpc, abci, grpc = ports
+    twin = NodeSpec(name=name, home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci, grpc_port=grpc,
+                    node_id=_cometbft("show-node-id", "--home", str(home)))
+    _node_settings(twin, spec.nodes, settings)
+    spec.twins.append(twin)
+    (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
+    return twin
 
 
 def load(root: Path) -> LocalnetSpec:
@@ -210,7 +244,8 @@ def start(root: Path, validators: int | None = None, chain_id: str | None = None
 
 def stop(root: Path) -> list[str]:
     stopped = []
-    for node in load(root).nodes:
+    spec = load(root)
+    for node in [*spec.nodes, *spec.twins]:
         home = Path(node.home)
         for name in ("gonkad", "cometbft"):
             pid = live_pid(pid_file(home, name), name)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
 from cosmpy.protos.cosmos.msg.v1 import msg_pb2
+from cosmpy.protos.cosmos.slashing.v1beta1 import genesis_pb2 as slashing_genesis_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import FileDescriptor
@@ -24,7 +25,9 @@ from grpc_tools import protoc
 PROTO_ROOT = Path(__file__).resolve().parent
 OUTPUT = PROTO_ROOT.parent / "protogen"
 PACKAGE = "protogen"
-COSMOS_DEPENDENCIES = (pagination_pb2.DESCRIPTOR, msg_pb2.DESCRIPTOR, staking_pb2.DESCRIPTOR)
+COSMOS_DEPENDENCIES = (
+    pagination_pb2.DESCRIPTOR, msg_pb2.DESCRIPTOR, staking_pb2.DESCRIPTOR, slashing_genesis_pb2.DESCRIPTOR,
+)
 IMPORT = re.compile(r"^(from|import) (gonka|cosmos)\.", re.MULTILINE)
 IMPORT_HOME = {"gonka": f"{PACKAGE}.gonka", "cosmos": "cosmpy.protos.cosmos"}
 

@@ -19,3 +19,8 @@ def parse_address(text: str, what: str) -> bytes:
 def module_address(name: str) -> bytes:
     """A module account's address as the Cosmos SDK derives it: sha256(name)[:20]."""
     return hashlib.sha256(name.encode()).digest()[:20]
+
+
+def consensus_address(ed25519_pubkey: bytes) -> bytes:
+    """CometBFT's validator address: the first 20 bytes of sha256 of the ed25519 consensus key."""
+    return hashlib.sha256(ed25519_pubkey).digest()[:20]

@@ -36,7 +36,7 @@ from sdk.consensus import (
 from sdk.context import MEMPOOL_MODES, BlockHeader, Context, ExecMode, KVStore
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT, GasKV, GasMeter
 from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrOutOfGas, ErrUnknownRequest
-from sdk.module import Module, MsgRoute, QueryRoute
+from sdk.module import Module, MsgRoute, QueryRoute, run_hook
 from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore, Snapshot
 from sdk.store.proof import PROOF_OP_TYPE
@@ -358,21 +358,9 @@ class BaseApp(Application):
     def run_in_branch(
         self, ctx: Context, module: str, hook: str, call: Callable[[Context], None]
     ) -> Exception | None:
-        """Run a module's block hook in a branch of ``ctx``: its writes, events and validator updates land
-        only if it returns. A raising hook is logged (module and hook named) and its writes discarded, the
-        same on every node, so a bug in one module's hook never stops the chain. Returns the failure."""
-        branch = ctx.store.branch()  # type: ignore[attr-defined]
-        hook_ctx = ctx.with_store(branch)
-        try:
-            call(hook_ctx)
-        except Exception as exc:  # noqa: BLE001 - a failing hook must not halt the node
-            log.exception("%s of module %s failed at height %d; its writes are discarded",
-                          hook, module, ctx.header.height)
-            return exc
-        branch.write()
-        ctx.events.extend(hook_ctx.events)
-        ctx.validator_updates.extend(hook_ctx.validator_updates)
-        return None
+        """A module's block hook, run by ``run_hook`` (sdk/module.py): only a hook that returns keeps its
+        writes, so a bug in one module's hook never stops the chain."""
+        return run_hook(ctx, f"{hook} of module {module}", call)
 
     def deliver_entry(self, ctx: Context, block: BlockInfo, raw: bytes) -> abci.ExecTxResult:
         """An injected proposal entry in FinalizeBlock, handed to its module's ``deliver_entry`` (never

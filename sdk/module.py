@@ -9,6 +9,7 @@ goes on. The ABCI 2.0 hooks (``extend_vote``, ``verify_vote_extension``, ``prepa
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,8 @@ from google.protobuf.message import Message
 from sdk.consensus import BlockInfo, VoteExtension
 from sdk.context import Context
 from sdk.invariants import Invariant
+
+log = logging.getLogger("gonkad.app")
 
 MsgHandler = Callable[[Context, Any], Message | None]
 QueryHandler = Callable[[Context, Any], Message]
@@ -137,3 +140,21 @@ class BaseModule:
 
 def type_url(msg_type: type[Message]) -> str:
     return "/" + msg_type.DESCRIPTOR.full_name
+
+
+def run_hook(ctx: Context, what: str, call: Callable[[Context], None]) -> Exception | None:
+    """Run a hook (a module's block hook, or an epoch hook another module implements) in a branch of
+    ``ctx``: its writes, events and validator updates land only if it returns. A raising hook is logged
+    (``what`` names it) and its writes discarded, the same on every node, so the block goes on. Returns
+    the failure."""
+    branch = ctx.store.branch()  # type: ignore[attr-defined]
+    hook_ctx = ctx.with_store(branch)
+    try:
+        call(hook_ctx)
+    except Exception as exc:  # noqa: BLE001 - a failing hook must not halt the node
+        log.exception("%s failed at height %d; its writes are discarded", what, ctx.header.height)
+        return exc
+    branch.write()
+    ctx.events.extend(hook_ctx.events)
+    ctx.validator_updates.extend(hook_ctx.validator_updates)
+    return None

@@ -8,14 +8,16 @@ a test says only what it sets up and what it checks.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypedDict, TypeVar, Unpack
 
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from cosmpy.protos.tendermint.types import params_pb2
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from app import GonkaApp
 from gonkad import genesis
@@ -39,6 +41,15 @@ class AppOptions(TypedDict, total=False):
     """Who may send MsgUpdateParams: a test key's address stands in for governance."""
 
 
+class BlockOptions(TypedDict, total=False):
+    """What a test may set of a block besides its txs (``InProcessChain.finalize``)."""
+
+    time_ns: int
+    last_commit: abci.CommitInfo | None
+    misbehavior: Sequence[abci.Misbehavior]
+    during: Callable[[Context], None]
+
+
 class InProcessChain:
     """A GonkaApp driven block by block as CometBFT drives it, with reads of the last committed state."""
 
@@ -51,12 +62,14 @@ class InProcessChain:
         app_state: dict[str, Any] | None = None,
         first_block: bool = True,
         initial_height: int = 1,
+        consensus_params: params_pb2.ConsensusParams | None = None,
         **options: Unpack[AppOptions],
     ) -> None:
         """A new chain in the store folder ``path``. ``accounts``: bech32 address -> coins funded at genesis,
         on top of ``app_state`` (default: the repository's default app state; given, e.g. with gentxs).
         ``first_block``: an empty block 1, which is what commits the genesis state; off for tests that put
-        their own txs in block 1; ``initial_height``: the first block's height (an exported chain's next one).
+        their own txs in block 1; ``initial_height``: the first block's height (an exported chain's next one);
+        ``consensus_params``: genesis.json's, as CometBFT sends them in InitChain (default: none sent).
         InitChain's reply is kept in ``init_chain_response``."""
         self.path = path
         self.chain_id = chain_id
@@ -69,6 +82,8 @@ class InProcessChain:
         request = abci.RequestInitChain(
             chain_id=chain_id, initial_height=initial_height, app_state_bytes=json.dumps(state).encode()
         )
+        if consensus_params is not None:
+            request.consensus_params.CopyFrom(consensus_params)
         try:
             self.init_chain_response = self.app.init_chain(request)
         except Exception:
@@ -82,17 +97,49 @@ class InProcessChain:
         """The last committed block."""
         return self.app.store.version
 
-    def finalize(self, txs: Sequence[bytes] = ()) -> abci.ResponseFinalizeBlock:
-        """Execute the next block without committing it: until ``commit``, reads still see the previous one."""
+    def finalize(self, txs: Sequence[bytes] = (), **block: Unpack[BlockOptions]) -> abci.ResponseFinalizeBlock:
+        """Execute the next block without committing it: until ``commit``, reads still see the previous one.
+        ``time_ns``: the block time; ``last_commit``: ``decided_last_commit`` (who signed the last block);
+        ``misbehavior``: evidence committed in this block; ``during``: a function run on the block's own
+        context after every module's begin block and before its txs (what it writes is the block's; if it
+        raises, its writes are discarded, the block is finalized without them and the exception is raised
+        here, before any commit)."""
         height = self.height + 1 if self.height else self.initial_height
-        return self.app.finalize_block(abci.RequestFinalizeBlock(height=height, txs=txs))
+        time_ns = block.get("time_ns", 0)
+        request = abci.RequestFinalizeBlock(height=height, txs=txs, misbehavior=block.get("misbehavior", ()),
+                                            time=Timestamp(seconds=time_ns // 10**9, nanos=time_ns % 10**9))
+        if block.get("last_commit") is not None:
+            request.decided_last_commit.CopyFrom(block["last_commit"])
+        during = block.get("during")
+        if during is None:
+            return self.app.finalize_block(request)
+        module = self.app.module_named("genutil")  # the last module: every other begin block has run
+        original = module.begin_block
+        failures: list[BaseException] = []
+
+        def begin_block(ctx: Context, block: Any) -> None:
+            original(ctx, block)
+            try:
+                during(ctx)
+            except BaseException as exc:
+                failures.append(exc)
+                raise
+
+        module.begin_block = begin_block  # type: ignore[method-assign]
+        try:
+            response = self.app.finalize_block(request)
+        finally:
+            del module.begin_block
+        if failures:
+            raise failures[0]
+        return response
 
     def commit(self) -> None:
         self.app.commit(abci.RequestCommit())
 
-    def block(self, txs: Sequence[bytes] = ()) -> abci.ResponseFinalizeBlock:
-        """The next block, finalized and committed."""
-        response = self.finalize(txs)
+    def block(self, txs: Sequence[bytes] = (), **block: Unpack[BlockOptions]) -> abci.ResponseFinalizeBlock:
+        """The next block, finalized and committed (the keywords as ``finalize``'s)."""
+        response = self.finalize(txs, **block)
         self.commit()
         return response
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gonkad import localnet
+from gonkad import genesis, localnet
 from mlnode.threads import torch_threads
+from nodes import running_localnet
 
 pytest.register_assert_rewrite("chain")  # the in-process chain's own checks fail with their values, as tests do
 
@@ -27,12 +28,9 @@ def one_torch_thread() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def net4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A 4-validator localnet, stopped at the end of the module whatever happened."""
-    root = tmp_path_factory.mktemp("localnet")
-    try:
-        localnet.start(root, validators=4, chain_id="gonka-test")
-        localnet.wait_for_height(root, 2, timeout_s=120)
-        yield root
-    finally:
-        if (root / localnet.SPEC_FILE).exists():
-            localnet.stop(root)
+    """A 4-validator localnet, stopped at the end of the module whatever happened. Tests on it kill and
+    restart validators, so downtime is never jailed here (its own tests use their own networks)."""
+    settings = localnet.load_settings(validators=4, chain_id="gonka-test")
+    never_jailed = {"slashing": {"params": {"signed_blocks_window": "1000000"}}}
+    settings = settings.model_copy(update={"genesis": genesis.merge_overrides(settings.genesis, never_jailed)})
+    yield from running_localnet(tmp_path_factory.mktemp("localnet"), settings)

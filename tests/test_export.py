@@ -94,9 +94,11 @@ def restarted(path: Path, exported: dict[str, Any], height: int) -> InProcessCha
 def test_new_chain_from_export_has_identical_module_state(active: ActiveChain, tmp_path: Path, at: str) -> None:
     height = active.height if at == "latest" else 3
     exported = active.app.export_app_state(None if at == "latest" else height)
-    assert set(exported) == {"auth", "bank", "stake", "learning", "consensus", "genutil"}
+    assert set(exported) == {"auth", "bank", "epochs", "stake", "slashing", "learning", "consensus", "genutil"}
     assert exported["genutil"] == {"gen_txs": []}
-    assert len(exported["stake"]["validators"]) == 2
+    assert len(exported["stake"]["hosts"]) == len(exported["stake"]["powers"]) == 2
+    assert "number" not in exported["epochs"]["current"] and exported["epochs"]["current"]["start_height"] == "1"
+    assert "signing_infos" not in exported["slashing"]  # no votes in process: no signing records yet
     assert len(exported["learning"].get("runs", [])) == (1 if at == "latest" else 0)
     with restarted(tmp_path / "new", exported, height) as new:
         assert new.height == height + 1  # the store's versions go on as block heights
@@ -130,8 +132,8 @@ def test_genesis_accounts_without_numbers_are_numbered_in_list_order(tmp_path: P
 
 @pytest.mark.parametrize("edit, words", [
     ("double-account", "lists an account twice"),
-    ("pool-short", "but the bonded pool"),
-    ("weak-validator", "at least one unit of power"),
+    ("pool-short", "bonded collateral is 4000000000000 but bonded_tokens_pool holds 3000000000000"),
+    ("stranger-power", "which is not a host"),
     ("stake-params", "power_reduction must be positive"),
 ])
 def test_invalid_exported_genesis_is_refused(active: ActiveChain, tmp_path: Path, edit: str, words: str) -> None:
@@ -139,9 +141,9 @@ def test_invalid_exported_genesis_is_refused(active: ActiveChain, tmp_path: Path
     if edit == "double-account":
         state["auth"]["accounts"].append(state["auth"]["accounts"][0])
     elif edit == "pool-short":
-        state["stake"]["validators"][0]["tokens"] = str(STAKE * 3)
-    elif edit == "weak-validator":
-        state["stake"]["validators"][0]["tokens"] = "5"
+        state["stake"]["hosts"][0]["collateral"] = str(STAKE * 3)
+    elif edit == "stranger-power":
+        state["stake"]["powers"][0]["operator"] = CAROL
     elif edit == "stake-params":
         state["stake"]["params"]["power_reduction"] = "0"
     with pytest.raises(ValueError, match=words):

@@ -112,9 +112,11 @@ def test_a_new_network_from_the_exported_genesis_makes_blocks(stopped_net: tuple
         localnet.wait_for_height(new_root, start + 1, timeout_s=120)
         rpc = CometRPC(localnet.load(new_root).nodes[0].rpc)
         [validator] = rpc.call("validators", height=str(start))["validators"]
-        [exported] = doc["app_state"]["stake"]["validators"]
-        assert validator["pub_key"]["value"] == exported["consensus_pubkey"]["key"]
-        assert int(validator["voting_power"]) == int(exported["tokens"]) // 10**9
+        [exported] = doc["app_state"]["stake"]["hosts"]
+        [power] = doc["app_state"]["stake"]["powers"]
+        assert validator["pub_key"]["value"] == exported["consensus_pubkey"]
+        assert power["operator"] == exported["operator"]
+        assert int(validator["voting_power"]) == int(power["weight"]) == int(exported["collateral"]) // 10**9
         assert int(rpc.status()["sync_info"]["earliest_block_height"]) == start
     finally:
         localnet.stop(new_root)

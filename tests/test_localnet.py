@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -17,10 +16,9 @@ import pytest
 from gonkad import localnet
 from sdk.coins import parse_coins
 from sdk.crypto import secp256k1
-from gonkad.paths import pid_file
-from sdk.client.process import live_pid
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
+from nodes import kill_node
 
 pytestmark = pytest.mark.localnet
 
@@ -43,18 +41,6 @@ def assert_agreement(root: Path, up_to: int) -> None:
         assert len(roots) == 1, f"app hashes differ at height {height}: {roots}"
         header_hash = clients[0].block(height + 1)["block"]["header"]["app_hash"].lower()
         assert header_hash == roots.pop(), f"header of block {height + 1} disagrees with the store"
-
-
-def kill_node(root: Path, name: str, processes: tuple[str, ...]) -> None:
-    home = Path(next(n.home for n in localnet.load(root).nodes if n.name == name))
-    pids = [live_pid(pid_file(home, process), process) for process in processes]
-    assert None not in pids, f"{name}: not all of {processes} are running"
-    for pid in pids:
-        os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 15
-    while any(live_pid(pid_file(home, p), p) for p in ("gonkad", "cometbft")):
-        assert time.monotonic() < deadline, f"{name} did not go down"
-        time.sleep(0.1)
 
 
 def wait_caught_up(root: Path, name: str, timeout_s: float = 120) -> int:

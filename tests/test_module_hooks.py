@@ -291,25 +291,29 @@ def updates(response: abci.ResponseFinalizeBlock | abci.ResponseInitChain) -> li
 
 def test_validator_updates_are_a_diff_sent_once(tmp_path: Path) -> None:
     state = genesis.default_app_state()
+    state["epochs"] = {"params": {"epoch_length": "6", "race_validation_offset": "1", "set_validators_offset": "2",
+                                  "inference_offset": "3"}}  # epoch 1 starts at height 7, sets validators at 9
     gentx = build_gentx(OPERATORS[0], "v0", b"\x01" * 32, ("ngonka", STAKE), CHAIN)
     state["genutil"] = {"gen_txs": [base64.b64encode(gentx).decode()]}
     with InProcessChain(tmp_path / "db", {address_of(k): [("ngonka", FUNDS)] for k in OPERATORS},
                         chain_id=CHAIN, app_state=state, first_block=False) as chain:
         assert updates(chain.init_chain_response) == [(b"\x01" * 32, 1000)]
         assert updates(chain.block()) == []  # InitChain's set was recorded as sent
-        response = chain.block([create_validator(chain, OPERATORS[1], b"\x02" * 32, 2 * STAKE)])
+        response = chain.block([create_validator(chain, OPERATORS[1], b"\x02" * 32, STAKE)])
         assert response.tx_results[0].code == 0, response.tx_results[0].log
-        assert updates(response) == [(b"\x02" * 32, 2000)]  # exactly one, that block
+        assert updates(response) == []  # a new host waits for the set-validators stage
+        assert [updates(chain.block()) for _ in range(3, 9)] == [[]] * 6
+        assert updates(chain.block()) == [(b"\x02" * 32, 1000)]  # height 9: exactly one, that block
         assert updates(chain.block()) == []  # nothing the next block
         # Two changes to one validator within a block reach CometBFT as one update with the final power.
         stake = next(m for m in chain.app.modules if m.name == "stake")
         ctx = chain.context()
-        keeper, operator = chain.app.stake_keeper, secp256k1.address_bytes(OPERATORS[2].public_key)
-        validator = keeper.create_validator(ctx, operator, b"\x03" * 32, STAKE, staking_pb2.Description())
-        validator.tokens = str(3 * STAKE)
-        keeper.set_validator(ctx, validator)
+        keeper = chain.app.stake_keeper
+        first, second = (secp256k1.address_bytes(k.public_key) for k in OPERATORS[:2])
+        keeper.set_validator_powers(ctx, {first: 400, second: 1000})
+        keeper.set_validator_powers(ctx, {first: 300, second: 1000})
         stake.end_block(ctx, BlockInfo(height=chain.height + 1, time_ns=0))
-        assert [(u.pub_key.ed25519, u.power) for u in ctx.validator_updates] == [(b"\x03" * 32, 3000)]
+        assert [(u.pub_key.ed25519, u.power) for u in ctx.validator_updates] == [(b"\x01" * 32, 300)]
         ctx.validator_updates.clear()
         stake.end_block(ctx, BlockInfo(height=chain.height + 1, time_ns=0))
         assert ctx.validator_updates == []

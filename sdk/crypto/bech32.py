@@ -10,6 +10,8 @@ from functools import lru_cache
 
 ACCOUNT_PREFIX = "gonka"
 VALOPER_PREFIX = "gonkavaloper"
+VALCONS_PREFIX = "gonkavalcons"
+"""A validator's consensus address (sha256 of its ed25519 key, first 20 bytes), as CometBFT names it."""
 CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 _INDEX = {c: i for i, c in enumerate(CHARSET)}
 _GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)

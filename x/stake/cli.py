@@ -1,13 +1,84 @@
-"""``gonkad tx stake update-params``."""
+"""``gonkad tx stake …`` and ``gonkad query stake …``."""
 
 from __future__ import annotations
 
 import argparse
 
-from protogen.gonka.stake.v1 import tx_pb2
+from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import query_pb2 as cosmos_query
+from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
+
+from protogen.gonka.stake.v1 import query_pb2, tx_pb2
+from sdk.cli.flags import add_tx_flags
 from sdk.cli.params import add_update_params_command
+from sdk.cli.query import add_module_query
+from sdk.cli.tx import broadcast_messages
+from sdk.coins import parse_coins
+from x.stake.query_server import COSMOS, GONKA
+
+
+def one_coin(text: str) -> coin_pb2.Coin:
+    coins = parse_coins(text)
+    if len(coins) != 1:
+        raise ValueError(f"expected one amount such as 1000ngonka, got {text!r}")
+    (denom, amount), = coins
+    return coin_pb2.Coin(denom=denom, amount=str(amount))
+
+
+def cmd_deposit(args: argparse.Namespace) -> None:
+    amount = one_coin(args.amount)
+    broadcast_messages(args, lambda operator: [tx_pb2.MsgDepositCollateral(operator=operator, amount=amount)])
+
+
+def cmd_withdraw(args: argparse.Namespace) -> None:
+    amount = one_coin(args.amount)
+    broadcast_messages(args, lambda operator: [tx_pb2.MsgWithdrawCollateral(operator=operator, amount=amount)])
+
+
+def cmd_edit_host(args: argparse.Namespace) -> None:
+    description = staking_pb2.Description(moniker=args.moniker, website=args.website, details=args.details)
+    broadcast_messages(args, lambda operator: [tx_pb2.MsgEditHost(
+        operator=operator, description=description, inference_url=args.inference_url)])
 
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
-    stake = modules.add_parser("stake", help="stake params").add_subparsers(dest="stake_command", required=True)
+    stake = modules.add_parser("stake", help="hosts and collateral").add_subparsers(dest="stake_command", required=True)
+    for name, func, text in (("deposit", cmd_deposit, "bond more collateral: deposit AMOUNT"),
+                             ("withdraw", cmd_withdraw, "start unbonding collateral: withdraw AMOUNT")):
+        p = stake.add_parser(name, help=text)
+        p.add_argument("amount", help="e.g. 1000000000ngonka")
+        add_tx_flags(p)
+        p.set_defaults(func=func)
+    p = stake.add_parser("edit-host", help="replace the host's description and inference URL")
+    p.add_argument("--moniker", required=True)
+    p.add_argument("--website", default="")
+    p.add_argument("--details", default="")
+    p.add_argument("--inference-url", default="")
+    add_tx_flags(p)
+    p.set_defaults(func=cmd_edit_host)
     add_update_params_command(stake, tx_pb2.MsgUpdateParams)
+
+
+def register_query(modules: argparse._SubParsersAction) -> None:
+    stake = modules.add_parser("stake", help="hosts, validators, collateral, weights").add_subparsers(
+        dest="stake_command", required=True)
+    add_module_query(stake, "validators", "every host as a Cosmos validator", COSMOS + "Validators",
+                     cosmos_query.QueryValidatorsRequest, cosmos_query.QueryValidatorsResponse)
+    add_module_query(stake, "validator", "one validator by its gonkavaloper address", COSMOS + "Validator",
+                     cosmos_query.QueryValidatorRequest, cosmos_query.QueryValidatorResponse, ["validator_addr"])
+    add_module_query(stake, "pool", "bonded and unbonding collateral", COSMOS + "Pool",
+                     cosmos_query.QueryPoolRequest, cosmos_query.QueryPoolResponse)
+    add_module_query(stake, "params", "the stake params", GONKA + "Params",
+                     query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
+    add_module_query(stake, "hosts", "every host", GONKA + "Hosts", query_pb2.QueryHostsRequest,
+                     query_pb2.QueryHostsResponse)
+    add_module_query(stake, "host", "one host by its operator address", GONKA + "Host",
+                     query_pb2.QueryHostRequest, query_pb2.QueryHostResponse, ["operator"])
+    add_module_query(stake, "collateral", "a host's bonded and unbonding collateral", GONKA + "Collateral",
+                     query_pb2.QueryCollateralRequest, query_pb2.QueryCollateralResponse, ["operator"])
+    add_module_query(stake, "unbonding", "a host's unbonding entries", GONKA + "UnbondingEntries",
+                     query_pb2.QueryUnbondingEntriesRequest, query_pb2.QueryUnbondingEntriesResponse, ["operator"])
+    add_module_query(stake, "weights", "the weights recorded for an epoch", GONKA + "EpochWeights",
+                     query_pb2.QueryEpochWeightsRequest, query_pb2.QueryEpochWeightsResponse, ["epoch"])
+    add_module_query(stake, "powers", "the validator set in force", GONKA + "ValidatorPowers",
+                     query_pb2.QueryValidatorPowersRequest, query_pb2.QueryValidatorPowersResponse)

@@ -1,9 +1,10 @@
-"""What x/stake needs from x/auth and x/bank."""
+"""What x/stake needs from x/auth, x/bank and x/epochs."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from protogen.gonka.epochs.v1 import epochs_pb2
 from sdk.coins import Coins
 from sdk.context import Context
 
@@ -15,3 +16,7 @@ class AccountKeeper(Protocol):
 class BankKeeper(Protocol):
     def send_coins(self, ctx: Context, sender: bytes, recipient: bytes, coins: Coins) -> None: ...
     def get_balance(self, ctx: Context, address: bytes, denom: str) -> int: ...
+
+
+class EpochsKeeper(Protocol):
+    def current_epoch(self, ctx: Context) -> epochs_pb2.Epoch: ...
