@@ -26,20 +26,34 @@ from x.consensus.module import ConsensusModule
 from x.epochs.keeper import EpochsKeeper
 from x.epochs.module import EpochsModule
 from x.genutil.module import GenutilModule
+from x.gov import keys as gov_keys
+from x.gov.keeper import GovKeeper
+from x.gov.module import GovModule
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
+from x.pool import keys as pool_keys
+from x.pool.keeper import PoolKeeper
+from x.pool.module import PoolModule
+from x.rewards import keys as rewards_keys
+from x.rewards.keeper import RewardsKeeper
+from x.rewards.module import RewardsModule
 from x.slashing import keys as slashing_keys
 from x.slashing.keeper import SlashingKeeper
 from x.slashing.module import SlashingModule
 from x.stake import keys as stake_keys
 from x.stake.keeper import StakeKeeper
 from x.stake.module import StakeModule
+from x.vesting.keeper import VestingKeeper
+from x.vesting.module import VestingModule
 
 MODULE_ACCOUNT_PERMISSIONS: dict[str, tuple[str, ...]] = {
     auth_keys.FEE_COLLECTOR: (),
     stake_keys.BONDED_POOL: (auth_keys.BURNER, auth_keys.STAKING),
     stake_keys.UNBONDING_POOL: (auth_keys.BURNER, auth_keys.STAKING),
     slashing_keys.SLASHED_POOL: (auth_keys.BURNER,),
+    gov_keys.MODULE_NAME: (auth_keys.BURNER,),  # holds proposal deposits; burns them on veto / missed quorum
+    pool_keys.POOL_ACCOUNT: (),
+    rewards_keys.REWARDS_ACCOUNT: (auth_keys.MINTER,),
 }
 """The module accounts and what each may do (the SDK's ``maccPerms``): bank mints only into an account with
 ``minter`` and burns only from one with ``burner``."""
@@ -66,19 +80,37 @@ class GonkaApp(BaseApp):
             authority=authority,
         )
         self.epochs_keeper = EpochsKeeper(authority)
+        # x/vesting: locks coins (reward/work payouts by epoch, genesis vesting accounts by block time); bank
+        # refuses to send them but lets them be deposited as collateral (delegate_coins), tracked here.
+        self.vesting_keeper = VestingKeeper(self.bank_keeper, self.epochs_keeper, authority)
+        self.bank_keeper.set_locked_coins_hook(self.vesting_keeper.locked_coins)
+        self.bank_keeper.set_delegation_hooks(self.vesting_keeper)
         self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper, self.epochs_keeper, authority)
-        self.slashing_keeper = SlashingKeeper(self.stake_keeper, self.bank_keeper, self.account_keeper, authority)
-        self.epochs_keeper.set_hooks([self.stake_keeper])
+        self.pool_keeper = PoolKeeper(self.account_keeper, self.bank_keeper, authority)
+        self.slashing_keeper = SlashingKeeper(self.stake_keeper, self.bank_keeper, self.account_keeper, authority,
+                                              pool=self.pool_keeper)
+        self.rewards_keeper = RewardsKeeper(  # every host's share vests (x/vesting)
+            self.account_keeper, self.bank_keeper, self.epochs_keeper, self.stake_keeper, self.pool_keeper,
+            vesting=self.vesting_keeper, authority=authority, fee_collector=auth_keys.FEE_COLLECTOR)
+        self.epochs_keeper.set_hooks([self.stake_keeper, self.rewards_keeper, self.vesting_keeper])
         self.learning_keeper = LearningKeeper(authority)
+        # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;
+        # "burned" deposits go to the community pool when x/pool's deposits_to_pool says so.
+        self.gov_keeper = GovKeeper(self.account_keeper, self.bank_keeper, self.stake_keeper, self.execute_packed,
+                                    authority, pool=self.pool_keeper)
         super().__init__(
             store,
             modules=[
                 AuthModule(self.account_keeper),
                 BankModule(self.bank_keeper),
                 EpochsModule(self.epochs_keeper),  # first of the block hooks: the others act on its stage
+                VestingModule(self.vesting_keeper),  # keeps the block time before any other hook spends
                 StakeModule(self.stake_keeper),
                 SlashingModule(self.slashing_keeper),
+                PoolModule(self.pool_keeper),  # after bank: its genesis checks the pool's balance
+                RewardsModule(self.rewards_keeper),
                 LearningModule(self.learning_keeper),
+                GovModule(self.gov_keeper, self.packed_signers),
                 ConsensusModule(authority),
                 # last: gentxs need every other module's genesis
                 GenutilModule(deliver=self.run_tx_safely,

@@ -23,9 +23,13 @@ from x.auth import cli as auth_cli
 from x.bank import cli as bank_cli
 from x.consensus import cli as consensus_cli
 from x.epochs import cli as epochs_cli
+from x.gov import cli as gov_cli
 from x.learning import cli as learning_cli
+from x.pool import cli as pool_cli
+from x.rewards import cli as rewards_cli
 from x.slashing import cli as slashing_cli
 from x.stake import cli as stake_cli
+from x.vesting import cli as vesting_cli
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.node import run_node
 from gonkad.paths import cometbft_binary
@@ -115,8 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     learning_cli.register_tx(tx_modules)
     auth_cli.register_tx(tx_modules)
     stake_cli.register_tx(tx_modules)
+    vesting_cli.register_tx(tx_modules)
     slashing_cli.register_tx(tx_modules)
+    pool_cli.register_tx(tx_modules)
+    rewards_cli.register_tx(tx_modules)
     epochs_cli.register_tx(tx_modules)
+    gov_cli.register_tx(tx_modules)
     consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
 
     query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(
@@ -125,8 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     learning_cli.register_query(query)
     auth_cli.register_query(query)
     stake_cli.register_query(query)
+    vesting_cli.register_query(query)
     slashing_cli.register_query(query)
+    pool_cli.register_query(query)
+    rewards_cli.register_query(query)
     epochs_cli.register_query(query)
+    gov_cli.register_query(query)
     query_tx.register_query(query)
 
     genesis_cli.register(sub)

@@ -18,6 +18,7 @@ from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
 from cosmpy.protos.cosmos.msg.v1 import msg_pb2
 from cosmpy.protos.cosmos.slashing.v1beta1 import genesis_pb2 as slashing_genesis_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
+from cosmpy.protos.cosmos.vesting.v1beta1 import vesting_pb2
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import FileDescriptor
 from grpc_tools import protoc
@@ -27,6 +28,7 @@ OUTPUT = PROTO_ROOT.parent / "protogen"
 PACKAGE = "protogen"
 COSMOS_DEPENDENCIES = (
     pagination_pb2.DESCRIPTOR, msg_pb2.DESCRIPTOR, staking_pb2.DESCRIPTOR, slashing_genesis_pb2.DESCRIPTOR,
+    vesting_pb2.DESCRIPTOR,
 )
 IMPORT = re.compile(r"^(from|import) (gonka|cosmos)\.", re.MULTILINE)
 IMPORT_HOME = {"gonka": f"{PACKAGE}.gonka", "cosmos": "cosmpy.protos.cosmos"}

@@ -25,6 +25,8 @@ from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.crypto import proof_pb2
 from cosmpy.protos.tendermint.types import params_pb2
+from google.protobuf.any_pb2 import Any as AnyPb
+from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 
 from sdk.abci.application import Application
@@ -35,7 +37,7 @@ from sdk.consensus import (
 )
 from sdk.context import MEMPOOL_MODES, BlockHeader, Context, ExecMode, KVStore
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT, GasKV, GasMeter
-from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrOutOfGas, ErrUnknownRequest
+from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrOutOfGas, ErrUnauthorized, ErrUnknownRequest
 from sdk.module import Module, MsgRoute, QueryRoute, run_hook
 from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore, Snapshot
@@ -202,6 +204,51 @@ class BaseApp(Application):
                 if signer not in signers:
                     signers.append(signer)
         return signers
+
+    # --- the router, for modules that carry messages (governance proposals) -----------------------
+    # A module that stores messages to run later gets these two bound methods at wiring (app.py), never
+    # the app: ``packed_signers`` when it accepts the messages, ``execute_packed`` when it runs them.
+
+    def packed_signers(self, packed: AnyPb) -> list[bytes]:
+        """The signers of one packed message, after the checks a transaction's message gets without state:
+        a known type (``sdk/6`` unknown request otherwise), a strict decode, its ``validate_basic``. Raises
+        the ABCIError of the first check that fails."""
+        route, msg = self._checked_packed(packed)
+        return list(route.signers(msg))
+
+    def execute_packed(self, ctx: Context, signer: bytes, packed: Sequence[AnyPb]) -> list[Message]:
+        """Run ``packed`` in order as ``signer`` (who must be each message's only signer, else ``sdk/4``),
+        atomically: in a branch of ``ctx`` (a branchable store, e.g. a block hook's) that is written, with
+        its events and validator updates, only if every message succeeds. Returns the responses (``Empty``
+        where a handler returns none); raises the first failure's ABCIError, its log prefixed with the
+        message's index and type, and then nothing of them applies."""
+        branch = ctx.store.branch()  # type: ignore[attr-defined]
+        sub = ctx.with_store(branch)
+        responses: list[Message] = []
+        for index, one in enumerate(packed):
+            try:
+                route, msg = self._checked_packed(one)
+                signers = list(route.signers(msg))
+                if signers != [signer]:
+                    raise ErrUnauthorized.wrap(f"signers {[s.hex() for s in signers]} are not exactly {signer.hex()}")
+                sub.emit("message", action=one.type_url)
+                response = route.handler(sub, msg)
+            except ABCIError as err:
+                where = f"message {index} ({one.type_url})"
+                raise ABCIError(err.kind, f"{where}: {err.detail}" if err.detail else where) from None
+            responses.append(response if response is not None else Empty())
+        branch.write()
+        ctx.events.extend(sub.events)
+        ctx.validator_updates.extend(sub.validator_updates)
+        return responses
+
+    def _checked_packed(self, packed: AnyPb) -> tuple[MsgRoute, Message]:
+        route = self.msg_routes.get(packed.type_url)
+        if route is None:
+            raise ErrUnknownRequest.wrap(f"unrecognized message type {packed.type_url!r}")
+        msg = decode_strict(route.msg_type, packed.value, packed.type_url, allow_non_critical=True)
+        route.validate_basic(msg)
+        return route, msg
 
     def prepare(self, raw: bytes) -> PreparedTx:
         """Every check of a tx that needs no state; the same bytes always give the same answer."""

@@ -2,8 +2,8 @@
 
 As in the Cosmos SDK, each module's params change only by a ``MsgUpdateParams`` whose ``authority`` field
 is the module's authority address, which signs it. The authority is governance's module account,
-``sha256("gov")[:20]`` (``GOV_AUTHORITY``); until a governance module exists the app wiring (``app.py``,
-option ``authority``) may name another address, the same for every module.
+``sha256("gov")[:20]`` (``GOV_AUTHORITY``), which signs the messages of passed proposals (x/gov); the app
+wiring (``app.py``, option ``authority``) may name another address, the same for every module.
 """
 
 from __future__ import annotations

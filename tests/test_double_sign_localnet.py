@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 from cosmpy.protos.cosmos.slashing.v1beta1 import query_pb2 as slashing_query
 from cosmpy.protos.cosmos.slashing.v1beta1 import tx_pb2 as slashing_tx
 
 from gonkad import localnet
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
+from sdk.address import module_address
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.tx import TxFailed, TxOptions, deliver
@@ -94,11 +94,15 @@ def validator_set(rpc: CometRPC, height: int) -> dict[str, int]:
     return {v["address"].upper(): int(v["voting_power"]) for v in reply["validators"]}
 
 
-def stored_supply(rpc: CometRPC, height: int) -> int:
-    """The bank's ngonka supply as committed at ``height`` (a historic store read)."""
-    reply = rpc.abci_query("/store/key", bank_keys.STORE_PREFIX + bank_keys.supply_key("ngonka"), height=height)
+def stored(rpc: CometRPC, key: bytes, height: int) -> int:
+    """A bank amount (supply or balance, ngonka) as committed at ``height`` (a historic store read)."""
+    reply = rpc.abci_query("/store/key", bank_keys.STORE_PREFIX + key, height=height)
     assert reply.get("code", 0) == 0, reply
-    return int(reply["value"])
+    return int(reply["value"] or b"0")
+
+
+SUPPLY = bank_keys.supply_key("ngonka")
+POOL = bank_keys.balance_key(module_address("pool"), "ngonka")
 
 
 SLASHED = SETTINGS.validator_stake_ngonka * 5 // 100
@@ -150,19 +154,17 @@ def test_double_signer_is_slashed_jailed_and_tombstoned(
     assert info.tombstoned, f"{cons_address} is not tombstoned"
     assert info.jailed_until.ToJsonString() == "9999-12-31T23:59:59Z"
 
-    # The slashed coins were burned: the supply fell by exactly that, in block H.
-    supply = querier.query("/cosmos.bank.v1beta1.Query/TotalSupply", bank_query.QueryTotalSupplyRequest(),
-                           bank_query.QueryTotalSupplyResponse).supply
-    assert [(c.denom, c.amount) for c in supply] == [("ngonka", str(SETTINGS.total_supply_ngonka - SLASHED))]
-    assert stored_supply(rpc, height - 1) == SETTINGS.total_supply_ngonka
-    assert stored_supply(rpc, height) == SETTINGS.total_supply_ngonka - SLASHED
+    # The slashed coins went to the community pool (no beneficiaries), in block H; the supply is unchanged
+    # (epoch 0 mints nothing).
+    assert stored(rpc, SUPPLY, height - 1) == stored(rpc, SUPPLY, height) == SETTINGS.total_supply_ngonka
+    assert (stored(rpc, POOL, height - 1), stored(rpc, POOL, height)) == (0, SLASHED)
 
-    # Block H says so in its events: one slash of the host, all of it burned.
+    # Block H says so in its events: one slash of the host, all of it to the pool.
     events = rpc.call("block_results", height=str(height))["finalize_block_events"] or []
     slashes = [{a["key"]: a["value"] for a in e["attributes"]} for e in events if e["type"] == "slash"]
     assert len(slashes) == 1, slashes
     assert slashes[0]["operator"] == operator
-    assert slashes[0]["amount"] == slashes[0]["burned"] == f"{SLASHED}ngonka"
+    assert slashes[0]["amount"] == slashes[0]["pool"] == f"{SLASHED}ngonka"
     assert slashes[0]["reason"] == "double_sign:duplicate_vote"
 
 

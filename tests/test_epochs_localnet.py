@@ -38,8 +38,8 @@ from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.tx import TxFailed, TxOptions, deliver
 from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32
-from x.bank import keys as bank_keys
 from x.epochs import keys as epochs_keys
+from x.pool import keys as pool_keys
 from x.stake import keys as stake_keys
 from nodes import kill_node, running_localnet
 
@@ -314,13 +314,14 @@ def test_stopped_validator_is_jailed_slashed_and_comes_back_after_unjail(net: Pa
     assert liveness == [{"address": valcons2, "missed_blocks": "6", "height": str(jail_height)}]
     slashes = block_events(rpc, jail_height, "slash")
     assert slashes == [{"operator": val2, "amount": f"{DOWNTIME_SLASH}ngonka", "reason": "missing_signature",
-                        "burned": f"{DOWNTIME_SLASH}ngonka"}]
+                        "pool": f"{DOWNTIME_SLASH}ngonka"}]
 
-    # Slashed exactly 1% (burned), out of the power table at once, out of CometBFT's set two heights later.
+    # Slashed exactly 1% (to the community pool), out of the power table at once, out of CometBFT's set two
+    # heights later.
     assert host(net, val2).collateral == str(SETTINGS.validator_stake_ngonka - DOWNTIME_SLASH)
-    supply_key = bank_keys.STORE_PREFIX + bank_keys.supply_key("ngonka")
-    assert int(store_get(rpc, supply_key, jail_height - 1)) - int(store_get(rpc, supply_key, jail_height)) == \
-        DOWNTIME_SLASH
+    slashed_in = pool_keys.STORE_PREFIX + pool_keys.inflow_key(pool_keys.SOURCE_SLASH, "ngonka")
+    assert int(store_get(rpc, slashed_in, jail_height) or b"0") - int(store_get(rpc, slashed_in, jail_height - 1)
+                                                                      or b"0") == DOWNTIME_SLASH
     assert val2 not in validator_powers(net)
     info = querier.query("/cosmos.slashing.v1beta1.Query/SigningInfo",
                          slashing_query.QuerySigningInfoRequest(cons_address=valcons2),

@@ -321,6 +321,7 @@ def test_locked_coins_are_not_spendable(chain: ParamsChain) -> None:
     alice = bech32.decode(address_of(ALICE))
     balance = chain.balance(alice)
     locked = balance - 1_000
+    chain.app.bank_keeper.locked_coins = None  # the app wires x/vesting's hook; this test installs its own
     chain.app.bank_keeper.set_locked_coins_hook(
         lambda ctx, address: Coins(((DENOM, locked),)) if address == alice else Coins()
     )

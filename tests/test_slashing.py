@@ -1,7 +1,8 @@
 """x/slashing in process: downtime (votes of the last commit) and double signs (misbehavior in FinalizeBlock)
 turned into exact slashes, jail and tombstones; MsgUnjail's rules; ``slash`` with beneficiaries; and a seeded
-random run of deposits, withdrawals, sends and slashes over ten epochs whose supply must fall by exactly
-what was burned (every invariant is checked after every block by the in-process chain).
+random run of deposits, withdrawals, sends and slashes over ten epochs in which slashes burn nothing: the
+supply stays the genesis supply and the community pool receives exactly what beneficiaries do not (every
+invariant is checked after every block by the in-process chain).
 
 Blocks carry explicit times (``height × 5 s`` unless a test moves the clock) so jail times are exact.
 """
@@ -21,10 +22,11 @@ from cosmpy.protos.tendermint.types import params_pb2, validator_pb2
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from sdk.address import consensus_address
+from sdk.address import consensus_address, module_address
 from sdk.cli.flags import message_dict
 from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32, secp256k1
+from x.pool import keys as pool_keys
 from x.slashing import keys as slashing_keys
 from x.slashing.params import default_params as slashing_defaults
 from x.stake import keys as stake_keys
@@ -78,6 +80,21 @@ def module_state(chain: InProcessChain) -> dict[bytes, bytes]:
             **dict(chain.app.store.iterate(slashing_keys.STORE_PREFIX))}
 
 
+def community_pool(chain: InProcessChain) -> int:
+    """The community pool's balance (x/pool), where what a slash pays no beneficiary goes."""
+    return chain.balance(module_address(pool_keys.POOL_ACCOUNT))
+
+
+def slashed_to_pool(response: abci.ResponseFinalizeBlock) -> int:
+    """What the block's slashes paid into the community pool, by its ``fund_community_pool`` events."""
+    total = 0
+    for attributes in events(response, "fund_community_pool"):
+        if attributes["source"] == "slash":
+            assert attributes["amount"].endswith(DENOM), attributes
+            total += int(attributes["amount"][: -len(DENOM)])
+    return total
+
+
 def burned(response: abci.ResponseFinalizeBlock) -> int:
     total = 0
     for attributes in events(response, "burn"):
@@ -106,7 +123,7 @@ def test_downtime_jails_slashes_and_unjail_waits_for_the_jail_time(tmp_path: Pat
         info = signing_info(chain, 3)
         assert (info.start_height, info.index_offset, info.missed_blocks_counter, info.jailed_until.seconds) == (
             2, 15, 5, 0)
-        supply = chain.supply()
+        supply, in_pool = chain.supply(), community_pool(chain)
         response = chain.block(time_ns=17 * 5 * S, last_commit=commit(range(3), [3]))
         assert chain.height == 17
         cut = odd // 100  # 1_000_000_001 (of ...001.23)
@@ -115,8 +132,9 @@ def test_downtime_jails_slashes_and_unjail_waits_for_the_jail_time(tmp_path: Pat
             "address": bech32.encode(consensus_address(consensus_key(3)), bech32.VALCONS_PREFIX),
             "missed_blocks": "6", "height": "17"}]
         assert events(response, "slash") == [{"operator": address_of(KEYS[3]), "amount": f"{cut}{DENOM}",
-                                              "reason": "missing_signature", "burned": f"{cut}{DENOM}"}]
-        assert burned(response) == cut and chain.supply() == supply - cut
+                                              "reason": "missing_signature", "pool": f"{cut}{DENOM}"}]
+        assert burned(response) == 0 and chain.supply() == supply
+        assert slashed_to_pool(response) == cut and community_pool(chain) == in_pool + cut
         assert updates(response) == [(consensus_key(3), 0)]
         assert host(chain, KEYS[3]).jailed and collateral(chain, KEYS[3]) == (odd - cut, 0)
         assert address_of(KEYS[3]) not in powers(chain)
@@ -161,7 +179,7 @@ EVIDENCE = params_pb2.ConsensusParams(
 def test_double_sign_slashes_jails_and_tombstones_once(tmp_path: Path) -> None:
     """Host 1 double-signed at height 8; the evidence arrives at 10. It loses floor(5%) of its bonded
     collateral and of what it withdrew at 8 (at stake in the offence), but nothing of what it withdrew at 7,
-    all burned; it is jailed, tombstoned and out of the set in that block; the same evidence again does
+    all paid into the community pool (nothing burned); it is jailed, tombstoned and out of the set in that block; the same evidence again does
     nothing; MsgUnjail is refused forever."""
     bonded, early, amount = 100 * GNK + 33, 3 * GNK, 10 * GNK + 17
     with host_chain(tmp_path / "db", [100 * GNK, bonded, 100 * GNK, 100 * GNK, 100 * GNK],
@@ -171,15 +189,16 @@ def test_double_sign_slashes_jails_and_tombstones_once(tmp_path: Path) -> None:
         assert deliver(chain, KEYS[1], withdraw(KEYS[1], early), time_ns=7 * 5 * S)[0].code == 0
         assert deliver(chain, KEYS[1], withdraw(KEYS[1], amount), time_ns=8 * 5 * S)[0].code == 0
         chain.block(time_ns=9 * 5 * S)
-        supply = chain.supply()
+        supply, in_pool = chain.supply(), community_pool(chain)
         response = chain.block(time_ns=10 * 5 * S, misbehavior=[double_sign(1, 8, 8 * 5 * S)])
         bonded_cut, entry_cut = (bonded - early - amount) * 5 // 100, amount * 5 // 100
         assert (bonded_cut, entry_cut) == (4_350_000_000, 500_000_000)  # of ...000.8 and ...000.85
         assert events(response, "slash") == [{
             "operator": address_of(KEYS[1]), "amount": f"{bonded_cut + entry_cut}{DENOM}",
-            "reason": "double_sign:duplicate_vote", "burned": f"{bonded_cut + entry_cut}{DENOM}"}]
-        assert burned(response) == bonded_cut + entry_cut
-        assert chain.supply() == supply - bonded_cut - entry_cut
+            "reason": "double_sign:duplicate_vote", "pool": f"{bonded_cut + entry_cut}{DENOM}"}]
+        assert burned(response) == 0 and chain.supply() == supply
+        assert slashed_to_pool(response) == bonded_cut + entry_cut
+        assert community_pool(chain) == in_pool + bonded_cut + entry_cut
         assert collateral(chain, KEYS[1]) == (bonded - early - amount - bonded_cut, early + amount - entry_cut)
         assert unbonding(chain, KEYS[1]) == [(early, early, 2), (amount - entry_cut, amount, 2)]
         assert updates(response) == [(consensus_key(1), 0)]
@@ -239,37 +258,38 @@ def test_evidence_without_consensus_params_is_never_too_old(tmp_path: Path) -> N
 # --- slash with beneficiaries -----------------------------------------------------------------------------
 
 
-def test_slash_pays_beneficiaries_pro_rata_and_burns_the_rest(tmp_path: Path) -> None:
-    """Each beneficiary gets floor(taken × weight / total weight); what rounding leaves is burned, and the
-    ``slash`` event says how much was taken and burned."""
+def test_slash_pays_beneficiaries_pro_rata_and_the_rest_to_the_pool(tmp_path: Path) -> None:
+    """Each beneficiary gets floor(taken × weight / total weight); what rounding leaves goes to the community
+    pool (the supply is unchanged), and the ``slash`` event says how much was taken and went to the pool."""
     with host_chain(tmp_path / "db", [100 * GNK + 7, 100 * GNK]) as chain:
         x, y = operator(KEYS[5]), operator(KEYS[6])
         app = chain.app
 
         def slash(key_index: int, share: Fraction, beneficiaries: Sequence[tuple[bytes, int]]
                   ) -> tuple[int, int, int, dict[str, str]]:
-            """(paid to x, paid to y, burned) by balances and supply, and the slash event."""
-            bx, by, supply = chain.balance(x), chain.balance(y), chain.supply()
+            """(paid to x, paid to y, paid to the pool) by balances, and the slash event; the supply unchanged."""
+            bx, by, supply, in_pool = chain.balance(x), chain.balance(y), chain.supply(), community_pool(chain)
             response = chain.block(during=lambda ctx: app.slashing_keeper.slash(
                 ctx, operator(KEYS[key_index]), share, "poc_dispute", beneficiaries))
             [event] = events(response, "slash")
-            assert burned(response) == supply - chain.supply()
-            return chain.balance(x) - bx, chain.balance(y) - by, supply - chain.supply(), event
+            assert burned(response) == 0 and chain.supply() == supply
+            assert slashed_to_pool(response) == community_pool(chain) - in_pool
+            return chain.balance(x) - bx, chain.balance(y) - by, community_pool(chain) - in_pool, event
 
         # 20% of 100 GNK + 7 = 20_000_000_001 to weights 1 : 2 -> 6_666_666_667 and 13_333_333_334, none left
         assert slash(0, Fraction(1, 5), [(x, 1), (y, 2)]) == (6_666_666_667, 13_333_333_334, 0, {
             "operator": address_of(KEYS[0]), "amount": f"20000000001{DENOM}", "reason": "poc_dispute",
-            "burned": f"0{DENOM}"})
-        # 1/7 of 100 GNK = 14_285_714_285 to weights 2 : 5 -> 4_081_632_652 and 10_204_081_632; 1 burned
+            "pool": f"0{DENOM}"})
+        # 1/7 of 100 GNK = 14_285_714_285 to weights 2 : 5 -> 4_081_632_652 and 10_204_081_632; 1 to the pool
         assert slash(1, Fraction(1, 7), [(x, 2), (y, 5)]) == (4_081_632_652, 10_204_081_632, 1, {
             "operator": address_of(KEYS[1]), "amount": f"14285714285{DENOM}", "reason": "poc_dispute",
-            "burned": f"1{DENOM}"})
+            "pool": f"1{DENOM}"})
         # a zero-weight beneficiary gets nothing; y named twice is paid twice
         left = 100 * GNK - 14_285_714_285  # 85_714_285_715; 1/10 -> 8_571_428_571, thirds 2_857_142_857
         assert slash(1, Fraction(1, 10), [(x, 1), (y, 1), (y, 1), (operator(KEYS[2]), 0)]) == (
             2_857_142_857, 5_714_285_714, 0, {"operator": address_of(KEYS[1]), "amount": f"8571428571{DENOM}",
-                                              "reason": "poc_dispute", "burned": f"0{DENOM}"})
-        # no beneficiaries: all burned
+                                              "reason": "poc_dispute", "pool": f"0{DENOM}"})
+        # no beneficiaries: all to the pool
         assert slash(1, Fraction(1, 2), ())[:3] == (0, 0, (left - 8_571_428_571) // 2)
         assert collateral(chain, KEYS[1])[0] == left - 8_571_428_571 - (left - 8_571_428_571) // 2
         assert pool(chain)[0] == collateral(chain, KEYS[0])[0] + collateral(chain, KEYS[1])[0]
@@ -278,18 +298,19 @@ def test_slash_pays_beneficiaries_pro_rata_and_burns_the_rest(tmp_path: Path) ->
 # --- the randomized run -----------------------------------------------------------------------------------
 
 
-def test_random_run_keeps_every_invariant_and_burns_exactly(tmp_path: Path) -> None:
+def test_random_run_keeps_every_invariant_and_pays_the_pool_exactly(tmp_path: Path) -> None:
     """Ten epochs of length 6 with four hosts (KEYS[0-3]) and two plain accounts (KEYS[4-5]). Each block, a
     seeded mix: deposits, withdrawals (some above the bonded collateral, which must fail with stake/5 and
     change nothing), bank sends, unjail attempts, a double sign now and then, and host 3 often absent from the
     last commit (so downtime jails it). The chain checks every invariant after every block; at the end the
-    supply is the genesis supply less every burn, exactly."""
+    supply is still the genesis supply (slashes burn nothing; rewards issuance is off in these chains) and the
+    community pool holds exactly what every slash's event says it paid in."""
     rng = random.Random(12)
     hosts = [0, 1, 2, 3]
     with host_chain(tmp_path / "db", [300 * GNK, 200 * GNK, 150 * GNK, 100 * GNK],
                     extra=slashing_section(**FAST_SLASHING), first_block=False) as chain:
         genesis_supply = len(KEYS) * FUNDS  # every key funded at genesis; nothing else is minted
-        total_burned = 0
+        total_to_pool = 0
         counts = {"deposit": 0, "withdraw": 0, "too_large": 0, "send": 0, "double_sign": 0, "downtime": 0,
                   "unjail": 0}
         time_ns = 0
@@ -349,11 +370,12 @@ def test_random_run_keeps_every_invariant_and_burns_exactly(tmp_path: Path) -> N
             slashes = events(response, "slash")
             counts["double_sign"] += sum(e["reason"].startswith("double_sign") for e in slashes)
             counts["downtime"] += sum(e["reason"] == "missing_signature" for e in slashes)
-            total_burned += burned(response)
-            assert burned(response) == sum(int(e["burned"][: -len(DENOM)]) for e in slashes)
+            assert burned(response) == 0
+            total_to_pool += slashed_to_pool(response)
+            assert slashed_to_pool(response) == sum(int(e["pool"][: -len(DENOM)]) for e in slashes)
         assert chain.height == 67
-        assert chain.supply() == genesis_supply - total_burned
-        assert total_burned > 0
+        assert chain.supply() == genesis_supply
+        assert community_pool(chain) == total_to_pool > 0
         assert counts["double_sign"] >= 1 and counts["downtime"] >= 1, counts
         assert counts["too_large"] >= 3 and counts["withdraw"] >= 3 and counts["deposit"] >= 3, counts
         assert counts["send"] >= 3, counts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, genesis_pb2
 
@@ -17,6 +18,14 @@ from x.bank.expected_keepers import AccountKeeper
 
 LockedCoins = Callable[[Context, bytes], Coins]
 """What an account may not spend yet (a vesting schedule's locked part), set by the module that locks."""
+
+
+class DelegationTracker(Protocol):
+    """The locking module told of collateral deposits and returns (``delegate_coins``, ``undelegate_coins``),
+    so it can record how much of what was deposited was locked (the SDK's vesting TrackDelegation)."""
+
+    def track_delegation(self, ctx: Context, address: bytes, coins: Coins) -> None: ...
+    def track_undelegation(self, ctx: Context, address: bytes, coins: Coins) -> None: ...
 
 
 def validate_params(params: bank_pb2.Params) -> None:
@@ -43,6 +52,7 @@ class BankKeeper:
         self.blocked = blocked
         self.authority = authority
         self.locked_coins: LockedCoins | None = None
+        self.delegation_tracker: DelegationTracker | None = None
 
     def set_locked_coins_hook(self, hook: LockedCoins) -> None:
         """Install the one module that locks coins (vesting): spends and the spendable queries subtract what
@@ -50,6 +60,38 @@ class BankKeeper:
         if self.locked_coins is not None:
             raise ValueError("a locked-coins hook is already set")
         self.locked_coins = hook
+
+    def set_delegation_hooks(self, tracker: DelegationTracker) -> None:
+        """Install the locking module's delegation tracking (vesting), told of every ``delegate_coins`` and
+        ``undelegate_coins``. Set once, at app wiring."""
+        if self.delegation_tracker is not None:
+            raise ValueError("a delegation tracker is already set")
+        self.delegation_tracker = tracker
+
+    def delegate_coins(self, ctx: Context, sender: bytes, recipient_module_address: bytes, coins: Coins) -> None:
+        """A collateral deposit into a module account: unlike a send it may use locked coins (the SDK's
+        ``DelegateCoins``), never more than the balance (``sdk/5``). The tracker records the locked part."""
+        for denom, amount in coins:
+            balance = self.get_balance(ctx, sender, denom)
+            if balance < amount:
+                raise ErrInsufficientFunds.wrap(f"balance {balance}{denom} is smaller than {amount}{denom}")
+        if self.delegation_tracker is not None:
+            self.delegation_tracker.track_delegation(ctx, sender, coins)
+        for denom, amount in coins:
+            self._set_balance(ctx, sender, denom, self.get_balance(ctx, sender, denom) - amount)
+        self.add_coins(ctx, recipient_module_address, coins)
+        ctx.emit("transfer", recipient=bech32.encode(recipient_module_address), sender=bech32.encode(sender),
+                 amount=str(coins))
+
+    def undelegate_coins(self, ctx: Context, module_address: bytes, recipient: bytes, coins: Coins) -> None:
+        """Collateral paid back from a module account (the SDK's ``UndelegateCoins``): the tracker lowers what
+        it recorded as deposited, so coins still scheduled come back locked."""
+        self.subtract_coins(ctx, module_address, coins)
+        self.add_coins(ctx, recipient, coins)
+        if self.delegation_tracker is not None:
+            self.delegation_tracker.track_undelegation(ctx, recipient, coins)
+        ctx.emit("transfer", recipient=bech32.encode(recipient), sender=bech32.encode(module_address),
+                 amount=str(coins))
 
     def is_send_enabled(self, ctx: Context, denom: str) -> bool:
         """The denom's own ``send_enabled`` entry in the params, else ``default_send_enabled``."""
@@ -139,6 +181,18 @@ class BankKeeper:
         """A genesis balance: coins that come into being in their account, adding to the supply."""
         self.add_coins(ctx, recipient, coins)
         self._add_supply(ctx, coins, 1)
+        self._count(ctx, keys.GENESIS_SUPPLY_PREFIX, coins)
+
+    def _count(self, ctx: Context, prefix: bytes, coins: Coins) -> None:
+        """Add to one of the supply's records: at genesis, minted, burned (by denom)."""
+        store = ctx.kv(keys.STORE_PREFIX)
+        for denom, amount in coins:
+            store.set(prefix + denom.encode(), str(self.counted(ctx, prefix, denom) + amount).encode())
+
+    def counted(self, ctx: Context, prefix: bytes, denom: str) -> int:
+        """A supply record of ``denom``: ``keys.GENESIS_SUPPLY_PREFIX``, ``MINTED_PREFIX`` or ``BURNED_PREFIX``."""
+        raw = ctx.kv(keys.STORE_PREFIX).get(prefix + denom.encode())
+        return int(raw) if raw else 0
 
     def _add_supply(self, ctx: Context, coins: Coins, sign: int) -> None:
         for denom, amount in coins:
@@ -157,6 +211,7 @@ class BankKeeper:
         address = self._module_with(ctx, module, "minter", "mint")
         self.add_coins(ctx, address, coins)
         self._add_supply(ctx, coins, 1)
+        self._count(ctx, keys.MINTED_PREFIX, coins)
         ctx.emit("coinbase", minter=bech32.encode(address), amount=str(coins))
 
     def burn_coins(self, ctx: Context, module: str, coins: Coins) -> None:
@@ -165,6 +220,7 @@ class BankKeeper:
         address = self._module_with(ctx, module, "burner", "burn")
         self.subtract_coins(ctx, address, coins)
         self._add_supply(ctx, coins, -1)
+        self._count(ctx, keys.BURNED_PREFIX, coins)
         ctx.emit("burn", burner=bech32.encode(address), amount=str(coins))
 
     def get_params(self, ctx: Context) -> bank_pb2.Params:

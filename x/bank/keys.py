@@ -4,6 +4,9 @@
     0x02 | len(addr) | addr | denom -> balance (decimal string); absent means zero
     0x01 | denom              -> cosmos.bank.v1beta1.Metadata
     0x05                      -> cosmos.bank.v1beta1.Params
+    0x06 | denom              -> supply at genesis (decimal string)
+    0x07 | denom              -> minted since genesis (decimal string)
+    0x08 | denom              -> burned since genesis (decimal string)
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ SUPPLY_PREFIX = b"\x00"
 DENOM_METADATA_PREFIX = b"\x01"
 BALANCES_PREFIX = b"\x02"
 PARAMS_KEY = b"\x05"
+GENESIS_SUPPLY_PREFIX = b"\x06"
+MINTED_PREFIX = b"\x07"
+BURNED_PREFIX = b"\x08"
 BASE_DENOM = "ngonka"
 
 

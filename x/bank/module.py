@@ -55,7 +55,8 @@ class BankModule(BaseModule):
         ))
 
     def invariants(self) -> dict[str, Invariant]:
-        return {"nonnegative-balances": invariants.nonnegative_balances, "total-supply": invariants.total_supply}
+        return {"nonnegative-balances": invariants.nonnegative_balances, "total-supply": invariants.total_supply,
+                "supply-accounted": invariants.supply_accounted}
 
     def msg_routes(self) -> dict[str, MsgRoute]:
         k = self.keeper

@@ -1,4 +1,4 @@
-"""What x/slashing needs from x/stake and x/bank."""
+"""What x/slashing needs from x/stake, x/bank, x/auth and x/pool."""
 
 from __future__ import annotations
 
@@ -29,3 +29,7 @@ class BankKeeper(Protocol):
 
 class AccountKeeper(Protocol):
     def ensure_module_account(self, ctx: Context, name: str) -> bytes: ...
+
+
+class PoolKeeper(Protocol):
+    def fund_from_module(self, ctx: Context, module: str, coins: Coins, source: str) -> None: ...

@@ -25,7 +25,7 @@ from x.slashing import keys
 from x.slashing.errors import (
     ErrNoValidatorForAddress, ErrSelfDelegationTooLowToUnjail, ErrValidatorJailed, ErrValidatorNotJailed,
 )
-from x.slashing.expected_keepers import AccountKeeper, BankKeeper, StakeKeeper
+from x.slashing.expected_keepers import AccountKeeper, BankKeeper, PoolKeeper, StakeKeeper
 from x.slashing.params import default_params, fraction
 
 NS = 1_000_000_000
@@ -38,12 +38,16 @@ class SlashingKeeper:
     """Owns the ``slashing/`` prefix: each validator's signing record, and the params."""
 
     def __init__(
-        self, stake: StakeKeeper, bank: BankKeeper, accounts: AccountKeeper, authority: bytes = GOV_AUTHORITY
+        self, stake: StakeKeeper, bank: BankKeeper, accounts: AccountKeeper, authority: bytes = GOV_AUTHORITY,
+        pool: PoolKeeper | None = None,
     ) -> None:
+        """``pool``: the community pool, which receives what a slash pays no beneficiary (without one, as in
+        a bare keeper, that part is burned)."""
         self.stake = stake
         self.bank = bank
         self.accounts = accounts
         self.authority = authority
+        self.pool = pool
 
     def get_params(self, ctx: Context) -> gonka_slashing.Params:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.PARAMS_KEY)
@@ -167,8 +171,9 @@ class SlashingKeeper:
     ) -> int:
         """Take ``share`` of the host's collateral (bonded, and unbonding entries created at or after
         ``infraction_height``; rounded down) and of its epoch weight. ``beneficiaries`` (address, weight)
-        receive the coins pro rata (rounded down); the rest is burned. Emits ``slash`` with the amount, the
-        reason and what was burned. Returns the amount taken."""
+        receive the coins pro rata (rounded down); the rest goes to the community pool (source ``slash``;
+        burned only by a keeper wired without a pool). Emits ``slash`` with the amount, the reason and what
+        went to the pool. Returns the amount taken."""
         pool = self.accounts.ensure_module_account(ctx, keys.SLASHED_POOL)
         taken = self.stake.slash_collateral(ctx, operator, share, pool, infraction_height)
         denom = self.stake.get_params(ctx).bond_denom
@@ -179,11 +184,13 @@ class SlashingKeeper:
             if amount:
                 self.bank.send_coins(ctx, pool, address, Coins(((denom, amount),)))
                 paid += amount
-        burned = taken - paid
-        if burned:
-            self.bank.burn_coins(ctx, keys.SLASHED_POOL, Coins(((denom, burned),)))
+        rest = taken - paid
+        if rest and self.pool is not None:
+            self.pool.fund_from_module(ctx, keys.SLASHED_POOL, Coins(((denom, rest),)), "slash")
+        elif rest:
+            self.bank.burn_coins(ctx, keys.SLASHED_POOL, Coins(((denom, rest),)))
         ctx.emit("slash", operator=bech32.encode(operator), amount=f"{taken}{denom}", reason=reason,
-                 burned=f"{burned}{denom}")
+                 **{"pool" if self.pool is not None else "burned": f"{rest}{denom}"})
         return taken
 
     def unjail(self, ctx: Context, operator: bytes) -> None:

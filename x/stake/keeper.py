@@ -121,7 +121,7 @@ class StakeKeeper:
     def deposit_collateral(self, ctx: Context, operator: bytes, amount: int) -> None:
         host = self.must_get_host(ctx, operator)
         denom = self.bond_denom(ctx)
-        self.bank.send_coins(ctx, operator, self.pool(ctx, keys.BONDED_POOL), Coins(((denom, amount),)))
+        self.bank.delegate_coins(ctx, operator, self.pool(ctx, keys.BONDED_POOL), Coins(((denom, amount),)))
         host.collateral = str(int(host.collateral) + amount)
         self.set_host(ctx, host)
         ctx.emit("deposit_collateral", operator=host.operator, amount=f"{amount}{denom}")
@@ -169,8 +169,8 @@ class StakeKeeper:
             entry = stake_pb2.UnbondingEntry.FromString(raw)
             store.delete(key)
             if int(entry.amount):
-                self.bank.send_coins(ctx, self.pool(ctx, keys.UNBONDING_POOL), bech32.decode(entry.operator),
-                                     Coins(((denom, int(entry.amount)),)))
+                self.bank.undelegate_coins(ctx, self.pool(ctx, keys.UNBONDING_POOL), bech32.decode(entry.operator),
+                                           Coins(((denom, int(entry.amount)),)))
             ctx.emit("complete_unbonding", operator=entry.operator, amount=f"{entry.amount}{denom}")
 
     # --- weights and the validator set --------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""cosmos.gov.v1.Msg: SubmitProposal, Deposit, Vote, VoteWeighted (UpdateParams: ``sdk/params.py``).
+
+Stateless checks (``validate_*``) run before any state is read, at CheckTx too: a proposal whose messages
+are not all signed by exactly the authority never reaches the mempool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cosmpy.protos.cosmos.gov.v1 import gov_pb2, tx_pb2
+
+from sdk.address import parse_address
+from sdk.coins import coins_from_proto
+from sdk.context import Context
+from sdk.crypto import bech32
+from sdk.errors import ABCIError, ErrInvalidCoins, ErrInvalidRequest, ErrUnknownRequest
+from x.gov.errors import (
+    ErrInvalidProposal, ErrInvalidProposalMsg, ErrInvalidSigner, ErrInvalidVote, ErrMetadataTooLong,
+    ErrNoProposalMsgs, ErrSummaryTooLong, ErrUnroutableProposalMsg,
+)
+from x.gov.expected_keepers import PackedSigners
+from x.gov.keeper import GovKeeper, parse_options
+
+MAX_METADATA_LEN = 255
+"""The SDK's default ``MaxMetadataLen``: proposal and vote metadata, and the title."""
+MAX_SUMMARY_LEN = 10_200
+
+
+def submit_validator(packed_signers: PackedSigners, authority: bytes) -> Callable[[Any], None]:
+    """``MsgSubmitProposal``'s stateless check: proposer, title, summary, metadata, initial deposit, and each
+    message known to the router, valid, and signed by exactly the authority (else ``gov/13``)."""
+
+    def validate(msg: tx_pb2.MsgSubmitProposal) -> None:
+        parse_address(msg.proposer, "proposer")
+        if msg.expedited:
+            raise ErrInvalidProposal.wrap("expedited proposals are not supported")
+        if not msg.title.strip():
+            raise ErrInvalidProposal.wrap("proposal title cannot be empty")
+        if not msg.summary.strip():
+            raise ErrInvalidProposal.wrap("proposal summary cannot be empty")
+        if len(msg.title) > MAX_METADATA_LEN:
+            raise ErrMetadataTooLong.wrap(f"title is longer than {MAX_METADATA_LEN} characters")
+        if len(msg.metadata) > MAX_METADATA_LEN:
+            raise ErrMetadataTooLong.wrap(f"metadata is longer than {MAX_METADATA_LEN} characters")
+        if len(msg.summary) > MAX_SUMMARY_LEN:
+            raise ErrSummaryTooLong.wrap(f"summary is longer than {MAX_SUMMARY_LEN} characters")
+        coins_from_proto(msg.initial_deposit)
+        if not msg.messages:
+            raise ErrNoProposalMsgs.wrap("a proposal needs at least one message")
+        expected = bech32.encode(authority)
+        for index, packed in enumerate(msg.messages):
+            what = f"message {index} ({packed.type_url})"
+            try:
+                signers = packed_signers(packed)
+            except ABCIError as err:
+                if err.kind is ErrUnknownRequest:
+                    raise ErrUnroutableProposalMsg.wrap(what) from None
+                raise ErrInvalidProposalMsg.wrap(f"{what}: {err.log}") from None
+            if signers != [authority]:
+                got = ", ".join(bech32.encode(s) for s in signers) or "none"
+                raise ErrInvalidSigner.wrap(f"{what} must be signed by exactly the gov authority {expected}, "
+                                            f"got {got}")
+
+    return validate
+
+
+def handle_submit(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgSubmitProposal) -> tx_pb2.MsgSubmitProposalResponse:
+    proposal_id = k.submit_proposal(ctx, msg.messages, coins_from_proto(msg.initial_deposit),
+                                    bech32.decode(msg.proposer), msg.metadata, msg.title, msg.summary)
+    return tx_pb2.MsgSubmitProposalResponse(proposal_id=proposal_id)
+
+
+def validate_deposit(msg: tx_pb2.MsgDeposit) -> None:
+    parse_address(msg.depositor, "depositor")
+    if not msg.proposal_id:
+        raise ErrInvalidRequest.wrap("proposal_id must be positive")
+    if not coins_from_proto(msg.amount):
+        raise ErrInvalidCoins.wrap("deposit amount must not be empty")
+
+
+def handle_deposit(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgDeposit) -> tx_pb2.MsgDepositResponse:
+    k.deposit(ctx, msg.proposal_id, bech32.decode(msg.depositor), coins_from_proto(msg.amount))
+    return tx_pb2.MsgDepositResponse()
+
+
+def _validate_vote_common(msg: Any) -> None:
+    parse_address(msg.voter, "voter")
+    if not msg.proposal_id:
+        raise ErrInvalidRequest.wrap("proposal_id must be positive")
+    if len(msg.metadata) > MAX_METADATA_LEN:
+        raise ErrMetadataTooLong.wrap(f"metadata is longer than {MAX_METADATA_LEN} characters")
+
+
+def single_option(msg: tx_pb2.MsgVote) -> list[gov_pb2.WeightedVoteOption]:
+    return [gov_pb2.WeightedVoteOption(option=msg.option, weight="1.000000000000000000")]
+
+
+def validate_vote(msg: tx_pb2.MsgVote) -> None:
+    _validate_vote_common(msg)
+    if msg.option == gov_pb2.VOTE_OPTION_UNSPECIFIED:
+        raise ErrInvalidVote.wrap("vote option must be yes, abstain, no or no_with_veto")
+    parse_options(single_option(msg))
+
+
+def validate_vote_weighted(msg: tx_pb2.MsgVoteWeighted) -> None:
+    _validate_vote_common(msg)
+    parse_options(msg.options)
+
+
+def handle_vote(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgVote) -> tx_pb2.MsgVoteResponse:
+    k.vote(ctx, msg.proposal_id, bech32.decode(msg.voter), single_option(msg), msg.metadata)
+    return tx_pb2.MsgVoteResponse()
+
+
+def handle_vote_weighted(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgVoteWeighted) -> tx_pb2.MsgVoteWeightedResponse:
+    k.vote(ctx, msg.proposal_id, bech32.decode(msg.voter), list(msg.options), msg.metadata)
+    return tx_pb2.MsgVoteWeightedResponse()
