@@ -22,6 +22,8 @@ from x.auth.keeper import AccountKeeper
 from x.auth.module import AuthModule
 from x.bank.keeper import BankKeeper
 from x.bank.module import BankModule
+from x.bls.keeper import BlsKeeper
+from x.bls.module import BlsModule
 from x.consensus.module import ConsensusModule
 from x.epochs.keeper import EpochsKeeper
 from x.epochs.module import EpochsModule
@@ -86,6 +88,7 @@ class GonkaApp(BaseApp):
         self.bank_keeper.set_locked_coins_hook(self.vesting_keeper.locked_coins)
         self.bank_keeper.set_delegation_hooks(self.vesting_keeper)
         self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper, self.epochs_keeper, authority)
+        self.bls_keeper = BlsKeeper(self.stake_keeper)  # hosts' BLS keys (aggregate signatures)
         self.pool_keeper = PoolKeeper(self.account_keeper, self.bank_keeper, authority)
         self.slashing_keeper = SlashingKeeper(self.stake_keeper, self.bank_keeper, self.account_keeper, authority,
                                               pool=self.pool_keeper)
@@ -106,6 +109,7 @@ class GonkaApp(BaseApp):
                 EpochsModule(self.epochs_keeper),  # first of the block hooks: the others act on its stage
                 VestingModule(self.vesting_keeper),  # keeps the block time before any other hook spends
                 StakeModule(self.stake_keeper),
+                BlsModule(self.bls_keeper),  # after stake: its genesis checks each key's operator is a host
                 SlashingModule(self.slashing_keeper),
                 PoolModule(self.pool_keeper),  # after bank: its genesis checks the pool's balance
                 RewardsModule(self.rewards_keeper),

@@ -21,6 +21,8 @@ from gonkad.cmd import keys as keys_cli
 from sdk.keyring.keyring import KeyringError
 from x.auth import cli as auth_cli
 from x.bank import cli as bank_cli
+from x.bls import cli as bls_cli
+from x.bls.keyfile import create_key_file, key_file
 from x.consensus import cli as consensus_cli
 from x.epochs import cli as epochs_cli
 from x.gov import cli as gov_cli
@@ -53,7 +55,9 @@ def cmd_init(args: argparse.Namespace) -> None:
         (home / "config" / "genesis.json").read_text())["validators"], genesis.default_app_state())
     if not (home / "config" / "app.toml").exists():
         save_app_config(home, AppConfig())
-    print(json.dumps({"moniker": args.moniker, "chain_id": args.chain_id, "home": str(home)}))
+    create_key_file(home)  # the node's BLS key (x/bls): made once, kept by re-init like CometBFT's keys
+    print(json.dumps({"moniker": args.moniker, "chain_id": args.chain_id, "home": str(home),
+                      "bls_key_file": str(key_file(home))}))
 
 
 def cmd_start(args: argparse.Namespace) -> None:
@@ -119,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     learning_cli.register_tx(tx_modules)
     auth_cli.register_tx(tx_modules)
     stake_cli.register_tx(tx_modules)
+    bls_cli.register_tx(tx_modules)
     vesting_cli.register_tx(tx_modules)
     slashing_cli.register_tx(tx_modules)
     pool_cli.register_tx(tx_modules)
@@ -133,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     learning_cli.register_query(query)
     auth_cli.register_query(query)
     stake_cli.register_query(query)
+    bls_cli.register_query(query)
     vesting_cli.register_query(query)
     slashing_cli.register_query(query)
     pool_cli.register_query(query)

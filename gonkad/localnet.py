@@ -25,6 +25,7 @@ from sdk.keyring.keyring import Keyring, generate_test_keys
 from gonkad.paths import PROJECT_ROOT, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
 from sdk.client.rpc import CometRPC, RPCError
+from x.bls.keyfile import create_key_file, load_secret
 from x.genutil.gentx import build_gentx, consensus_pubkey
 from x.stake.params import default_params
 
@@ -145,6 +146,7 @@ def build(root: Path, validators: int | None = None, chain_id: str | None = None
     for i in range(validators):
         home = root / f"node{i}"
         _cometbft("init", "--home", str(home))
+        create_key_file(home)  # config/bls_key.json, as `gonkad init` makes it
         p2p, rpc, abci, grpc = ports[4 * i: 4 * i + 4]
         node_id = _cometbft("show-node-id", "--home", str(home))
         nodes.append(NodeSpec(name=f"node{i}", home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci,
@@ -157,7 +159,8 @@ def build(root: Path, validators: int | None = None, chain_id: str | None = None
         app_state = genesis.add_genesis_account(
             app_state, funded[f"val{i}"], [("ngonka", settings.validator_balance_ngonka)])
         raw = build_gentx(keyring.private_key(f"val{i}"), node.name, consensus_pubkey(Path(node.home)),
-                          (BOND_DENOM, settings.validator_stake_ngonka), chain_id)
+                          (BOND_DENOM, settings.validator_stake_ngonka), chain_id,
+                          bls_secret=load_secret(Path(node.home)))  # the gentx registers the node's BLS key
         gen_txs.append(base64.b64encode(raw).decode())
     app_state["genutil"] = {"gen_txs": gen_txs}  # the validator set comes from these, at InitChain
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"

@@ -32,7 +32,7 @@ EIP2333_MASTER = [
 ]
 
 
-def _non_subgroup_g1() -> bytes:
+def non_subgroup_g1() -> bytes:
     """The first x giving a point on E(Fp) outside the order-r subgroup, compressed."""
     x = 1
     while True:
@@ -92,7 +92,7 @@ def ours(keys: list[bytes]) -> dict:
 
 @pytest.fixture(scope="module")
 def bad_points() -> tuple[bytes, bytes]:
-    return _non_subgroup_g1(), _non_subgroup_g2()
+    return non_subgroup_g1(), _non_subgroup_g2()
 
 
 # --- keygen ---------------------------------------------------------------------------------------

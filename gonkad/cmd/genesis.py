@@ -16,6 +16,7 @@ from sdk.coins import parse_coins
 from gonkad.cmd.keys import open_keyring
 from gonkad.config import read_cometbft_config
 from sdk.store.commitstore import CommitStore
+from x.bls.keyfile import load_secret
 from x.genutil import gentx
 from x.stake.params import default_params
 
@@ -72,8 +73,9 @@ def cmd_gentx(args: argparse.Namespace) -> None:
     if amount is None:
         raise ValueError(f"the self-stake must be in {BOND_DENOM}")
     moniker = args.moniker or read_cometbft_config(home)["moniker"]
+    bls_secret = None if args.no_bls_key else load_secret(home)  # config/bls_key.json, made by `gonkad init`
     raw = gentx.build_gentx(keyring.private_key(info.name), moniker, gentx.consensus_pubkey(home), (BOND_DENOM, amount),
-                            args.chain_id or doc["chain_id"])
+                            args.chain_id or doc["chain_id"], bls_secret=bls_secret)
     print(f"Genesis transaction written to {gentx.write_gentx(home, gentx.node_id(home), raw)}")
 
 
@@ -108,11 +110,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_home(p)
     p.add_argument("--keyring-backend", choices=["file", "test"], default="file")
     p.set_defaults(func=cmd_add_account)
-    p = sub.add_parser("gentx", help="sign this node's MsgCreateValidator for the genesis file")
+    p = sub.add_parser("gentx", help="sign this node's MsgCreateValidator (and MsgRegisterBlsKey) for the genesis file")
     p.add_argument("key", help="the operator's key (it must be funded in the genesis)")
     p.add_argument("amount", help=f"self-stake, e.g. 1000000000000{BOND_DENOM}")
     p.add_argument("--moniker", default="")
     p.add_argument("--chain-id", default="")
+    p.add_argument("--no-bls-key", action="store_true",
+                   help="do not register the node's BLS key (config/bls_key.json) in the gentx")
     add_home(p)
     p.add_argument("--keyring-backend", choices=["file", "test"], default="file")
     p.set_defaults(func=cmd_gentx)

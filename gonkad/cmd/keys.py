@@ -16,6 +16,7 @@ from sdk.cli.flags import DEFAULT_HOME
 from sdk.cli.keyring import EXPORT_PASSPHRASE_ENV, open_keyring, passphrase
 from sdk.keyring import hd
 from sdk.keyring.keyring import KeyInfo, KeyringError, validate_name
+from x.bls.keyfile import public_info
 
 
 def _check_new_name(args: argparse.Namespace) -> None:
@@ -114,6 +115,11 @@ def cmd_import(args: argparse.Namespace) -> None:
     _print_key(args, open_keyring(args).import_key(args.name, armored, export_passphrase))
 
 
+def cmd_bls_show(args: argparse.Namespace) -> None:
+    """The node's BLS public key and proof of possession (lowercase hex) from HOME/config/bls_key.json."""
+    print(json.dumps(public_info(Path(args.home))))
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``keys`` and its actions to gonkad's top-level sub-commands."""
     common = argparse.ArgumentParser(add_help=False)
@@ -161,3 +167,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("name")
     p.add_argument("file")
     p.set_defaults(func=cmd_import)
+
+    bls_actions = actions.add_parser("bls", help="the node's BLS key (HOME/config/bls_key.json)").add_subparsers(
+        dest="bls_action", required=True)
+    p = bls_actions.add_parser("show", help="the BLS public key and proof of possession, hex, as JSON")
+    p.add_argument("--home", default=str(DEFAULT_HOME))
+    p.set_defaults(func=cmd_bls_show)
