@@ -50,9 +50,9 @@ from x.vesting.module import VestingModule
 
 MODULE_ACCOUNT_PERMISSIONS: dict[str, tuple[str, ...]] = {
     auth_keys.FEE_COLLECTOR: (),
-    stake_keys.BONDED_POOL: (auth_keys.BURNER, auth_keys.STAKING),
-    stake_keys.UNBONDING_POOL: (auth_keys.BURNER, auth_keys.STAKING),
-    slashing_keys.SLASHED_POOL: (auth_keys.BURNER,),
+    stake_keys.BONDED_POOL: (auth_keys.STAKING,),
+    stake_keys.UNBONDING_POOL: (auth_keys.STAKING,),
+    slashing_keys.SLASHED_POOL: (),
     gov_keys.MODULE_NAME: (auth_keys.BURNER,),  # holds proposal deposits; burns them on veto / missed quorum
     pool_keys.POOL_ACCOUNT: (),
     rewards_keys.REWARDS_ACCOUNT: (auth_keys.MINTER,),
@@ -90,8 +90,8 @@ class GonkaApp(BaseApp):
         self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper, self.epochs_keeper, authority)
         self.bls_keeper = BlsKeeper(self.stake_keeper)  # hosts' BLS keys (aggregate signatures)
         self.pool_keeper = PoolKeeper(self.account_keeper, self.bank_keeper, authority)
-        self.slashing_keeper = SlashingKeeper(self.stake_keeper, self.bank_keeper, self.account_keeper, authority,
-                                              pool=self.pool_keeper)
+        self.slashing_keeper = SlashingKeeper(self.stake_keeper, self.bank_keeper, self.account_keeper,
+                                              self.pool_keeper, authority)
         self.rewards_keeper = RewardsKeeper(  # every host's share vests (x/vesting)
             self.account_keeper, self.bank_keeper, self.epochs_keeper, self.stake_keeper, self.pool_keeper,
             vesting=self.vesting_keeper, authority=authority, fee_collector=auth_keys.FEE_COLLECTOR)
@@ -100,7 +100,7 @@ class GonkaApp(BaseApp):
         # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;
         # "burned" deposits go to the community pool when x/pool's deposits_to_pool says so.
         self.gov_keeper = GovKeeper(self.account_keeper, self.bank_keeper, self.stake_keeper, self.execute_packed,
-                                    authority, pool=self.pool_keeper)
+                                    self.pool_keeper, authority)
         super().__init__(
             store,
             modules=[

@@ -35,6 +35,7 @@ from x.auth import keys as auth_keys
 from x.auth.keeper import AccountKeeper
 from x.bank.errors import ErrSendDisabled
 from x.bank.keeper import BankKeeper
+from x.gov import keys as gov_keys
 from x.stake import keys as stake_keys
 from x.stake.params import default_params
 from chain import InProcessChain
@@ -260,16 +261,16 @@ def test_mint_and_burn_need_the_permission(chain: ParamsChain) -> None:
 
 
 def test_burning_reduces_the_supply(chain: ParamsChain) -> None:
-    """The bonded pool may burn (slashing will): coins leave its balance and the supply."""
+    """The gov account may burn (lost proposal deposits): coins leave its balance and the supply."""
     bank, ctx = chain.app.bank_keeper, _context(chain)
-    pool = auth_keys.module_address(stake_keys.BONDED_POOL)
+    pool = auth_keys.module_address(gov_keys.MODULE_NAME)
     bank.send_coins(ctx, bech32.decode(address_of(ALICE)), pool, Coins(((DENOM, 100),)))
     supply = bank.get_supply(ctx, DENOM)
-    bank.burn_coins(ctx, stake_keys.BONDED_POOL, Coins(((DENOM, 40),)))
+    bank.burn_coins(ctx, gov_keys.MODULE_NAME, Coins(((DENOM, 40),)))
     assert bank.get_balance(ctx, pool, DENOM) == 60
     assert bank.get_supply(ctx, DENOM) == supply - 40
     with pytest.raises(ABCIError) as short:
-        bank.burn_coins(ctx, stake_keys.BONDED_POOL, Coins(((DENOM, 61),)))
+        bank.burn_coins(ctx, gov_keys.MODULE_NAME, Coins(((DENOM, 61),)))
     assert short.value.kind == ErrInsufficientFunds
     assert chain.app.invariants["bank/total-supply"](ctx) is None
 

@@ -59,11 +59,11 @@ class GovKeeper:
 
     def __init__(
         self, accounts: AccountKeeper, bank: BankKeeper, stake: StakeKeeper, execute_packed: ExecutePacked,
-        authority: bytes = GOV_AUTHORITY, pool: PoolKeeper | None = None,
+        pool: PoolKeeper, authority: bytes = GOV_AUTHORITY,
     ) -> None:
         """``execute_packed``: the router's (sdk/baseapp.py), bound at wiring; ``authority``: the signer a
-        passed proposal's messages run as (every module's MsgUpdateParams authority); ``pool``: x/pool, if
-        the app has one: "burned" deposits go to the community pool when its ``deposits_to_pool`` says so."""
+        passed proposal's messages run as (every module's MsgUpdateParams authority); ``pool``: x/pool:
+        "burned" deposits go to the community pool when its ``deposits_to_pool`` says so."""
         self.accounts = accounts
         self.bank = bank
         self.stake = stake
@@ -227,7 +227,7 @@ class GovKeeper:
             return "refunded"
         if not total:
             return "burned"
-        if self.pool is not None and self.pool.deposits_to_pool(ctx):
+        if self.pool.deposits_to_pool(ctx):
             self.pool.fund_from_module(ctx, keys.MODULE_NAME, total, POOL_SOURCE)
             return "to_community_pool"
         self.bank.burn_coins(ctx, keys.MODULE_NAME, total)

@@ -38,11 +38,10 @@ class SlashingKeeper:
     """Owns the ``slashing/`` prefix: each validator's signing record, and the params."""
 
     def __init__(
-        self, stake: StakeKeeper, bank: BankKeeper, accounts: AccountKeeper, authority: bytes = GOV_AUTHORITY,
-        pool: PoolKeeper | None = None,
+        self, stake: StakeKeeper, bank: BankKeeper, accounts: AccountKeeper, pool: PoolKeeper,
+        authority: bytes = GOV_AUTHORITY,
     ) -> None:
-        """``pool``: the community pool, which receives what a slash pays no beneficiary (without one, as in
-        a bare keeper, that part is burned)."""
+        """``pool``: the community pool, which receives what a slash pays no beneficiary."""
         self.stake = stake
         self.bank = bank
         self.accounts = accounts
@@ -172,7 +171,7 @@ class SlashingKeeper:
         """Take ``share`` of the host's collateral (bonded, and unbonding entries created at or after
         ``infraction_height``; rounded down) and of its epoch weight. ``beneficiaries`` (address, weight)
         receive the coins pro rata (rounded down); the rest goes to the community pool (source ``slash``;
-        burned only by a keeper wired without a pool). Emits ``slash`` with the amount, the reason and what
+        ). Emits ``slash`` with the amount, the reason and what
         went to the pool. Returns the amount taken."""
         pool = self.accounts.ensure_module_account(ctx, keys.SLASHED_POOL)
         taken = self.stake.slash_collateral(ctx, operator, share, pool, infraction_height)
@@ -185,12 +184,10 @@ class SlashingKeeper:
                 self.bank.send_coins(ctx, pool, address, Coins(((denom, amount),)))
                 paid += amount
         rest = taken - paid
-        if rest and self.pool is not None:
+        if rest:
             self.pool.fund_from_module(ctx, keys.SLASHED_POOL, Coins(((denom, rest),)), "slash")
-        elif rest:
-            self.bank.burn_coins(ctx, keys.SLASHED_POOL, Coins(((denom, rest),)))
         ctx.emit("slash", operator=bech32.encode(operator), amount=f"{taken}{denom}", reason=reason,
-                 **{"pool" if self.pool is not None else "burned": f"{rest}{denom}"})
+                 pool=f"{rest}{denom}")
         return taken
 
     def unjail(self, ctx: Context, operator: bytes) -> None:
