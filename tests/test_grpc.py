@@ -339,7 +339,7 @@ def test_spendable_balances_and_module_accounts(net1: Path, channel: grpc.Channe
         assert packed.Unpack(account)
         accounts.append(account)
     assert [(a.name, list(a.permissions)) for a in accounts] == [
-        ("bonded_tokens_pool", ["burner", "staking"]), ("fee_collector", []),
+        ("bonded_tokens_pool", ["staking"]), ("fee_collector", []),
     ]
     assert accounts[1].base_account.address == bech32.encode(module_address("fee_collector"))
     all_modules = auth_query.QueryModuleAccountsRequest()
