@@ -109,7 +109,7 @@ class GonkaApp(BaseApp):
                 EpochsModule(self.epochs_keeper),  # first of the block hooks: the others act on its stage
                 VestingModule(self.vesting_keeper),  # keeps the block time before any other hook spends
                 StakeModule(self.stake_keeper),
-                BlsModule(self.bls_keeper),  # after stake: its genesis checks each key's operator is a host
+                BlsModule(self.bls_keeper, authority),  # after stake: its genesis checks each key's operator is a host
                 SlashingModule(self.slashing_keeper),
                 PoolModule(self.pool_keeper),  # after bank: its genesis checks the pool's balance
                 RewardsModule(self.rewards_keeper),

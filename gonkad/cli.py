@@ -52,7 +52,8 @@ def cmd_init(args: argparse.Namespace) -> None:
     subprocess.run([cometbft_binary(args.cometbft), "init", "--home", str(home)], check=True, capture_output=True)
     edit_cometbft_config(home, {"": {"moniker": args.moniker}})
     genesis.write_genesis(home / "config" / "genesis.json", args.chain_id, json.loads(
-        (home / "config" / "genesis.json").read_text())["validators"], genesis.default_app_state())
+        (home / "config" / "genesis.json").read_text())["validators"], genesis.default_app_state(),
+        genesis.NEW_CHAIN_CONSENSUS_PARAMS)
     if not (home / "config" / "app.toml").exists():
         save_app_config(home, AppConfig())
     create_key_file(home)  # the node's BLS key (x/bls): made once, kept by re-init like CometBFT's keys
@@ -122,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     bank_cli.register_tx(tx_modules)
     learning_cli.register_tx(tx_modules)
     auth_cli.register_tx(tx_modules)
-    stake_cli.register_tx(tx_modules)
+    stake_cli.register_tx(tx_modules, genesis_cli.validator_messages)  # create-validator: a gentx's messages
     bls_cli.register_tx(tx_modules)
     vesting_cli.register_tx(tx_modules)
     slashing_cli.register_tx(tx_modules)

@@ -39,6 +39,11 @@ def add_genesis_account(app_state: dict[str, Any], address: str, coins: list[tup
     return state
 
 
+NEW_CHAIN_CONSENSUS_PARAMS = {"abci": {"vote_extensions_enable_height": "1"}}
+"""What a new chain's genesis.json sets over CometBFT's defaults: vote extensions from the first block, so every
+block after it carries the validators' BLS certificate (x/bls)."""
+
+
 def write_genesis(
     path: Path, chain_id: str, validators: list[dict[str, Any]], app_state: dict[str, Any],
     consensus_params: dict[str, Any] | None = None,

@@ -2,7 +2,10 @@
 
 The folder holds ``localnet.json`` (chain id, per-node ports and homes), the nodes' homes ``node0`` …
 and ``keyring-test/`` with the funded keys ``faucet`` and ``val0`` … (a ``test``-backend keyring). ``start`` builds it when absent and starts only the nodes
-whose processes are not running, so a partly-down network is repaired by running it again.
+whose processes are not running, so a partly-down network is repaired by running it again. Tests shape it
+further before or while it runs: ``set_module_settings`` (a node's app.toml ``[modules.*]``, e.g. x/bls's
+``test_fault``), ``add_node`` (a full node that may then become a validator by ``tx stake create-validator``)
+and ``add_twin`` (a second signer of a validator's consensus key).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gonkad import genesis
-from gonkad.config import AppConfig, edit_cometbft_config, save_app_config
+from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from sdk.crypto import secp256k1
 from sdk.keyring.keyring import Keyring, generate_test_keys
 from gonkad.paths import PROJECT_ROOT, cometbft_binary, pid_file
@@ -185,30 +188,75 @@ def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSett
                                     index_events=settings.index_events))
 
 
+def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
+    """A fresh home ``root/name`` (``cometbft init``: its own node and consensus keys) on ports no node of
+    ``spec`` has; not yet in the spec."""
+    if any(n.name == name for n in [*spec.nodes, *spec.twins]) or (root / name).exists():
+        raise ValueError(f"{name} exists already in {root}")
+    home = root / name
+    _cometbft("init", "--home", str(home))
+    taken = {port for n in [*spec.nodes, *spec.twins] for port in (n.p2p_port, n.rpc_port, n.abci_port, n.grpc_port)}
+    ports = free_ports(4)
+    while taken.intersection(ports):  # the nodes may not be running yet, so their ports can look free
+        ports = free_ports(4)
+    p2p, rpc, abci, grpc = ports
+    return NodeSpec(name=name, home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci, grpc_port=grpc,
+                    node_id=_cometbft("show-node-id", "--home", str(home)))
+
+
 def add_twin(root: Path, of: str, settings: LocalnetSettings | None = None) -> NodeSpec:
     """A second node (own home, data, node key, ports) signing with ``of``'s consensus key: a real double-sign."""
     spec = load(root)
     settings = settings or load_settings()
     name = f"{of}-twin"
     homes = {n.name: Path(n.home) for n in spec.nodes}
-    if of not in homes or any(t.name == name for t in spec.twins):
-        raise ValueError(f"no node {of}, or {name} exists already, in {root}")
+    if of not in homes:
+        raise ValueError(f"no node {of} in {root}")
     source = homes[of]
-    home = root / name
-    _cometbft("init", "--home", str(home))
+    twin = _new_node(root, spec, name)
     for file in ("genesis.json", "priv_validator_key.json"):
-        (home / "config" / file).write_bytes((source / "config" / file).read_bytes())
-    taken = {port for n in [*spec.nodes, *spec.twins] for port in (n.p2p_port, n.rpc_port, n.abci_port, n.grpc_port)}
-    ports = free_ports(4)
-    while taken.intersection(ports):  # the nodes may not be running yet, so their ports can look free
-        ports = free_ports(4)
-    p2p, rpc, abci, grpc = ports
-    twin = NodeSpec(name=name, home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci, grpc_port=grpc,
-                    node_id=_cometbft("show-node-id", "--home", str(home)))
+        (Path(twin.home) / "config" / file).write_bytes((source / "config" / file).read_bytes())
     _node_settings(twin, spec.nodes, settings)
     spec.twins.append(twin)
     (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
     return twin
+
+
+def add_node(root: Path, name: str, settings: LocalnetSettings | None = None) -> NodeSpec:
+    """A new full node of the network: its own home (``cometbft init``: node and consensus keys), a BLS key file
+    (``config/bls_key.json``, as ``gonkad init`` makes it), the network's genesis.json, free ports, the
+    network's nodes as persistent peers and an app.toml like theirs (``settings``: default ``load_settings()``).
+    Appended to the spec's nodes, so ``start``, ``status`` and ``stop`` include it (start it with
+    ``start_node``). It is no validator until its operator sends ``gonkad tx stake create-validator``
+    (``--key-home`` its home) and a set-validators stage takes it in."""
+    spec = load(root)
+    settings = settings or load_settings()
+    node = _new_node(root, spec, name)
+    home = Path(node.home)
+    create_key_file(home)
+    (home / "config" / "genesis.json").write_bytes((Path(spec.nodes[0].home) / "config" / "genesis.json").read_bytes())
+    _node_settings(node, spec.nodes, settings)
+    spec.nodes.append(node)
+    (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
+    return node
+
+
+def set_module_settings(root: Path, node_name: str, modules: dict[str, dict[str, Any]]) -> AppConfig:
+    """Merge ``modules`` ({module: {setting: value}}) into node ``node_name``'s app.toml ``[modules.*]`` tables,
+    e.g. ``{"bls": {"test_fault": "forge-certificate"}}``; the node reads them when it (re)starts. Returns the
+    node's app config as saved."""
+    spec = load(root)
+    node = next((n for n in [*spec.nodes, *spec.twins] if n.name == node_name), None)
+    if node is None:
+        raise ValueError(f"no node {node_name} in {root}")
+    home = Path(node.home)
+    config = load_app_config(home)
+    merged = {name: dict(table) for name, table in config.modules.items()}
+    for name, table in modules.items():
+        merged.setdefault(name, {}).update(table)
+    config = config.model_copy(update={"modules": merged})
+    save_app_config(home, config)
+    return config
 
 
 def load(root: Path) -> LocalnetSpec:

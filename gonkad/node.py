@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 from app import GonkaApp
 from sdk.abci.server import ABCIServer
@@ -23,6 +24,7 @@ from sdk.server.grpc import GRPCServer
 from gonkad.paths import app_db, cometbft_binary, pid_file
 from sdk.store.commitstore import CommitStore
 from sdk.server.workers import query_workers
+from x.bls.keyfile import key_file
 
 log = logging.getLogger("gonkad.node")
 PR_SET_PDEATHSIG = 1
@@ -54,6 +56,15 @@ def comet_rpc_address(home: Path) -> str:
         return DEFAULT_COMET_RPC
 
 
+def module_settings(home: Path, modules: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """app.toml's ``[modules.*]`` as the app gets them: x/bls's ``key_file`` defaults to the home's
+    ``config/bls_key.json`` (made by ``gonkad init``), and a relative one is relative to the home."""
+    settings = {name: dict(table) for name, table in modules.items()}
+    bls = settings.setdefault("bls", {})
+    bls["key_file"] = str(home / bls.get("key_file", str(key_file(Path()))))
+    return settings
+
+
 async def run_node(
     home: Path, abci_only: bool = False, cometbft: str | None = None, check_invariants: bool = False
 ) -> int:
@@ -63,7 +74,7 @@ async def run_node(
     store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
     app = GonkaApp(store, min_gas_prices=config.min_gas_prices, index_events=frozenset(config.index_events),
                    simulation_gas_limit=config.simulation_gas_limit, check_invariants=check_invariants,
-                   module_config=config.modules)
+                   module_config=module_settings(home, config.modules))
     workers = query_workers(config.query_workers)
     host, port = split_address(config.abci_address)
     server = ABCIServer(app, host, port, workers=workers, halt_on=(InvariantBroken,))

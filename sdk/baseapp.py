@@ -144,6 +144,7 @@ class BaseApp(Application):
         for module in self.modules:
             module.configure(configs.get(module.name, {}))
         self.pending_genesis: CacheKV | None = None
+        self.genesis_app_hash = b""
         self.check_state = CacheKV(store)
         self.prepared = PreparedCache(self.prepare)
         self.check_invariants = check_invariants
@@ -350,8 +351,9 @@ class BaseApp(Application):
         for module in self.modules:
             module.init_genesis(ctx, app_state.get(module.name, module.default_genesis()))
         self.pending_genesis = state
+        self.genesis_app_hash = self.store.apply(state.changes())
         # The validators the gentxs created; none keeps the set in CometBFT's genesis.json.
-        return abci.ResponseInitChain(app_hash=self.store.apply(state.changes()), validators=ctx.validator_updates)
+        return abci.ResponseInitChain(app_hash=self.genesis_app_hash, validators=ctx.validator_updates)
 
     def export_app_state(self, height: int | None = None) -> dict[str, Any]:
         """Every module's ``export_genesis`` over the state committed at ``height`` (default: the latest), by
@@ -378,9 +380,9 @@ class BaseApp(Application):
     # --- ABCI: consensus ------------------------------------------------------------------------
 
     def finalize_block(self, req: abci.RequestFinalizeBlock) -> abci.ResponseFinalizeBlock:
+        block = block_info(req, self.header_app_hash())
         state = self.pending_genesis or CacheKV(self.store)
         self.pending_genesis = None
-        block = block_info(req)
         header = BlockHeader(stored_chain_id(state), req.height, block.time_ns, req.proposer_address)
         ctx = Context(state, header)
         consensus_params_before = stored_consensus_params(state)
@@ -427,6 +429,11 @@ class BaseApp(Application):
                                      log=f"injected entry of module {name} failed: {type(failure).__name__}")
         return abci.ExecTxResult(code=0)
 
+    def header_app_hash(self) -> bytes:
+        """The app hash the next block's header carries: the last committed root, or InitChain's before the
+        first block (whose FinalizeBlock commits the genesis state)."""
+        return self.genesis_app_hash if self.pending_genesis is not None else self.store.root_hash
+
     def module_named(self, name: str) -> Module:
         for module in self.modules:
             if module.name == name:
@@ -445,7 +452,7 @@ class BaseApp(Application):
 
     def prepare_proposal(self, req: abci.RequestPrepareProposal) -> abci.ResponsePrepareProposal:
         """Module entries first (app order), then the mempool's txs in order, all within ``max_tx_bytes``."""
-        block = block_info(req)
+        block = block_info(req, self.header_app_hash())
         extensions = self.last_vote_extensions(req.local_last_commit)
         entries: list[bytes] = []
         for module in self.modules:
@@ -480,7 +487,7 @@ class BaseApp(Application):
     def process_proposal(self, req: abci.RequestProcessProposal) -> abci.ResponseProcessProposal:
         """Injected entries only at the head, well-formed, at most one per module and in app order; then
         every module's ``process_proposal`` must accept."""
-        block = block_info(req)
+        block = block_info(req, self.header_app_hash())
         order = {m.name: i for i, m in enumerate(self.modules)}
         entries: dict[str, bytes] = {}
         last, at_head = -1, True
@@ -509,7 +516,7 @@ class BaseApp(Application):
 
     def extend_vote(self, req: abci.RequestExtendVote) -> abci.ResponseExtendVote:
         """Every module's part, combined into one extension (``sdk/consensus.py``)."""
-        block = block_info(req)
+        block = block_info(req, self.header_app_hash())
         parts: dict[str, bytes] = {}
         for module in self.modules:
             try:
@@ -526,11 +533,11 @@ class BaseApp(Application):
         except ValueError as exc:
             log.info("rejecting the vote extension of %s at height %d: %s", req.validator_address.hex(), req.height, exc)
             return reject
-        block = BlockInfo(height=req.height, time_ns=0, hash=req.hash)
+        block = BlockInfo(height=req.height, time_ns=0, hash=req.hash, app_hash=self.header_app_hash())
         for module in self.modules:
             try:
                 accepted = module.verify_vote_extension(
-                    self.proposal_context(block), req.validator_address, parts.get(module.name, b"")
+                    self.proposal_context(block), block, req.validator_address, parts.get(module.name, b"")
                 )
             except Exception:  # noqa: BLE001 - deterministic: a raising verifier rejects everywhere
                 log.exception("verify_vote_extension of module %s failed at height %d", module.name, req.height)

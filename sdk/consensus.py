@@ -56,7 +56,9 @@ class BlockInfo:
     """The whole block as consensus decided it, for begin/end block and the proposal hooks.
 
     ``hash`` is empty in PrepareProposal (the block does not exist yet); ``decided_last_commit`` is the
-    last block's commit (in proposals, the commit the proposer saw).
+    last block's commit (in proposals, the commit the proposer saw). ``app_hash`` is the app hash in the
+    block's header: the root of the state the block builds on (CometBFT's requests leave it out, but it is
+    the app's own last answer, so the app fills it in; no field of the request can disagree with it).
     """
 
     height: int
@@ -65,6 +67,7 @@ class BlockInfo:
     proposer: bytes = b""
     decided_last_commit: tuple[VoteInfo, ...] = ()
     misbehavior: tuple[Misbehavior, ...] = ()
+    app_hash: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -82,8 +85,10 @@ def time_ns(timestamp: Any) -> int:
 
 def block_info(
     req: abci.RequestFinalizeBlock | abci.RequestPrepareProposal | abci.RequestProcessProposal | abci.RequestExtendVote,
+    app_hash: bytes = b"",
 ) -> BlockInfo:
-    """A BlockInfo from any ABCI request that describes a block (their last-commit fields differ in name)."""
+    """A BlockInfo from any ABCI request that describes a block (their last-commit fields differ in name);
+    ``app_hash``: the header's, which the caller knows (see BlockInfo)."""
     if isinstance(req, abci.RequestFinalizeBlock):
         commit: Any = req.decided_last_commit
     elif isinstance(req, abci.RequestPrepareProposal):
@@ -107,6 +112,7 @@ def block_info(
             )
             for m in req.misbehavior
         ),
+        app_hash=app_hash,
     )
 
 

@@ -64,7 +64,7 @@ class Module(Protocol):
     def end_block(self, ctx: Context, block: BlockInfo) -> None: ...
     def configure(self, config: Mapping[str, Any]) -> None: ...
     def extend_vote(self, ctx: Context, block: BlockInfo) -> bytes: ...
-    def verify_vote_extension(self, ctx: Context, validator: bytes, extension: bytes) -> bool: ...
+    def verify_vote_extension(self, ctx: Context, block: BlockInfo, validator: bytes, extension: bytes) -> bool: ...
     def prepare_proposal(
         self, ctx: Context, block: BlockInfo, extensions: Sequence[VoteExtension]
     ) -> bytes | None: ...
@@ -111,9 +111,10 @@ class BaseModule:
         committed state; its writes are discarded."""
         return b""
 
-    def verify_vote_extension(self, ctx: Context, validator: bytes, extension: bytes) -> bool:
-        """Whether another validator's part (b"" when it sent none) is acceptable; False rejects its vote.
-        Must be deterministic: every honest node must answer alike."""
+    def verify_vote_extension(self, ctx: Context, block: BlockInfo, validator: bytes, extension: bytes) -> bool:
+        """Whether another validator's part (b"" when it sent none) of its vote for ``block`` (height, hash
+        and header app hash only) is acceptable; False rejects its vote. Must be deterministic: every honest
+        node must answer alike."""
         return not extension
 
     def prepare_proposal(

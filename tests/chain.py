@@ -39,6 +39,8 @@ class AppOptions(TypedDict, total=False):
     check_invariants: bool
     authority: bytes
     """Who may send MsgUpdateParams: a test key's address stands in for governance."""
+    module_config: Mapping[str, Mapping[str, Any]]
+    """Node-local module settings (app.toml's ``[modules.*]``), e.g. x/bls's ``key_file``."""
 
 
 class BlockOptions(TypedDict, total=False):

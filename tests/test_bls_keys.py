@@ -183,6 +183,8 @@ def test_cli_init_creates_the_key_file_once_and_gentx_registers_it(tmp_path: Pat
     assert gonkad("init", "n0", "--chain-id", CHAIN, "--home", home).returncode == 0
     path = key_file(Path(home))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    consensus = json.loads((Path(home) / "config" / "genesis.json").read_text())["consensus_params"]
+    assert consensus["abci"]["vote_extensions_enable_height"] == "1"  # shares (and certificates) from block 1
     first = path.read_text()
     secret = load_secret(Path(home))
     shown = gonkad("keys", "bls", "show", "--home", home)

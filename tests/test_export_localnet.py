@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from gonkad import localnet
+from x.bls import keys as bls_keys
+from x.bls.keyfile import key_file
 from x.vesting import keys as vesting_keys
 from gonkad.paths import app_db
 from sdk.client.rpc import CometRPC
@@ -87,12 +89,19 @@ def test_export_at_a_height_starts_a_chain_with_the_same_module_state(
     with InProcessChain(tmp_path / "new", {}, chain_id=CHAIN, app_state=doc["app_state"],
                         initial_height=height + 1) as new:
         prefixes = tuple(module.store_prefix for module in new.app.modules)
-        # x/vesting keeps the last block's time: the new chain's first block (in process, time 0) has its own
+        # x/vesting keeps the last block's time: the new chain's first block (in process, time 0) has its own;
+        # x/bls's certificates are the old chain's history, not exported (a new chain certifies its own blocks)
         block_time = vesting_keys.STORE_PREFIX + vesting_keys.LAST_BLOCK_TIME_KEY
+        history = tuple(bls_keys.STORE_PREFIX + p for p in bls_keys.HISTORY_PREFIXES)
+
+        def carried(key: bytes) -> bool:
+            return key.startswith(prefixes) and key != block_time and not key.startswith(history)
+
         with CommitStore(str(app_db(home))) as old:
-            expected = [(k, v) for k, v in old.items_at(height) if k.startswith(prefixes) and k != block_time]
-        assert [(k, v) for k, v in new.app.store.items_at(new.height)
-                if k.startswith(prefixes) and k != block_time] == expected
+            items = old.items_at(height)
+        expected = [(k, v) for k, v in items if carried(k)]
+        assert any(k.startswith(history) for k, _ in items)  # the old chain did certify its blocks
+        assert [(k, v) for k, v in new.app.store.items_at(new.height) if carried(k)] == expected
         exported, original = new.app.export_app_state(), json.loads(json.dumps(doc["app_state"]))
         for state in (exported, original):  # the last block time again (see above)
             state["vesting"].pop("last_block_time_ns", None)
@@ -113,7 +122,8 @@ def test_a_new_network_from_the_exported_genesis_makes_blocks(stopped_net: tuple
     new_root = tmp_path / "net"
     home = Path(localnet.build(new_root, validators=1, chain_id=CHAIN).nodes[0].home)
     (home / "config" / "genesis.json").write_text(latest.stdout)
-    shutil.copy(old_home / "config" / "priv_validator_key.json", home / "config" / "priv_validator_key.json")
+    for key in ("priv_validator_key.json", key_file(Path()).name):  # a validator's consensus and BLS keys
+        shutil.copy(old_home / "config" / key, home / "config" / key)
     try:
         localnet.start(new_root)
         localnet.wait_for_height(new_root, start + 1, timeout_s=120)

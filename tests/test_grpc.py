@@ -6,6 +6,7 @@ One in-process test drives the app by hand to show that queries never see a bloc
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import math
@@ -29,6 +30,7 @@ from google.protobuf.message import Message
 from gonkad import localnet
 from sdk.client.rpc import CometRPC
 from sdk.coins import Coins, parse_coins, parse_dec_coins, required_fees
+from sdk.consensus import decode_injected_entry, is_injected_entry
 from sdk.crypto import bech32, secp256k1
 from sdk.server.grpc import GRPCServer
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
@@ -399,6 +401,13 @@ def test_get_txs_event(net1: Path, channel: grpc.Channel) -> None:
     assert hashes(query=by_recipient, pagination=pagination_pb2.PageRequest(offset=1, limit=1)) == ([sent[1].txhash], 2)
     assert hashes(events=[f"transfer.recipient={recipient}"]) == ([s.txhash for s in sent], 2)  # pre-0.50 form
     assert hashes(events=[by_recipient, f"tx.height={sent[0].height}"]) == ([sent[0].txhash], 1)
+    # the block's head is x/bls's certificate entry, which CometBFT indexes like a tx: it is not one
+    block_txs = CometRPC(localnet.status(net1)["nodes"][0]["rpc"]).call("block", height=str(sent[0].height))
+    entry = base64.b64decode(block_txs["block"]["data"]["txs"][0])
+    assert is_injected_entry(entry) and decode_injected_entry(entry)[0] == "bls"
+    assert hashes(query=f"tx.height={sent[0].height}") == ([sent[0].txhash], 1)
+    code, details = rpc_error(service.GetTx, tx_service.GetTxRequest(hash=hashlib.sha256(entry).hexdigest()))
+    assert code == grpc.StatusCode.NOT_FOUND and "proposal entry, not a tx" in details
     reply = service.GetTxsEvent(tx_service.GetTxsEventRequest(query=by_recipient, limit=1))
     assert reply.txs[0].body.messages[0].type_url == "/cosmos.bank.v1beta1.MsgSend"
     assert reply.tx_responses[0].timestamp == sent[0].timestamp and reply.tx_responses[0].height == sent[0].height

@@ -80,8 +80,8 @@ class ProbeModule(BaseModule):
     def extend_vote(self, ctx: Context, block: BlockInfo) -> bytes:
         return b"ext:" + self.node + b"@" + str(block.height).encode()
 
-    def verify_vote_extension(self, ctx: Context, validator: bytes, extension: bytes) -> bool:
-        return extension.startswith(b"ext:") and extension.endswith(b"@" + str(ctx.header.height).encode())
+    def verify_vote_extension(self, ctx: Context, block: BlockInfo, validator: bytes, extension: bytes) -> bool:
+        return extension.startswith(b"ext:") and extension.endswith(b"@" + str(block.height).encode())
 
     def prepare_proposal(self, ctx: Context, block: BlockInfo, extensions: Sequence[VoteExtension]) -> bytes | None:
         self.seen_extensions = list(extensions)
@@ -233,8 +233,12 @@ def test_block_hooks_see_the_last_commit_and_misbehavior(nodes: tuple[ProbeApp, 
         height=1, time_ns=10**9, hash=b"\x01" * 32, proposer=NODE_A,
         decided_last_commit=(VoteInfo(NODE_A, 10, True), VoteInfo(NODE_B, 5, False)),
         misbehavior=(Misbehavior("duplicate_vote", NODE_B, 5, 1, 10**9, 15),),
+        app_hash=a.genesis_app_hash,  # block 1's header carries InitChain's app hash
     )
+    assert len(a.genesis_app_hash) == 32
     assert a.probe.blocks == [("begin_block", expected), ("end_block", expected)]
+    finalize(a, 2, NODE_A, [])
+    assert a.probe.blocks[-1][1].app_hash == a.store.root_at(1)  # then the last block's
 
 
 def test_a_failing_hook_is_logged_and_its_writes_discarded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

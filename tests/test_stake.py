@@ -460,3 +460,36 @@ def test_queries_answer_what_state_holds(tmp_path: Path) -> None:
             validator_addr=valoper(KEYS[2])), cosmos_query.QueryValidatorResponse).validator
         assert (jailed.jailed, jailed.status) == (True, staking_pb2.BOND_STATUS_UNBONDED)
         assert host(chain, KEYS[2]).jailed
+
+
+# --- CLI -------------------------------------------------------------------------------------------------
+
+
+def test_cli_create_validator_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    """``gonkad tx stake create-validator`` reads the node's key files and the amount before it asks a keyring or
+    a node: each bad input is one ``Error:`` line on stderr, exit code 1 (the localnet test sends a good one)."""
+    import os
+    import subprocess
+    import sys
+
+    def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "GONKA_KEYRING_PASSPHRASE": "unused"}
+        return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60,
+                              env=env)
+
+    home = tmp_path / "node"
+    assert gonkad("init", "n0", "--chain-id", CHAIN, "--home", str(home)).returncode == 0
+    flags = ["--moniker", "late", "--home", str(home), "--from", "op", "--keyring-backend", "test", "-y",
+             "--node", "tcp://127.0.0.1:1"]
+    (home / "config" / "bls_key.json").unlink()
+    cases = [
+        (["1000ngonka", "--key-home", str(tmp_path / "none")], "priv_validator_key.json"),
+        (["lots"], "malformed amount 'lots'"),
+        (["1000ngonka"], f"{home / 'config' / 'bls_key.json'} does not exist; run `gonkad init` first"),
+        (["1000ngonka", "--no-bls-key"], "key 'op' not found"),  # no BLS key wanted: on to the keyring
+    ]
+    for args, words in cases:
+        result = gonkad("tx", "stake", "create-validator", *args, *flags)
+        assert (result.returncode, result.stdout) == (1, ""), (args, result)
+        assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, (args, result.stderr)
+        assert words in result.stderr, (args, result.stderr)

@@ -5,19 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from google.protobuf.message import Message
 
 from app import GonkaApp
 from gonkad import genesis
 from sdk.cli.flags import add_home, checked_address
 from sdk.coins import parse_coins
+from sdk.crypto import bech32
 from gonkad.cmd.keys import open_keyring
 from gonkad.config import read_cometbft_config
 from sdk.store.commitstore import CommitStore
 from x.bls.keyfile import load_secret
 from x.genutil import gentx
+from x.stake.cli import one_coin
 from x.stake.params import default_params
 
 BOND_DENOM = default_params().bond_denom
@@ -77,6 +81,18 @@ def cmd_gentx(args: argparse.Namespace) -> None:
     raw = gentx.build_gentx(keyring.private_key(info.name), moniker, gentx.consensus_pubkey(home), (BOND_DENOM, amount),
                             args.chain_id or doc["chain_id"], bls_secret=bls_secret)
     print(f"Genesis transaction written to {gentx.write_gentx(home, gentx.node_id(home), raw)}")
+
+
+def validator_messages(args: argparse.Namespace) -> Callable[[str], list[Message]]:
+    """``gonkad tx stake create-validator``'s messages (x/stake/cli.py, ValidatorMessages): a gentx's, for a running
+    chain - the consensus key of KEY_HOME (default: --home) config/priv_validator_key.json and, unless
+    --no-bls-key, the BLS key of its config/bls_key.json. The files are read now, before any keyring or node."""
+    coin = one_coin(args.amount)
+    home = Path(args.key_home or args.home)
+    pubkey = gentx.consensus_pubkey(home)
+    bls_secret = None if args.no_bls_key else load_secret(home)
+    return lambda operator: gentx.create_validator_messages(
+        bech32.decode(operator), args.moniker, pubkey, (coin.denom, int(coin.amount)), bls_secret)
 
 
 def cmd_collect_gentxs(args: argparse.Namespace) -> None:

@@ -95,13 +95,19 @@ def _public_key(raw: bytes) -> G1Element:
     return _parse_public_key(bytes(raw))
 
 
+@lru_cache(maxsize=4096)
+def _parse_signature(raw: bytes) -> G2Element:
+    """Checked parse (cached: a vote's share is parsed when it is verified and again when it is aggregated)."""
+    try:
+        return G2Element.from_bytes(raw)
+    except (ValueError, RuntimeError) as exc:
+        raise BlsError(f"signature is not a valid compressed G2 point in the subgroup: {exc}") from None
+
+
 def _signature(raw: bytes) -> G2Element:
     if not isinstance(raw, _BYTES) or len(raw) != SIGNATURE_SIZE:
         raise BlsError(f"signature must be {SIGNATURE_SIZE} bytes")
-    try:
-        return G2Element.from_bytes(bytes(raw))
-    except (ValueError, RuntimeError) as exc:
-        raise BlsError(f"signature is not a valid compressed G2 point in the subgroup: {exc}") from None
+    return _parse_signature(bytes(raw))
 
 
 def _message(message: bytes) -> bytes:

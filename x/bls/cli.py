@@ -1,4 +1,4 @@
-"""``gonkad tx bls register-key`` and ``gonkad query bls key|keys``."""
+"""``gonkad tx bls register-key`` and ``gonkad query bls key|keys|certificate|beacon|params``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from protogen.gonka.bls.v1 import query_pb2, tx_pb2
 from sdk.cli.flags import add_tx_flags
+from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
 from sdk.crypto import bls
@@ -31,6 +32,7 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--key-home", default="",
                    help="read KEY_HOME/config/bls_key.json instead (when the keyring's home is not the node's)")
     p.set_defaults(func=cmd_register_key)
+    add_update_params_command(sub, tx_pb2.MsgUpdateParams)
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
@@ -39,3 +41,10 @@ def register_query(modules: argparse._SubParsersAction) -> None:
                      query_pb2.QueryKeyRequest, query_pb2.QueryKeyResponse, ["operator"])
     add_module_query(sub, "keys", "every registered BLS key, in operator order", GONKA + "Keys",
                      query_pb2.QueryKeysRequest, query_pb2.QueryKeysResponse)
+    add_module_query(sub, "certificate", "height HEIGHT's certificate (0: the latest) with its validator set, "
+                     "signed message and powers", GONKA + "Certificate", query_pb2.QueryCertificateRequest,
+                     query_pb2.QueryCertificateResponse, ["height"])
+    add_module_query(sub, "beacon", "H(aggregate signature) of height HEIGHT's certificate (0: the latest)",
+                     GONKA + "Beacon", query_pb2.QueryBeaconRequest, query_pb2.QueryBeaconResponse, ["height"])
+    add_module_query(sub, "params", "x/bls's params", GONKA + "Params", query_pb2.QueryParamsRequest,
+                     query_pb2.QueryParamsResponse)

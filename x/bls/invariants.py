@@ -17,3 +17,16 @@ def indexes_agree(bls: BlsKeeper, ctx: Context) -> str | None:
         if backward.get(key) != operator:
             return f"{bech32.encode(operator)}'s key {key.hex()[:16]}… is indexed to another operator or none"
     return None
+
+
+def certificate_sets_kept(bls: BlsKeeper, ctx: Context) -> str | None:
+    """Every kept certificate's validator set is kept, each set's count is the number of certificates naming
+    it, and no set is kept that none names."""
+    counts: dict[bytes, int] = {}
+    for cert in bls.certificates(ctx):
+        counts[cert.validator_set_hash] = counts.get(cert.validator_set_hash, 0) + 1
+    if bls.validator_set_refs(ctx) != counts:
+        return "validator set counts differ from the certificates that name them"
+    if sorted(bls.stored_validator_sets(ctx)) != sorted(counts):
+        return "the kept validator sets are not exactly those the certificates name"
+    return None

@@ -45,7 +45,11 @@ def create_key_file(home: Path, seed: bytes | None = None) -> bool:
 
 def load_secret(home: Path) -> bytes:
     """The secret key of the home's key file, checked against the public key and proof it lists."""
-    path = key_file(home)
+    return read_secret(key_file(home))
+
+
+def read_secret(path: Path) -> bytes:
+    """The secret key of the key file ``path``, checked against the public key and proof it lists."""
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist; run `gonkad init` first")
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2, tx_pb2
+from google.protobuf.message import Message
 
 from protogen.gonka.bls.v1 import tx_pb2 as bls_tx
 from sdk.crypto import bech32, bls, secp256k1
@@ -37,6 +38,29 @@ CREATE_VALIDATOR_URL = "/" + tx_pb2.MsgCreateValidator.DESCRIPTOR.full_name
 REGISTER_BLS_KEY_URL = "/" + bls_tx.MsgRegisterBlsKey.DESCRIPTOR.full_name
 
 
+def create_validator_messages(
+    operator: bytes, moniker: str, pubkey: bytes, collateral: tuple[str, int], bls_secret: bytes | None = None,
+) -> list[Message]:
+    """What a host sends to join: MsgCreateValidator (``operator`` bonds ``collateral``, (denom, amount), and signs
+    blocks with the ed25519 ``pubkey``), then, when ``bls_secret`` (the node's BLS secret key) is given,
+    ``gonka.bls.v1.MsgRegisterBlsKey`` with its public key and proof of possession. A gentx carries them at genesis
+    (``build_gentx``); ``gonkad tx stake create-validator`` sends them to a running chain."""
+    msg = tx_pb2.MsgCreateValidator(
+        description=staking_pb2.Description(moniker=moniker),
+        commission=staking_pb2.CommissionRates(rate="0", max_rate="0", max_change_rate="0"),
+        min_self_delegation="1",
+        delegator_address=bech32.encode(operator),
+        validator_address=bech32.encode(operator, bech32.VALOPER_PREFIX),
+        value={"denom": collateral[0], "amount": str(collateral[1])},
+    )
+    msg.pubkey.Pack(ed25519.PubKey(key=pubkey), type_url_prefix="/")
+    msgs: list[Message] = [msg]
+    if bls_secret is not None:
+        msgs.append(bls_tx.MsgRegisterBlsKey(operator=bech32.encode(operator), public_key=bls.public_key(bls_secret),
+                                             proof_of_possession=bls.pop_prove(bls_secret)))
+    return msgs
+
+
 def build_gentx(
     key: secp256k1.PrivateKey, moniker: str, pubkey: bytes, collateral: tuple[str, int], chain_id: str,
     bls_secret: bytes | None = None,
@@ -47,20 +71,8 @@ def build_gentx(
     node's BLS secret key; when given, the same tx then registers its public key with its proof of
     possession (``gonka.bls.v1.MsgRegisterBlsKey``), so the host has a BLS key from genesis on."""
     operator = secp256k1.address_bytes(key.public_key)
-    msg = tx_pb2.MsgCreateValidator(
-        description=staking_pb2.Description(moniker=moniker),
-        commission=staking_pb2.CommissionRates(rate="0", max_rate="0", max_change_rate="0"),
-        min_self_delegation="1",
-        delegator_address=bech32.encode(operator),
-        validator_address=bech32.encode(operator, bech32.VALOPER_PREFIX),
-        value={"denom": collateral[0], "amount": str(collateral[1])},
-    )
-    msg.pubkey.Pack(ed25519.PubKey(key=pubkey), type_url_prefix="/")
-    msgs: list = [msg]
-    if bls_secret is not None:
-        msgs.append(bls_tx.MsgRegisterBlsKey(operator=bech32.encode(operator), public_key=bls.public_key(bls_secret),
-                                             proof_of_possession=bls.pop_prove(bls_secret)))
-    return sign_tx(key, msgs, chain_id, 0, 0, gas_limit=GENTX_GAS)
+    return sign_tx(key, create_validator_messages(operator, moniker, pubkey, collateral, bls_secret), chain_id, 0, 0,
+                   gas_limit=GENTX_GAS)
 
 
 def write_gentx(home: Path, node_id: str, raw: bytes) -> Path:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import query_pb2 as cosmos_query
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
+from google.protobuf.message import Message
 
 from protogen.gonka.stake.v1 import query_pb2, tx_pb2
 from sdk.cli.flags import add_tx_flags
@@ -41,7 +43,20 @@ def cmd_edit_host(args: argparse.Namespace) -> None:
         operator=operator, description=description, inference_url=args.inference_url)])
 
 
-def register_tx(modules: argparse._SubParsersAction) -> None:
+ValidatorMessages = Callable[[argparse.Namespace], Callable[[str], list[Message]]]
+"""``create-validator``'s messages: given the command's arguments (amount, moniker, home, key_home, no_bls_key) it
+reads the node's key files and returns the builder of the messages for the signer's address. The binary passes
+it in (gonkad/cmd/genesis.py: x/genutil's MsgCreateValidator, as gentxs carry it, then x/bls's key
+registration), since x/stake imports no other module."""
+
+
+def cmd_create_validator(args: argparse.Namespace) -> None:
+    build = args.validator_messages(args)  # the key files first: a missing one fails before keyring or node
+    broadcast_messages(args, build)
+
+
+def register_tx(modules: argparse._SubParsersAction, validator_messages: ValidatorMessages | None = None) -> None:
+    """``validator_messages``: adds ``create-validator`` (see ValidatorMessages)."""
     stake = modules.add_parser("stake", help="hosts and collateral").add_subparsers(dest="stake_command", required=True)
     for name, func, text in (("deposit", cmd_deposit, "bond more collateral: deposit AMOUNT"),
                              ("withdraw", cmd_withdraw, "start unbonding collateral: withdraw AMOUNT")):
@@ -56,6 +71,16 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--inference-url", default="")
     add_tx_flags(p)
     p.set_defaults(func=cmd_edit_host)
+    if validator_messages is not None:
+        p = stake.add_parser("create-validator", help="become a host after genesis: MsgCreateValidator with the node's "
+                             "consensus key, then MsgRegisterBlsKey with its BLS key, in one tx signed by --from")
+        p.add_argument("amount", help="the collateral to bond, e.g. 100000000000000ngonka")
+        p.add_argument("--moniker", required=True)
+        p.add_argument("--key-home", default="", help="the node's home, for config/priv_validator_key.json and "
+                       "config/bls_key.json (default: --home, which also holds the keyring)")
+        p.add_argument("--no-bls-key", action="store_true", help="do not register the node's BLS key in the tx")
+        add_tx_flags(p)
+        p.set_defaults(func=cmd_create_validator, validator_messages=validator_messages)
     add_update_params_command(stake, tx_pb2.MsgUpdateParams)
 
 

@@ -23,6 +23,7 @@ from google.protobuf import json_format
 from sdk.baseapp import BaseApp
 from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
 from sdk.client.rpc import CometRPC, RPCError
+from sdk.consensus import is_injected_entry
 from sdk.tx import decode_tx
 from sdk.client.txbuilder import pack
 from sdk.server.grpc.comet import call_with_client_input, comet_page, per_page
@@ -186,6 +187,8 @@ class TxService:
             if "not found" in str(err):
                 raise ErrNotFound.wrap(f"tx {req.hash.upper()} not found") from None
             raise
+        if is_injected_entry(base64.b64decode(found["tx"])):
+            raise ErrNotFound.wrap(f"{req.hash.upper()} is a module's proposal entry, not a tx")
         tx, response = tx_of(found, await self.block_time(found["height"]))
         return service_pb2.GetTxResponse(tx=tx, tx_response=response)
 
@@ -198,9 +201,12 @@ class TxService:
             self.rpc, "tx_search", f"search {query!r}, page {page} ({size} per page)",
             query=query, page=str(page), per_page=str(size), order_by=_ORDER_BY.get(req.order_by, ""),
         )
-        times = {height: await self.block_time(height) for height in {t["height"] for t in found["txs"]}}
-        txs = [tx_of(t, times[t["height"]]) for t in found["txs"]]
-        total = int(found["total_count"])
+        # A module's injected proposal entry (sdk/consensus.py) is indexed by CometBFT like a tx (tx.height)
+        # but is none: it is left out, and out of the total.
+        entries = [t for t in found["txs"] if not is_injected_entry(base64.b64decode(t["tx"]))]
+        times = {height: await self.block_time(height) for height in {t["height"] for t in entries}}
+        txs = [tx_of(t, times[t["height"]]) for t in entries]
+        total = int(found["total_count"]) - (len(found["txs"]) - len(entries))
         return service_pb2.GetTxsEventResponse(
             txs=[tx for tx, _ in txs], tx_responses=[response for _, response in txs],
             pagination=pagination_pb2.PageResponse(total=total), total=total,
