@@ -31,6 +31,9 @@ from x.genutil.module import GenutilModule
 from x.gov import keys as gov_keys
 from x.gov.keeper import GovKeeper
 from x.gov.module import GovModule
+from x.inference import keys as inference_keys
+from x.inference.keeper import InferenceKeeper
+from x.inference.module import InferenceModule
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
 from x.pool import keys as pool_keys
@@ -56,6 +59,7 @@ MODULE_ACCOUNT_PERMISSIONS: dict[str, tuple[str, ...]] = {
     gov_keys.MODULE_NAME: (auth_keys.BURNER,),  # holds proposal deposits; burns them on veto / missed quorum
     pool_keys.POOL_ACCOUNT: (),
     rewards_keys.REWARDS_ACCOUNT: (auth_keys.MINTER,),
+    inference_keys.INFERENCE_ACCOUNT: (),  # the escrow of started inferences
 }
 """The module accounts and what each may do (the SDK's ``maccPerms``): bank mints only into an account with
 ``minter`` and burns only from one with ``burner``."""
@@ -95,7 +99,13 @@ class GonkaApp(BaseApp):
         self.rewards_keeper = RewardsKeeper(  # every host's share vests (x/vesting)
             self.account_keeper, self.bank_keeper, self.epochs_keeper, self.stake_keeper, self.pool_keeper,
             vesting=self.vesting_keeper, authority=authority, fee_collector=auth_keys.FEE_COLLECTOR)
-        self.epochs_keeper.set_hooks([self.stake_keeper, self.rewards_keeper, self.vesting_keeper])
+        # x/inference: models, ML nodes, inferences (escrow → payment through vesting, refund), work reported
+        # to rewards; its epoch hook stores each host's epoch root before rewards pays the epoch.
+        self.inference_keeper = InferenceKeeper(
+            self.account_keeper, self.bank_keeper, self.vesting_keeper, self.stake_keeper, self.rewards_keeper,
+            self.epochs_keeper, authority)
+        self.epochs_keeper.set_hooks([self.stake_keeper, self.inference_keeper, self.rewards_keeper,
+                                      self.vesting_keeper])
         self.learning_keeper = LearningKeeper(authority)
         # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;
         # "burned" deposits go to the community pool when x/pool's deposits_to_pool says so.
@@ -113,6 +123,7 @@ class GonkaApp(BaseApp):
                 SlashingModule(self.slashing_keeper),
                 PoolModule(self.pool_keeper),  # after bank: its genesis checks the pool's balance
                 RewardsModule(self.rewards_keeper),
+                InferenceModule(self.inference_keeper),  # after bank: its genesis checks the escrow held
                 LearningModule(self.learning_keeper),
                 GovModule(self.gov_keeper, self.packed_signers),
                 ConsensusModule(authority),

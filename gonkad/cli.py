@@ -26,6 +26,7 @@ from x.bls.keyfile import create_key_file, key_file
 from x.consensus import cli as consensus_cli
 from x.epochs import cli as epochs_cli
 from x.gov import cli as gov_cli
+from x.inference import cli as inference_cli
 from x.learning import cli as learning_cli
 from x.pool import cli as pool_cli
 from x.rewards import cli as rewards_cli
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     slashing_cli.register_tx(tx_modules)
     pool_cli.register_tx(tx_modules)
     rewards_cli.register_tx(tx_modules)
+    inference_cli.register_tx(tx_modules)
     epochs_cli.register_tx(tx_modules)
     gov_cli.register_tx(tx_modules)
     consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
@@ -144,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     slashing_cli.register_query(query)
     pool_cli.register_query(query)
     rewards_cli.register_query(query)
+    inference_cli.register_query(query)
     epochs_cli.register_query(query)
     gov_cli.register_query(query)
     query_tx.register_query(query)

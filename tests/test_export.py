@@ -95,7 +95,7 @@ def test_new_chain_from_export_has_identical_module_state(active: ActiveChain, t
     height = active.height if at == "latest" else 3
     exported = active.app.export_app_state(None if at == "latest" else height)
     assert set(exported) == {"auth", "bank", "epochs", "vesting", "stake", "bls", "slashing", "pool", "rewards",
-                             "learning", "gov", "consensus", "genutil"}
+                             "inference", "learning", "gov", "consensus", "genutil"}
     assert exported["genutil"] == {"gen_txs": []}
     assert len(exported["stake"]["hosts"]) == len(exported["stake"]["powers"]) == 2
     assert "number" not in exported["epochs"]["current"] and exported["epochs"]["current"]["start_height"] == "1"

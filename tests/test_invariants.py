@@ -37,7 +37,7 @@ def test_invariants_hold_and_a_broken_one_is_named(tmp_path: Path) -> None:
     assert sorted(chain.app.invariants) == [
         "bank/nonnegative-balances", "bank/supply-accounted", "bank/total-supply", "bls/certificates-named-sets",
         "bls/indexes-agree",
-        "gov/deposits-held",
+        "gov/deposits-held", "inference/escrow-held", "inference/index-consistent",
         "pool/balance-accounted", "rewards/minted-within-cap", "slashing/slashed-coins-settled",
         "stake/collateral-held", "stake/jailed-out-of-set", "stake/power-table-sent", "vesting/locked-held",
         "vesting/scheduled-accounted"]

@@ -1,5 +1,7 @@
 """The layers import one way only: framework (``sdk/``) → modules (``x/``) → wiring (``app.py``) → binary
-(``gonkad/``); ``mlnode/`` stands alone; ``diloco/`` uses ``mlnode`` and the client library.
+(``gonkad/``); ``mlnode/`` stands alone; ``diloco/`` uses ``mlnode`` and the client library; ``agent/`` (the
+Transfer Agent) stands on the client library alone: it reaches the chain through its ``ChainView`` protocol and
+ML nodes over HTTP, never through ``app.py``, a module's keeper or ``mlnode``.
 
 Every import in the project's code is read (with ``ast``, function-level and relative ones included) and
 checked against ``ALLOWED``. To see the test fail, add ``import app`` to ``sdk/errors.py`` (or
@@ -14,9 +16,10 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("sdk", "x", "app", "gonkad", "mlnode", "diloco", "protogen")
+PROJECT = ("sdk", "x", "app", "gonkad", "mlnode", "diloco", "agent", "protogen")
 """Top-level names that are this project's own; anything else is a third-party or standard import."""
-CLIENT_LIBRARY = (r"sdk\.client(\..*)?", r"sdk\.keyring(\..*)?", r"x\.\w+\.client", r"protogen(\..*)?")
+CLIENT_LIBRARY = (r"sdk\.client(\..*)?", r"sdk\.crypto(\..*)?", r"sdk\.keyring(\..*)?", r"x\.\w+\.client",
+                  r"protogen(\..*)?")
 
 
 def allowed(layer: str, module: str) -> bool:
@@ -32,6 +35,8 @@ def allowed(layer: str, module: str) -> bool:
         return top == "mlnode"
     if layer == "diloco":
         return top in ("diloco", "mlnode") or any(re.fullmatch(p, module) for p in CLIENT_LIBRARY)
+    if layer == "agent":
+        return top == "agent" or any(re.fullmatch(p, module) for p in CLIENT_LIBRARY)
     return True  # gonkad, the binary, stands on everything; generated code is not checked
 
 
@@ -39,7 +44,7 @@ def layer_of(relative: Path) -> str | None:
     parts = relative.with_suffix("").parts
     if parts[0] == "x" and len(parts) > 2:
         return f"x.{parts[1]}"
-    if parts[0] in ("sdk", "app", "gonkad", "mlnode", "diloco"):
+    if parts[0] in ("sdk", "app", "gonkad", "mlnode", "diloco", "agent"):
         return parts[0]
     return None  # tests, benchmarks, tools and generated code may import anything
 
@@ -98,6 +103,13 @@ def test_a_bad_import_is_caught(tmp_path: Path) -> None:
         "diloco/chain.py": ("from sdk.client.tx import deliver\nfrom x.learning.keeper import K\n",
                             "diloco/chain.py:2 imports x.learning.keeper.K (diloco may not)"),
         "app.py": ("from gonkad import node\n", "app.py:1 imports gonkad.node (app may not)"),
+        "agent/server.py": ("from sdk.client.signing import sign_document\nfrom sdk.crypto import bech32\n"
+                            "from x.inference.client import Q\nimport app\n",
+                            "agent/server.py:4 imports app (agent may not)"),
+        "agent/router.py": ("from x.inference.keeper import Keeper\n",
+                            "agent/router.py:1 imports x.inference.keeper.Keeper (agent may not)"),
+        "agent/chain.py": ("from mlnode import schemas\nfrom sdk.keyring import Keyring\nfrom protogen import x\n",
+                           "agent/chain.py:1 imports mlnode.schemas (agent may not)"),
         "gonkad/cli.py": ("import app\nfrom x.bank import cli\n", None),
     }
     for name, (source, _) in cases.items():

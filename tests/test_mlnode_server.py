@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import select
-import socket
 import subprocess
 import sys
 import threading
@@ -26,7 +25,6 @@ import httpx
 import openai
 import pytest
 import torch
-import uvicorn
 from openai.types.chat import ChatCompletionTokenLogprob
 
 from sdk.client.process import stop_child
@@ -41,6 +39,7 @@ from mlnode.tokenizer import chat_prompt, decode, token_from_bytes
 from mlnode.upstream import upstream_error
 from mlnode.verify import teacher_forced
 from mlnode.weights import LoadedModel, random_model
+from servers import serve
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -559,19 +558,8 @@ def test_node_runs_the_sprint_race(node: str) -> None:
 def local() -> Iterator[tuple[str, LocalBackend]]:
     backend = LocalBackend(random_model("tiny", 1), max_concurrency=2, max_queue=0, max_tokens_limit=TOKENS_LIMIT)
     app = create_app(backend, Hardware(device="cpu", threads=torch.get_num_threads(), memory_bandwidth_gbps=1.0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    listener = socket.create_server(("127.0.0.1", 0))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "the in-process node did not start"
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", backend
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
+    with serve(app, lifespan="on") as url:  # the app starts and stops its backend with the server
+        yield url, backend
 
 
 def fail_once(method: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:

@@ -1,0 +1,2 @@
+"""The Transfer Agent (TA): signed OpenAI-compatible requests, routed to ML nodes, started on chain
+(``agent/README.md``)."""

@@ -1,0 +1,506 @@
+"""The Transfer Agent's HTTP API, a bare ASGI app (``agent/README.md`` is its spec).
+
+    POST /v1/chat/completions   signed (agent.auth), checked, routed (agent.router), queued (agent.queue),
+                                started on chain (ChainView.start_inference), then forwarded to the ML node
+    GET  /v1/models             the chain's model registry, OpenAI's list shape
+    GET  /v1/identity           the TA's address, key, chain id, height and the other TAs, signed
+    GET  /v1/status             queue, in flight, the nodes and their state
+    GET  /metrics               Prometheus text
+
+Bare ASGI rather than a framework: the TA's whole budget is about a millisecond of added latency per request
+on a small machine, and a framework's routing, validation and middleware would spend most of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.auth import Authenticator, Requester
+from agent.chain import ChainError, StartRequest
+from agent.errors import AgentError, bad_request, rate_limited, unavailable
+from agent.metrics import Metrics
+from agent.queue import FeeQueue
+from agent.router import NoCapableNode, NodeState, Router
+from agent.upstream import Pool, Response, UpstreamError
+from sdk.client.signing import canonical_json, sign_document
+from sdk.crypto import bech32, secp256k1
+
+log = logging.getLogger("gonka.agent")
+T = TypeVar("T")
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+SAMPLING_KEYS = ("temperature", "top_p", "stop", "logprobs", "top_logprobs", "n", "stream", "response_format")
+JSON = [(b"content-type", b"application/json")]
+GONE = 499
+"""The status recorded for a client that left before its answer (nginx's convention); never sent."""
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    key: secp256k1.PrivateKey
+    """The TA's secp256k1 key: its address is what requesters sign for and what signs ``/v1/identity``."""
+    chain: Any
+    """The ``agent.chain.ChainView`` the TA reads and writes the chain through."""
+    host: str = "127.0.0.1"
+    port: int = Field(0, ge=0, lt=65536)
+    denom: str = "ngonka"
+    queue_bound: int = Field(256, ge=0)
+    queue_timeout_s: float = Field(60.0, gt=0)
+    retry_after_s: int = Field(1, ge=0)
+    window_old_s: float = Field(60.0, gt=0)
+    window_ahead_s: float = Field(30.0, ge=0)
+    replay_cache_size: int = Field(1_000_000, ge=1)
+    poll_interval_s: float = Field(1.0, gt=0)
+    poll_timeout_s: float = Field(1.0, gt=0)
+    connect_timeout_s: float = Field(2.0, gt=0)
+    upstream_timeout_s: float = Field(120.0, gt=0)
+    """The longest wait for a node's first answer bytes, and then between two chunks of a stream."""
+    max_attempts: int = Field(3, ge=1)
+    """Nodes a request may be sent to, when the earlier ones fail before answering."""
+    default_max_tokens: int = Field(256, ge=1)
+    max_body_bytes: int = Field(4 << 20, ge=1024)
+    offload_chain_calls: bool = False
+    """Run ChainView calls on a worker thread (for a view that does network I/O)."""
+
+
+class _Retry(Exception):
+    """The node failed before a byte reached the client: the request may go to another node."""
+
+
+def chain_error(error: ChainError) -> AgentError:
+    status, kind = {"insufficient_funds": (402, "insufficient_funds"),
+                    "already_exists": (409, "invalid_request_error")}.get(error.reason, (400, "invalid_request_error"))
+    return AgentError(status, f"The chain refused the inference: {error}", kind, error.reason)
+
+
+def positive_int(value: Any, param: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise bad_request(f"Invalid value for '{param}': expected a positive integer.", param)
+    return value
+
+
+class Agent:
+    """The ASGI app; ``await agent.start()`` / ``stop()`` run by the ASGI lifespan (or by hand)."""
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self.chain = config.chain
+        self.key = config.key
+        self.pubkey = config.key.public_key
+        self.address_bytes = secp256k1.address_bytes(self.pubkey)
+        self.address = bech32.encode(self.address_bytes)
+        self.auth = Authenticator(self.address_bytes, config.window_old_s, config.window_ahead_s,
+                                  config.replay_cache_size)
+        self.router = Router(lambda url: Pool(url, config.connect_timeout_s))
+        self.queue = FeeQueue(self.router, config.queue_bound)
+        self.metrics = Metrics()
+        self.in_flight = 0
+        self._poller: asyncio.Task[None] | None = None
+        self.routes: dict[tuple[str, str], Callable[[Scope, Receive, Send], Awaitable[int]]] = {
+            ("POST", "/v1/chat/completions"): self.chat, ("GET", "/v1/models"): self.models,
+            ("GET", "/v1/identity"): self.identity, ("GET", "/v1/status"): self.status,
+            ("GET", "/metrics"): self.prometheus}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        await self.refresh()
+        await self.poll_nodes()
+        self._poller = asyncio.create_task(self._poll_loop())
+
+    async def stop(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+            try:
+                await self._poller
+            except asyncio.CancelledError:
+                pass
+        for state in self.router.nodes.values():
+            state.pool.close()
+
+    async def _chain(self, method: Callable[..., T], *args: Any) -> T:
+        if self.config.offload_chain_calls:
+            return await asyncio.to_thread(method, *args)
+        return method(*args)
+
+    async def refresh(self) -> None:
+        """Re-read the chain's registry: models, and the nodes registered for each."""
+        models = await self._chain(self.chain.models)
+        nodes = {model.id: await self._chain(self.chain.nodes, model.id) for model in models}
+        self.router.update(models, lambda model_id: nodes.get(model_id, []))
+
+    async def poll_nodes(self) -> None:
+        await asyncio.gather(*(self._poll(state) for state in list(self.router.nodes.values())))
+        self.queue.drain()
+
+    async def _poll(self, state: NodeState) -> None:
+        timeout = self.config.poll_timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                response = await state.pool.request("GET", "/v1/node/info", timeout_s=timeout)
+                info = json.loads(await response.read())
+            if response.status != 200 or not isinstance(info, dict):
+                raise ValueError(f"HTTP {response.status}")
+        except (UpstreamError, TimeoutError, ValueError) as error:
+            if state.alive:
+                log.warning("ML node %s failed its poll: %s", state.node.url, error)
+            self.router.mark_dead(state, f"poll: {error}")
+            return
+        self.router.observe(state, info)
+
+    async def _poll_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.poll_interval_s)
+            try:
+                await self.refresh()
+            except Exception:  # the chain may be briefly unreachable; the last registry stands
+                log.exception("reading the registry from the chain failed")
+            await self.poll_nodes()
+
+    # ------------------------------------------------------------------ ASGI
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            handler = self.routes.get((scope["method"], scope["path"]))
+            if handler is None:
+                known = any(path == scope["path"] for _, path in self.routes)
+                error = AgentError(405 if known else 404, f"Invalid URL ({scope['method']} {scope['path']})")
+                await send_error(send, error)
+                return
+            await handler(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()
+        try:
+            await self.start()
+        except Exception as error:
+            await send({"type": "lifespan.startup.failed", "message": repr(error)})
+            return
+        await send({"type": "lifespan.startup.complete"})
+        await receive()
+        await self.stop()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    # ------------------------------------------------------------------ chat
+
+    async def chat(self, scope: Scope, receive: Receive, send: Send) -> int:
+        started = time.perf_counter()
+        try:
+            status = await self._chat(scope, receive, send)
+        except AgentError as error:
+            status = error.status
+            await send_error(send, error)
+        except Exception:
+            log.exception("chat completion failed")
+            status = 500
+            await send_error(send, AgentError(500, "The Transfer Agent failed.", "server_error"))
+        self.metrics.observe(status, time.perf_counter() - started)
+        return status
+
+    async def _chat(self, scope: Scope, receive: Receive, send: Send) -> int:
+        body = await read_body(receive, self.config.max_body_bytes)
+        if body is None:
+            return GONE
+        headers = dict(scope["headers"])
+        requester = self.auth.check(headers, body, time.time_ns())
+        return await self._serve(requester, headers, body, receive, send)
+
+    async def _serve(self, requester: Requester, headers: dict[bytes, bytes], body: bytes, receive: Receive,
+                     send: Send) -> int:
+        """Everything after the signature; a request refused before the chain started it frees its id."""
+        config = self.config
+        started = False
+        state: NodeState | None = None
+        try:
+            try:
+                request = json.loads(body)
+            except (ValueError, UnicodeDecodeError):
+                raise bad_request("We could not parse the JSON body of your request. The body must be valid JSON.")
+            if not isinstance(request, dict):
+                raise bad_request("The request body must be a JSON object.")
+            model_id = request.get("model")
+            if not isinstance(model_id, str):
+                raise bad_request("Missing required parameter: 'model'.", "model")
+            model = self.router.models.get(model_id)
+            if model is None:
+                raise AgentError(404, f"The model '{model_id}' does not exist or you do not have access to it.",
+                                 "invalid_request_error", "model_not_found", "model")
+            tokens = request.get("max_completion_tokens")
+            param = "max_completion_tokens"
+            if tokens is None:
+                tokens, param = request.get("max_tokens"), "max_tokens"
+            max_tokens = config.default_max_tokens if tokens is None else positive_int(tokens, param)
+            if max_tokens > model.context_length:
+                raise bad_request(f"max_tokens {max_tokens} is over the model's context of {model.context_length}.",
+                                  "max_tokens", "context_length_exceeded")
+            fee_value = request.get("fee_per_token")
+            if fee_value is None and b"x-fee-per-token" in headers:
+                try:
+                    fee_value = int(headers[b"x-fee-per-token"])
+                except ValueError:
+                    raise bad_request("X-Fee-Per-Token must be an integer.", "fee_per_token") from None
+            fee = model.price_per_token if fee_value is None else positive_int(fee_value, "fee_per_token")
+            if fee < model.price_per_token:
+                raise bad_request(f"fee_per_token {fee} is below the model's price of {model.price_per_token}.",
+                                  "fee_per_token", "fee_too_low")
+            stream = request.get("stream") is True
+            seed = request.get("seed")
+            forward = body
+            if seed is None:
+                seed = int.from_bytes(requester.inference_id[:8], "big") >> 11  # below 2**53, exact in JSON
+                forward = json.dumps({**request, "seed": seed}).encode()
+            elif isinstance(seed, bool) or not isinstance(seed, int):
+                raise bad_request("Invalid value for 'seed': expected an integer.", "seed")
+            params = {key: request.get(key) for key in SAMPLING_KEYS}
+            params.update(model=model_id, max_tokens=max_tokens, seed=seed)
+            params_hash = hashlib.sha256(canonical_json(params)).digest()
+            spendable = await self._chain(self.chain.spendable, requester.address, config.denom)
+            if spendable < max_tokens * fee:
+                raise AgentError(402, f"{requester.address} can spend {spendable}{config.denom}; this request may "
+                                      f"cost up to {max_tokens * fee}{config.denom} ({max_tokens} tokens × "
+                                      f"{fee}).", "insufficient_funds", "insufficient_funds")
+            state = await self.acquire(model_id, fee, frozenset(), receive)
+            if state is None:
+                return GONE
+            executor: str | None = None
+            tried: set[tuple[str, str]] = set()
+            while True:
+                if state.node.operator != executor:
+                    start = StartRequest(
+                        requester.inference_id, requester.address, requester.pubkey, requester.signature,
+                        requester.body_hash, requester.timestamp_ns, self.address, model_id, max_tokens, fee,
+                        state.node.operator, state.node.node_id, seed, params_hash, reassign=executor is not None)
+                    try:
+                        await self._chain(self.chain.start_inference, start)
+                    except ChainError as error:
+                        raise chain_error(error) from None
+                    executor = state.node.operator
+                    started = True
+                self.in_flight += 1
+                try:
+                    return await self.forward(state, forward, stream, requester.inference_id, receive, send)
+                except _Retry:
+                    tried.add(state.key)
+                    if len(tried) >= config.max_attempts:
+                        raise AgentError(502, "The ML nodes failed before answering.", "server_error",
+                                         "upstream_failed") from None
+                    self.metrics.retries += 1
+                finally:
+                    self.in_flight -= 1
+                    self.release(state)
+                    state = None
+                state = await self.acquire(model_id, fee, frozenset(tried), receive)
+                if state is None:
+                    return GONE
+        except BaseException:
+            if state is not None:
+                self.release(state)
+            if not started:
+                self.auth.release(requester)
+            raise
+
+    def release(self, state: NodeState) -> None:
+        state.local -= 1
+        if self.queue.waiting:
+            self.queue.drain()
+
+    async def acquire(self, model: str, fee: int, exclude: frozenset[tuple[str, str]],
+                      receive: Receive) -> NodeState | None:
+        """A slot on a node (its local count taken), waiting in the queue if need be; None if the client left."""
+        try:
+            if not self.queue.has_waiters(model):
+                state = self.router.pick(model, exclude)
+                if state is not None:
+                    state.local += 1
+                    return state
+            else:
+                self.router.pick(model, exclude)  # only to refuse at once when no live node serves the model
+        except NoCapableNode:
+            raise unavailable(f"No live ML node serves {model!r}.") from None
+        waiter = self.queue.push(model, fee, exclude)
+        if waiter is None:
+            raise rate_limited(f"Every node serving {model!r} is busy and the queue is full "
+                               f"({self.queue.bound} waiting).", self.config.retry_after_s)
+        self.queue.drain()
+        if waiter.future.done():
+            return waiter.future.result()
+        gone = asyncio.ensure_future(receive())
+        try:
+            await asyncio.wait((waiter.future, gone), timeout=self.config.queue_timeout_s,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not gone.done():
+                gone.cancel()
+        if waiter.future.done() and not waiter.future.cancelled():
+            if gone.done() and not gone.cancelled():
+                if waiter.future.exception() is None:
+                    self.release(waiter.future.result())
+                return None
+            return waiter.future.result()
+        self.queue.leave(waiter)
+        waiter.future.cancel()
+        if gone.done() and not gone.cancelled():
+            return None
+        raise rate_limited(f"Waited {self.config.queue_timeout_s} s in the queue for {model!r}.",
+                           self.config.retry_after_s)
+
+    async def forward(self, state: NodeState, body: bytes, stream: bool, inference: bytes, receive: Receive,
+                      send: Send) -> int:
+        """Send to the node and relay its answer; ``_Retry`` if it fails before a byte reached the client.
+
+        One timeout covers the node's whole answer, or a stream's first event (one timer per request: they
+        cost a noticeable share of the TA's budget)."""
+        response: Response | None = None
+        first = data = b""
+        try:
+            async with asyncio.timeout(self.config.upstream_timeout_s):
+                response = await state.pool.request("POST", "/v1/chat/completions", body, timeout_s=None)
+                if response.status >= 500 or response.status == 429:
+                    response.close()  # failed or full (other TAs' load) before answering: try another node
+                    raise _Retry()
+                streaming = stream and response.status == 200
+                if streaming:
+                    chunks = response.chunks()
+                    first = await anext(chunks)
+                else:
+                    data = await response.read()
+        except (UpstreamError, TimeoutError, StopAsyncIteration) as error:
+            if response is not None:
+                response.close()
+            self.router.mark_dead(state, str(error) or repr(error))
+            raise _Retry() from None
+        extra = (b"x-inference-id", inference.hex().encode())
+        if not streaming:
+            content_type = response.headers.get("content-type", "application/json").encode()
+            await send({"type": "http.response.start", "status": response.status,
+                        "headers": [(b"content-type", content_type), extra]})
+            await send({"type": "http.response.body", "body": data})
+            return response.status
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), extra]})
+        await send({"type": "http.response.body", "body": first, "more_body": True})
+        return await self._relay(state, response, chunks, receive, send)
+
+    async def _relay(self, state: NodeState, response: Response, chunks: AsyncIterator[bytes], receive: Receive,
+                     send: Send) -> int:
+        """The rest of a stream, after its first event reached the client."""
+        timeout = self.config.upstream_timeout_s
+        gone = asyncio.ensure_future(receive())
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(timeout):
+                        chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except (UpstreamError, TimeoutError) as error:
+                    response.close()
+                    self.router.mark_dead(state, f"stream: {error!r}")
+                    failure = AgentError(502, "The ML node failed during the answer.", "server_error",
+                                         "upstream_failed")
+                    await send({"type": "http.response.body", "more_body": True,
+                                "body": b"data: " + failure.body() + b"\n\ndata: [DONE]\n\n"})
+                    break
+                if gone.done():
+                    response.close()  # the client left: closing the node's stream frees its slot
+                    return GONE
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            if not gone.done():
+                gone.cancel()
+        return 200
+
+    # ------------------------------------------------------------------ the other routes
+
+    async def models(self, scope: Scope, receive: Receive, send: Send) -> int:
+        models = await self._chain(self.chain.models)
+        data = [{"id": m.id, "object": "model", "created": 0, "owned_by": "gonka", "context_length": m.context_length,
+                 "price_per_token": m.price_per_token} for m in models]
+        return await send_json(send, 200, {"object": "list", "data": data})
+
+    def identity_document(self) -> dict[str, Any]:
+        document = {"address": self.address, "pubkey": self.pubkey.hex(), "chain_id": self.chain.chain_id(),
+                    "latest_height": self.chain.latest_height(), "tas": list(self.chain.tas()),
+                    "time_ns": time.time_ns()}
+        return sign_document(self.key, document)
+
+    async def identity(self, scope: Scope, receive: Receive, send: Send) -> int:
+        if self.config.offload_chain_calls:
+            return await send_json(send, 200, await asyncio.to_thread(self.identity_document))
+        return await send_json(send, 200, self.identity_document())
+
+    def status_document(self) -> dict[str, Any]:
+        return {"address": self.address, "queue": len(self.queue), "queue_bound": self.queue.bound,
+                "in_flight": self.in_flight, "nodes": [s.describe() for s in self.router.nodes.values()]}
+
+    async def status(self, scope: Scope, receive: Receive, send: Send) -> int:
+        return await send_json(send, 200, self.status_document())
+
+    async def prometheus(self, scope: Scope, receive: Receive, send: Send) -> int:
+        text = self.metrics.render(len(self.queue), self.in_flight, self.router.nodes.values())
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]})
+        await send({"type": "http.response.body", "body": text})
+        return 200
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body; None if the client left first; 413 past ``limit`` bytes."""
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        return None
+    body = message.get("body", b"")
+    if not message.get("more_body"):
+        if len(body) > limit:
+            raise AgentError(413, f"The request body is over {limit} bytes.", code="request_too_large")
+        return body
+    parts = [body]
+    size = len(body)
+    while message.get("more_body"):
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        parts.append(message.get("body", b""))
+        size += len(parts[-1])
+        if size > limit:
+            raise AgentError(413, f"The request body is over {limit} bytes.", code="request_too_large")
+    return b"".join(parts)
+
+
+async def send_json(send: Send, status: int, document: Any) -> int:
+    await send({"type": "http.response.start", "status": status, "headers": JSON})
+    await send({"type": "http.response.body", "body": json.dumps(document).encode()})
+    return status
+
+
+async def send_error(send: Send, error: AgentError) -> None:
+    headers = [*JSON, *((name.encode(), value.encode()) for name, value in error.headers.items())]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": error.body()})
+
+
+def uvicorn_config(agent: Agent, **options: Any) -> Any:
+    """How the TA is served: uvloop and httptools, no access log, no proxy-header rewriting (each costs a
+    noticeable share of the TA's per-request budget); ``options`` override (``uvicorn.Config``'s)."""
+    import uvicorn
+
+    settings: dict[str, Any] = {"host": agent.config.host, "port": agent.config.port, "loop": "uvloop",
+                                "http": "httptools", "access_log": False, "proxy_headers": False,
+                                "lifespan": "on", "log_level": "warning", "backlog": 2048}
+    settings.update(options)
+    return uvicorn.Config(agent, **settings)

@@ -1,0 +1,37 @@
+"""What x/inference needs from x/auth, x/bank, x/vesting, x/stake, x/rewards and x/epochs."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from protogen.gonka.epochs.v1 import epochs_pb2
+from sdk.coins import Coins
+from sdk.context import Context
+
+
+class AccountKeeper(Protocol):
+    def ensure_module_account(self, ctx: Context, name: str) -> bytes: ...
+
+
+class BankKeeper(Protocol):
+    def send_coins(self, ctx: Context, sender: bytes, recipient: bytes, coins: Coins) -> None: ...
+    def get_all_balances(self, ctx: Context, address: bytes) -> Coins: ...
+    def spendable_coins(self, ctx: Context, address: bytes) -> Coins: ...
+
+
+class VestingKeeper(Protocol):
+    def vest(self, ctx: Context, from_module: str, to: bytes, coins: Coins, epochs: int) -> None:
+        """Move ``coins`` from module account ``from_module`` to ``to``, locked and released over ``epochs``."""
+
+
+class StakeKeeper(Protocol):
+    def get_host(self, ctx: Context, operator: bytes) -> Any:
+        """The host registered by ``operator`` (``gonka.stake.v1.Host``), or None."""
+
+
+class RewardsKeeper(Protocol):
+    def report_work(self, ctx: Context, epoch: int, host: bytes, units: int) -> None: ...
+
+
+class EpochsKeeper(Protocol):
+    def current_epoch(self, ctx: Context) -> epochs_pb2.Epoch: ...
