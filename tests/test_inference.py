@@ -396,8 +396,8 @@ def test_refused_starts_and_finishes_change_nothing(tmp_path: Path) -> None:
         case("stale", lambda: start(chain, timestamp=next_time(chain) - 61 * 10**9), "inference", 8, "60s before")
         case("future", lambda: start(chain, timestamp=next_time(chain) + 31 * 10**9), "inference", 8, "30s after")
         case("replayed", lambda: replay, "inference", 9, id_of(replay).hex())
-        case("failover replay through another TA", lambda: start(
-            chain, ta=TA2, body=b"replayed", timestamp=replay.timestamp_ns), "inference", 9)
+        case("failover through another TA on other terms", lambda: start(
+            chain, ta=TA2, body=b"replayed", timestamp=replay.timestamp_ns, fee=PRICE + 1), "inference", 9)
         case("no funds", lambda: start(chain, max_tokens=4096, fee=FUNDS // 4096 + 1), "sdk", 5, "spendable")
         case("unknown model", lambda: start(chain, model_id=f"nope@{SHA}"), "inference", 3)
         case("fee below price", lambda: start(chain, fee=PRICE - 1), "inference", 10)
@@ -442,7 +442,105 @@ def test_refused_starts_and_finishes_change_nothing(tmp_path: Path) -> None:
         assert balances(chain) == done and chain.supply() == supply
 
 
+def reassign(inference: bytes, executor: secp256k1.PrivateKey, ta: secp256k1.PrivateKey = TA
+             ) -> tx_pb2.MsgReassignInference:
+    return tx_pb2.MsgReassignInference(ta=addr(ta), id=inference, executor=addr(executor))
+
+
+def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow(tmp_path: Path) -> None:
+    """A TA whose chosen node failed before any token gives the inference to another host serving the model:
+    the escrow stays, the old executor can no longer finish it, the new one can. Every refused reassignment
+    leaves the record, its indexes and the balances as they were."""
+    with make_chain(tmp_path / "db", timeout_blocks="100") as chain:
+        supply = chain.supply()
+        msg = start(chain, max_tokens=50, body=b"to be reassigned")
+        ok(deliver(chain, TA, msg)[0])
+        the_id = id_of(msg)
+        other = start(chain, BOB, executor=HOST_B, model_id=OTHER, fee=5, body=b"other model")
+        ok(deliver(chain, TA, other)[0])
+        before, record = balances(chain), get(chain, the_id)
+        assert (record.executor, record.escrow) == (addr(HOST_A), 50 * PRICE)
+
+        def by_executor(key: secp256k1.PrivateKey) -> list[bytes]:
+            return [i.id for i in chain.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(
+                executor=addr(key)), query_pb2.QueryInferencesResponse).inferences]
+
+        for name, message, signer, codespace, code, words in (
+            ("another TA", reassign(the_id, HOST_B, TA2), TA2, "inference", 19, addr(TA)),
+            ("to a non-host", reassign(the_id, STRANGER), TA, "inference", 5, addr(STRANGER)),
+            ("to a host not serving the model", reassign(id_of(other), HOST_A), TA, "inference", 11, OTHER),
+            ("to the executor itself", reassign(the_id, HOST_A), TA, "inference", 18, "already the executor"),
+            ("unknown id", reassign(b"\x02" * 32, HOST_B), TA, "inference", 13, ""),
+            ("a short id", reassign(b"\x02" * 31, HOST_B), TA, "inference", 18, "id must be 32 bytes"),
+        ):
+            result, response = deliver(chain, signer, message)
+            assert (result.codespace, result.code) == (codespace, code), (name, result.log)
+            assert words in result.log, (name, result.log)
+            assert not events(response, "reassign_inference"), name
+            assert balances(chain) == before and chain.supply() == supply, name
+            assert get(chain, the_id) == record, name
+            assert get(chain, id_of(other)).executor == addr(HOST_B), name
+        assert by_executor(HOST_A) == [the_id] and by_executor(HOST_B) == [id_of(other)]
+
+        result, response = deliver(chain, TA, reassign(the_id, HOST_B))
+        ok(result)
+        assert events(response, "reassign_inference") == [{"id": the_id.hex(), "ta": addr(TA),
+                                                            "previous": addr(HOST_A), "executor": addr(HOST_B)}]
+        moved = get(chain, the_id)
+        expected = inference_pb2.Inference()
+        expected.CopyFrom(record)
+        expected.executor = addr(HOST_B)
+        assert moved == expected  # same escrow, fee, start and expiry heights: only the executor changed
+        assert balances(chain) == before and chain.supply() == supply
+        assert by_executor(HOST_A) == [] and by_executor(HOST_B) == [the_id, id_of(other)]
+
+        # the old executor can no longer finish it; the new one is paid
+        refused(deliver(chain, HOST_A, finish(the_id, HOST_A))[0], "inference", 14, "not the executor")
+        assert balances(chain) == before
+        ok(deliver(chain, HOST_B, finish(the_id, HOST_B, completion=30))[0])
+        assert chain.balance(raw(HOST_B)) == before["host_b"] + 30 * PRICE
+        assert chain.balance(raw(ALICE)) == before["alice"] + 20 * PRICE
+        # a finished inference is not reassigned
+        done, finished = balances(chain), get(chain, the_id)
+        refused(deliver(chain, TA, reassign(the_id, HOST_A))[0], "inference", 16, "STATUS_FINISHED")
+        assert balances(chain) == done and get(chain, the_id) == finished and chain.supply() == supply
+
+
 # --- params, genesis -------------------------------------------------------------------------------------------
+
+
+def test_a_client_failing_over_to_another_ta_hands_the_inference_over_without_a_second_escrow(
+    tmp_path: Path,
+) -> None:
+    """The same request (same body and timestamp: the same id) signed for another TA after the first one died:
+    the started inference passes to the new TA and executor; nothing more is escrowed; the old TA and executor
+    lose it; once finished, a further copy is a duplicate."""
+    with make_chain(tmp_path / "db", timeout_blocks="100") as chain:
+        supply = chain.supply()
+        first = start(chain, max_tokens=40, body=b"failing over")
+        ok(deliver(chain, TA, first)[0])
+        the_id, before = id_of(first), balances(chain)
+        again = start(chain, ta=TA2, executor=HOST_B, max_tokens=40, body=b"failing over",
+                      timestamp=first.timestamp_ns)
+        assert id_of(again) == the_id and again.signature != first.signature
+        result, response = deliver(chain, TA2, again)
+        ok(result)
+        assert events(response, "take_over_inference") == [{
+            "id": the_id.hex(), "previous_ta": addr(TA), "ta": addr(TA2), "previous_executor": addr(HOST_A),
+            "executor": addr(HOST_B)}]
+        assert not events(response, "start_inference")
+        record = get(chain, the_id)
+        assert (record.ta, record.executor, record.escrow) == (addr(TA2), addr(HOST_B), 40 * PRICE)
+        assert balances(chain) == before and chain.supply() == supply  # escrowed once
+        refused(deliver(chain, TA, reassign(the_id, HOST_A))[0], "inference", 19, addr(TA2))
+        refused(deliver(chain, HOST_A, finish(the_id, HOST_A))[0], "inference", 14, "not the executor")
+        refused(deliver(chain, TA2, again)[0], "inference", 9, the_id.hex())  # the same TA again
+        ok(deliver(chain, HOST_B, finish(the_id, HOST_B, completion=10))[0])
+        assert chain.balance(raw(ALICE)) == before["alice"] + 30 * PRICE  # refunded once, the rest paid
+        assert chain.balance(ESCROW) == before["escrow"] - 40 * PRICE
+        back = start(chain, max_tokens=40, body=b"failing over", timestamp=first.timestamp_ns)
+        refused(deliver(chain, TA, back)[0], "inference", 9, the_id.hex())  # finished: never again
+        assert chain.supply() == supply
 
 
 def test_params_by_the_authority_and_export_import_round_trip(tmp_path: Path) -> None:
@@ -594,7 +692,8 @@ def test_cli_commands_parse() -> None:
                  ["query", "inference", "nodes", "--model", MODEL], ["query", "inference", "inference", "00" * 32],
                  ["query", "inference", "inferences", "--requester", addr(ALICE)],
                  ["query", "inference", "work", "3", addr(HOST_A)], ["query", "inference", "block-work", "9"],
-                 ["query", "inference", "work-proof", "00" * 32], ["query", "inference", "params"]):
+                 ["query", "inference", "work-proof", "00" * 32], ["query", "inference", "params"],
+                 ["agent", "start", "--from", "val0", "--ta", "http://a", "--ta", "http://b"]):
         assert callable(parser.parse_args(argv).func), argv
 
 

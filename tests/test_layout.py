@@ -1,7 +1,9 @@
 """The layers import one way only: framework (``sdk/``) → modules (``x/``) → wiring (``app.py``) → binary
 (``gonkad/``); ``mlnode/`` stands alone; ``diloco/`` uses ``mlnode`` and the client library; ``agent/`` (the
 Transfer Agent) stands on the client library alone: it reaches the chain through its ``ChainView`` protocol and
-ML nodes over HTTP, never through ``app.py``, a module's keeper or ``mlnode``.
+ML nodes over HTTP, never through ``app.py``, a module's keeper or ``mlnode``; ``gonka/`` (the client SDK)
+stands on the client library alone too. A module's client library (``x/<module>/client.py``) may import what its
+module may.
 
 Every import in the project's code is read (with ``ast``, function-level and relative ones included) and
 checked against ``ALLOWED``. To see the test fail, add ``import app`` to ``sdk/errors.py`` (or
@@ -16,7 +18,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("sdk", "x", "app", "gonkad", "mlnode", "diloco", "agent", "protogen")
+PROJECT = ("sdk", "x", "app", "gonkad", "gonka", "mlnode", "diloco", "agent", "protogen")
 """Top-level names that are this project's own; anything else is a third-party or standard import."""
 CLIENT_LIBRARY = (r"sdk\.client(\..*)?", r"sdk\.crypto(\..*)?", r"sdk\.keyring(\..*)?", r"x\.\w+\.client",
                   r"protogen(\..*)?")
@@ -27,6 +29,8 @@ def allowed(layer: str, module: str) -> bool:
     top = module.split(".")[0]
     if layer == "sdk":
         return top == "sdk"
+    if layer.startswith("x.") and layer.endswith(".client"):  # a module's client library: what its module may
+        return allowed(layer.rsplit(".", 1)[0], module)
     if layer.startswith("x."):  # its own module, the framework and generated protos; other modules only
         return top in ("sdk", "protogen") or module == layer or module.startswith(layer + ".")  # via protocols
     if layer == "app":
@@ -35,16 +39,16 @@ def allowed(layer: str, module: str) -> bool:
         return top == "mlnode"
     if layer == "diloco":
         return top in ("diloco", "mlnode") or any(re.fullmatch(p, module) for p in CLIENT_LIBRARY)
-    if layer == "agent":
-        return top == "agent" or any(re.fullmatch(p, module) for p in CLIENT_LIBRARY)
+    if layer in ("agent", "gonka"):
+        return top == layer or any(re.fullmatch(p, module) for p in CLIENT_LIBRARY)
     return True  # gonkad, the binary, stands on everything; generated code is not checked
 
 
 def layer_of(relative: Path) -> str | None:
     parts = relative.with_suffix("").parts
     if parts[0] == "x" and len(parts) > 2:
-        return f"x.{parts[1]}"
-    if parts[0] in ("sdk", "app", "gonkad", "mlnode", "diloco", "agent"):
+        return f"x.{parts[1]}.client" if parts[2:] == ("client",) else f"x.{parts[1]}"
+    if parts[0] in ("sdk", "app", "gonkad", "gonka", "mlnode", "diloco", "agent"):
         return parts[0]
     return None  # tests, benchmarks, tools and generated code may import anything
 
@@ -110,6 +114,13 @@ def test_a_bad_import_is_caught(tmp_path: Path) -> None:
                             "agent/router.py:1 imports x.inference.keeper.Keeper (agent may not)"),
         "agent/chain.py": ("from mlnode import schemas\nfrom sdk.keyring import Keyring\nfrom protogen import x\n",
                            "agent/chain.py:1 imports mlnode.schemas (agent may not)"),
+        "gonka/client.py": ("from sdk.client.signing import request_headers\nfrom gonka import transport\n"
+                            "from agent.chain import Node\n",
+                            "gonka/client.py:3 imports agent.chain.Node (gonka may not)"),
+        "x/inference/client.py": ("from x.inference.errors import E\nfrom agent.chain import ChainView\n",
+                                  "x/inference/client.py:2 imports agent.chain.ChainView (x.inference.client may not)"),
+        "x/inference/keeper.py": ("from agent.chain import ChainError\n",
+                                  "x/inference/keeper.py:1 imports agent.chain.ChainError (x.inference may not)"),
         "gonkad/cli.py": ("import app\nfrom x.bank import cli\n", None),
     }
     for name, (source, _) in cases.items():

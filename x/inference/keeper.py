@@ -127,6 +127,14 @@ class InferenceKeeper:
         else:
             store.set(keys.prune_key(inference.prune_height, inference.id), b"")
 
+    def set_executor(self, ctx: Context, inference: Inference, executor: str) -> None:
+        """A STARTED inference given to another executor (a reassignment): the record and its executor index."""
+        store = self._store(ctx)
+        store.delete(keys.by_executor_key(bech32.decode(inference.executor), inference.start_height, inference.id))
+        inference.executor = executor
+        self._put(ctx, inference)
+        store.set(keys.by_executor_key(bech32.decode(executor), inference.start_height, inference.id), b"")
+
     def put_ended(self, ctx: Context, inference: Inference) -> None:
         """Store a record that has just ended (finished or expired) and queue it at its ``prune_height``."""
         self._put(ctx, inference)

@@ -15,8 +15,8 @@ from sdk.crypto.request import inference_id
 from sdk.errors import ErrInsufficientFunds
 from x.inference import keys, work
 from x.inference.errors import (
-    ErrDuplicate, ErrFeeTooLow, ErrMaxTokens, ErrNotExecutor, ErrNotHost, ErrNotServing, ErrNotStarted,
-    ErrTimestamp, ErrTooManyTokens, ErrUnknownInference, ErrUnknownModel,
+    ErrDuplicate, ErrFeeTooLow, ErrInvalidInference, ErrMaxTokens, ErrNotExecutor, ErrNotHost, ErrNotServing,
+    ErrNotStarted, ErrNotTA, ErrTimestamp, ErrTooManyTokens, ErrUnknownInference, ErrUnknownModel,
 )
 from x.inference.keeper import EXPIRED, FINISHED, STARTED, Inference, InferenceKeeper
 
@@ -83,9 +83,9 @@ def start(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgStartInference) 
     check_request_time(ctx, msg, params)
     model = check_model_and_executor(keeper, ctx, msg, executor)
     the_id = inference_id(requester, msg.body_hash, msg.timestamp_ns)
-    if keeper.get_inference(ctx, the_id) is not None:
-        raise ErrDuplicate.wrap(f"inference {the_id.hex()} was already started; a retried request is not "
-                                "charged again")
+    known = keeper.get_inference(ctx, the_id)
+    if known is not None:
+        return take_over(keeper, ctx, msg, known, executor)
     escrow = hold_escrow(keeper, ctx, msg, requester, params.denom)
     height = ctx.header.height
     inference = Inference(
@@ -97,6 +97,54 @@ def start(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgStartInference) 
     keeper.set_inference(ctx, inference)
     ctx.emit("start_inference", id=the_id.hex(), requester=msg.requester, ta=msg.ta, executor=msg.executor,
              model=model.id, escrow=f"{escrow}{params.denom}")
+    return inference
+
+
+def take_over(
+    keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgStartInference, inference: Inference, executor: bytes
+) -> Inference:
+    """The same request started again through another TA: the requester's client failed over (same body and
+    timestamp, so the same id, signed for the new TA, which ``validate_basic`` checked). A STARTED inference
+    passes to the new TA and executor with its escrow, on the same terms; anything else is a duplicate, never
+    charged twice (``inference/9``)."""
+    same_terms = (msg.model, msg.max_tokens, msg.fee_per_token, msg.seed, msg.params_hash) == (
+        inference.model, inference.max_tokens, inference.fee_per_token, inference.seed, inference.params_hash)
+    if inference.status != STARTED or bech32.decode(msg.ta) == bech32.decode(inference.ta) or not same_terms:
+        raise ErrDuplicate.wrap(f"inference {inference.id.hex()} was already started; a retried request is not "
+                                "charged again")
+    previous_ta, previous_executor = inference.ta, inference.executor
+    inference.ta = msg.ta
+    keeper.set_executor(ctx, inference, bech32.encode(executor))  # stores the record with its new TA too
+    ctx.emit("take_over_inference", id=inference.id.hex(), previous_ta=previous_ta, ta=inference.ta,
+             previous_executor=previous_executor, executor=inference.executor)
+    return inference
+
+
+# --- reassign -------------------------------------------------------------------------------------------
+
+
+def reassign(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgReassignInference) -> Inference:
+    """MsgReassignInference: the TA that started a STARTED inference gives it to another host serving its model
+    (its node failed before any token reached the client). The escrow, fee, expiry and everything else stay;
+    only the executor changes, so the old one can no longer finish it (``inference/14``)."""
+    inference = keeper.get_inference(ctx, msg.id)
+    if inference is None:
+        raise ErrUnknownInference.wrap(f"no inference {msg.id.hex()}")
+    if bech32.decode(msg.ta) != bech32.decode(inference.ta):
+        raise ErrNotTA.wrap(f"{msg.ta} did not start inference {msg.id.hex()} ({inference.ta} did)")
+    if inference.status != STARTED:
+        raise ErrNotStarted.wrap(f"inference {msg.id.hex()} is {inference_pb2.Status.Name(inference.status)}")
+    executor = bech32.decode(msg.executor)
+    if executor == bech32.decode(inference.executor):
+        raise ErrInvalidInference.wrap(f"{msg.executor} is already the executor of inference {msg.id.hex()}")
+    if keeper.stake.get_host(ctx, executor) is None:
+        raise ErrNotHost.wrap(f"executor {msg.executor} is not a registered host")
+    if not keeper.serves(ctx, executor, inference.model):
+        raise ErrNotServing.wrap(f"executor {msg.executor} has no node serving {inference.model}")
+    previous = inference.executor
+    keeper.set_executor(ctx, inference, bech32.encode(executor))
+    ctx.emit("reassign_inference", id=inference.id.hex(), ta=inference.ta, previous=previous,
+             executor=inference.executor)
     return inference
 
 

@@ -1,4 +1,4 @@
-"""x/inference wired as a module: its messages (params, models, ML nodes, start and finish: msg_server.py),
+"""x/inference wired as a module: its messages (params, models, ML nodes, start, reassign and finish: msg_server.py),
 end block (timeouts and pruning: lifecycle.py; block roots: work.py), genesis, queries (query_server.py) and
 the invariants ``inference/escrow-held`` and ``inference/index-consistent`` (invariants.py). The epoch hook
 (epoch roots) is the keeper, registered in app.py."""
@@ -133,6 +133,9 @@ class InferenceModule(BaseModule):
             type_url(tx_pb2.MsgFinishInference): MsgRoute(
                 tx_pb2.MsgFinishInference, lambda msg: [parse_address(msg.executor, "executor")],
                 msg_server.validate_finish, lambda ctx, msg: msg_server.handle_finish(ctx, k, msg)),
+            type_url(tx_pb2.MsgReassignInference): MsgRoute(
+                tx_pb2.MsgReassignInference, lambda msg: [parse_address(msg.ta, "ta")],
+                msg_server.validate_reassign, lambda ctx, msg: msg_server.handle_reassign(ctx, k, msg)),
         }
 
     def query_routes(self) -> dict[str, QueryRoute]:

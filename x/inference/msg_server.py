@@ -1,6 +1,6 @@
 """x/inference's messages: the checks each needs without state (``validate_*``, run before the handler, so a
 refused request never enters the mempool) and the handlers: models (the authority's), hosts' ML nodes, and
-starting and finishing inferences (lifecycle.py)."""
+starting, reassigning and finishing inferences (lifecycle.py)."""
 
 from __future__ import annotations
 
@@ -143,6 +143,12 @@ def validate_finish(msg: tx_pb2.MsgFinishInference) -> None:
         raise ErrInvalidInference.wrap("prompt_tokens + completion_tokens must be positive")
 
 
+def validate_reassign(msg: tx_pb2.MsgReassignInference) -> None:
+    parse_address(msg.ta, "ta")
+    parse_address(msg.executor, "executor")
+    _length(msg.id, 32, "id")
+
+
 # --- the handlers ---------------------------------------------------------------------------------------
 
 
@@ -201,3 +207,10 @@ def handle_finish(
 ) -> tx_pb2.MsgFinishInferenceResponse:
     payment, refund = lifecycle.finish(keeper, ctx, msg)
     return tx_pb2.MsgFinishInferenceResponse(payment=payment, refund=refund)
+
+
+def handle_reassign(
+    ctx: Context, keeper: InferenceKeeper, msg: tx_pb2.MsgReassignInference
+) -> tx_pb2.MsgReassignInferenceResponse:
+    lifecycle.reassign(keeper, ctx, msg)
+    return tx_pb2.MsgReassignInferenceResponse()

@@ -1,0 +1,210 @@
+"""x/inference/client.py's ``ChainInferenceView`` without a node: its queries and broadcasts answered by
+scripts, so every refusal's mapping to ``ChainError``, the sequence it signs at (from many threads, and after a
+mismatch), the reassignment's message and the caches are checked exactly; and ``gonkad agent start``'s refusals
+of bad input. The view and the command on a real chain are tests/test_agent_localnet.py."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2 as cosmos_tx
+from google.protobuf.message import Message
+
+from agent.chain import ChainError, Model, Node, StartRequest
+from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
+from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
+from protogen.gonka.stake.v1 import query_pb2 as stake_query, stake_pb2
+from sdk.client.rpc import RPCError
+from sdk.client.txbuilder import address_of
+from sdk.crypto import secp256k1
+from x.inference.client import ChainInferenceView
+
+TA = secp256k1.PrivateKey(hashlib.sha256(b"client ta").digest())
+USER = secp256k1.PrivateKey(hashlib.sha256(b"client user").digest())
+HOSTS = [address_of(secp256k1.PrivateKey(hashlib.sha256(bytes([i])).digest())) for i in range(3)]
+
+
+def request(reassign: bool = False, executor: str = HOSTS[0]) -> StartRequest:
+    return StartRequest(b"\x07" * 32, address_of(USER), USER.public_key, b"\x01" * 64, b"\x02" * 32, 123, address_of(TA),
+                        "m@x", 10, 3, executor, "n0", 5, b"\x03" * 32, reassign=reassign)
+
+
+class Script:
+    """Answers for the view's queries (by method name) and broadcasts (in order); records what was sent."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, Any] = {}
+        self.calls: list[str] = []
+        self.broadcasts: list[dict[str, Any]] = []
+        self.sent: list[cosmos_tx.TxRaw] = []
+
+    def query(self, path: str, req: Message, response_type: type[Message]) -> Message:
+        method = path.rsplit("/", 1)[1]
+        self.calls.append(method)
+        answer = self.answers[method]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer(req) if callable(answer) else answer
+
+    def broadcast_tx_sync(self, raw: bytes) -> dict[str, Any]:
+        self.sent.append(cosmos_tx.TxRaw.FromString(raw))
+        return self.broadcasts.pop(0) if self.broadcasts else {"code": 0, "hash": "AB"}
+
+
+def sequence_of(raw: cosmos_tx.TxRaw) -> int:
+    return cosmos_tx.AuthInfo.FromString(raw.auth_info_bytes).signer_infos[0].sequence
+
+
+def message_of(raw: cosmos_tx.TxRaw) -> Any:
+    packed = cosmos_tx.TxBody.FromString(raw.body_bytes).messages[0]
+    kind = {"/gonka.inference.v1.MsgStartInference": tx_pb2.MsgStartInference,
+            "/gonka.inference.v1.MsgReassignInference": tx_pb2.MsgReassignInference}[packed.type_url]
+    return kind.FromString(packed.value)
+
+
+@pytest.fixture
+def view() -> tuple[ChainInferenceView, Script]:
+    now = [0.0]
+    chain = ChainInferenceView("tcp://127.0.0.1:1", TA, tas=["http://other-ta"], chain_id="gonka-x", ttl_s=2.0,
+                               clock=lambda: now[0])
+    script = Script()
+    chain.querier.query = script.query  # type: ignore[method-assign]
+    chain.rpc.broadcast_tx_sync = script.broadcast_tx_sync  # type: ignore[method-assign]
+    chain._account = (4, 10)
+    script.answers["Inference"] = RPCError("NOT_FOUND: inference not found")
+    script.now = now  # type: ignore[attr-defined]
+    return chain, script
+
+
+def test_starts_are_signed_in_sequence_from_many_threads(view: tuple[ChainInferenceView, Script]) -> None:
+    chain, script = view
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda _: chain.start_inference(request()), range(32)))
+    assert sorted(sequence_of(raw) for raw in script.sent) == list(range(10, 42))
+    assert [sequence_of(raw) for raw in script.sent] == list(range(10, 42))  # sent in the order signed
+    msg = message_of(script.sent[0])
+    assert (msg.ta, msg.requester, msg.executor, msg.max_tokens, msg.fee_per_token, msg.seed, msg.timestamp_ns) == (
+        address_of(TA), address_of(USER), HOSTS[0], 10, 3, 5, 123)
+    assert chain._account == (4, 42)
+
+
+def test_refusals_map_to_chain_errors_and_keep_the_sequence(view: tuple[ChainInferenceView, Script]) -> None:
+    chain, script = view
+    for codespace, code, reason in (("sdk", 5, "insufficient_funds"), ("inference", 9, "already_exists"),
+                                    ("inference", 11, "invalid"), ("sdk", 13, "invalid")):
+        script.broadcasts.append({"code": code, "codespace": codespace, "log": f"refused {code}"})
+        with pytest.raises(ChainError) as refused:
+            chain.start_inference(request())
+        assert (refused.value.reason, refused.value.message) == (reason, f"refused {code}")
+        assert refused.value.details == {"codespace": codespace, "code": str(code)}
+    assert [sequence_of(raw) for raw in script.sent] == [10] * 4 and chain._account == (4, 10)
+
+
+def test_a_sequence_mismatch_is_signed_again_once(view: tuple[ChainInferenceView, Script]) -> None:
+    chain, script = view
+    script.broadcasts.append({"code": 32, "codespace": "sdk",
+                              "log": "account sequence mismatch, expected 17, got 10: incorrect account sequence"})
+    chain.start_inference(request())
+    assert [sequence_of(raw) for raw in script.sent] == [10, 17] and chain._account == (4, 18)
+    # twice in a row: the second refusal is the caller's
+    mismatch = {"code": 32, "codespace": "sdk", "log": "account sequence mismatch, expected 30, got 18"}
+    script.broadcasts += [mismatch, {**mismatch, "log": "account sequence mismatch, expected 31, got 30"}]
+    with pytest.raises(ChainError) as refused:
+        chain.start_inference(request())
+    assert refused.value.reason == "invalid" and [sequence_of(raw) for raw in script.sent][2:] == [18, 30]
+    # an unreachable node: the next start counts from the chain again
+    def unreachable(raw: bytes) -> dict[str, Any]:
+        raise RPCError("node unreachable")
+    chain.rpc.broadcast_tx_sync = unreachable  # type: ignore[method-assign]
+    with pytest.raises(RPCError):
+        chain.start_inference(request())
+    assert chain._account is None
+
+
+def test_a_reassignment_and_a_known_id(view: tuple[ChainInferenceView, Script]) -> None:
+    chain, script = view
+    chain.start_inference(request(reassign=True, executor=HOSTS[1]))
+    msg = message_of(script.sent[0])
+    assert isinstance(msg, tx_pb2.MsgReassignInference)
+    assert (msg.ta, msg.id, msg.executor) == (address_of(TA), b"\x07" * 32, HOSTS[1])
+    assert "Inference" not in script.calls  # a reassignment's id is known: that is the point
+    script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=inference_pb2.Inference(id=b"\x07" * 32))
+    with pytest.raises(ChainError) as refused:
+        chain.start_inference(request())
+    assert refused.value.reason == "already_exists" and len(script.sent) == 1
+    chain.check_known = False
+    chain.start_inference(request())
+    assert len(script.sent) == 2
+
+
+def test_registry_weights_and_balances_cached_briefly(view: tuple[ChainInferenceView, Script]) -> None:
+    chain, script = view
+    node = inference_pb2.MlNode
+    script.answers.update({
+        "Models": query_pb2.QueryModelsResponse(models=[inference_pb2.Model(id="m@x", context_length=64,
+                                                                            price_per_token=3)]),
+        "Nodes": query_pb2.QueryNodesResponse(nodes=[
+            node(operator=HOSTS[0], node_id="a", url="http://a", models=["m@x"], memory_bytes=9, max_concurrency=2),
+            node(operator=HOSTS[1], node_id="b", url="http://b", models=["other"], max_concurrency=1),
+            node(operator=HOSTS[2], node_id="c", url="http://c", models=["other", "m@x"], max_concurrency=4)]),
+        "CurrentEpoch": epochs_query.QueryCurrentEpochResponse(epoch={"number": 7}),
+        "EpochWeights": lambda req: stake_query.QueryEpochWeightsResponse(epoch=req.epoch, weights=[
+            stake_pb2.HostWeight(operator=HOSTS[0], weight=5 + req.epoch)]),
+        "SpendableBalanceByDenom": lambda req: bank_query.QuerySpendableBalanceByDenomResponse(
+            balance={"denom": req.denom, "amount": "77" if req.address == address_of(USER) else "0"}),
+    })
+    assert chain.models() == [Model("m@x", 64, 3)]
+    assert chain.nodes("m@x") == [Node(HOSTS[0], "a", "http://a", ("m@x",), 9, 2, 12),
+                                  Node(HOSTS[2], "c", "http://c", ("other", "m@x"), 0, 4, 0)]
+    assert [n.node_id for n in chain.nodes("other")] == ["b", "c"]
+    assert chain.models() and chain.nodes("m@x")
+    assert sorted(script.calls) == ["CurrentEpoch", "EpochWeights", "Models", "Nodes"]  # once each within the TTL
+    assert chain.spendable(address_of(USER), "ngonka") == 77 and chain.spendable(HOSTS[0], "ngonka") == 0
+    assert script.calls.count("SpendableBalanceByDenom") == 2  # never cached
+    assert chain.tas() == ["http://other-ta"] and chain.chain_id() == "gonka-x"
+    # past the TTL, read again; no weights recorded for the epoch: the validator powers
+    script.now[0] = 2.5  # type: ignore[attr-defined]
+    script.answers["EpochWeights"] = RPCError("NOT_FOUND: no weights recorded for epoch 7")
+    script.answers["ValidatorPowers"] = stake_query.QueryValidatorPowersResponse(powers=[
+        stake_pb2.HostWeight(operator=HOSTS[2], weight=40)], total=40)
+    assert [n.weight for n in chain.nodes("m@x")] == [0, 40]
+    assert script.calls.count("Nodes") == 2 and script.calls.count("ValidatorPowers") == 1
+
+
+def test_agent_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    """``gonkad agent start``: bad arguments, a missing key and an unreachable node are one ``Error:`` line and
+    exit code 1, with no pid file left behind."""
+    home = str(tmp_path)
+    base = ["--home", home, "--keyring-backend", "test"]
+    assert subprocess.run([sys.executable, "-m", "gonkad", "keys", "add", "ta", *base], capture_output=True,
+                          text=True, timeout=60).returncode == 0
+    for args, words in (
+        (["--from", "ta", "--port", "http"], "invalid --port"),
+        (["--from", "ta", "--port", "70000"], "invalid --port"),
+        (["--from", "ta", "--node", "nowhere"], "invalid --node"),
+        (["--from", "ta", "--grpc-addr", "127.0.0.1"], "invalid --grpc-addr"),
+        (["--from", "ta", "--ta", "ftp://x"], "invalid --ta"),
+        (["--from", "ta", "--gas", "0"], "invalid --gas"),
+        (["--from", "nobody"], "nobody"),
+        (["--from", "ta", "--node", f"tcp://127.0.0.1:{free_port()}", "--port", "0"], "unreachable"),
+    ):
+        done = subprocess.run([sys.executable, "-m", "gonkad", "agent", "start", *base, *args], capture_output=True,
+                              text=True, timeout=60)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (args, done.stderr)
+        assert words in lines[0], (args, lines)
+        assert not (tmp_path / "agent.pid").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
