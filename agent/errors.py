@@ -35,3 +35,9 @@ def rate_limited(message: str, retry_after_s: int) -> AgentError:
 
 def unavailable(message: str, code: str = "no_capable_node") -> AgentError:
     return AgentError(503, message, "server_error", code)
+
+
+def stream_failure_event() -> bytes:
+    """What ends a stream whose ML node failed after the first event: an error event, then ``[DONE]``."""
+    failure = AgentError(502, "The ML node failed during the answer.", "server_error", "upstream_failed")
+    return b"data: " + failure.body() + b"\n\ndata: [DONE]\n\n"

@@ -23,9 +23,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.auth import Authenticator, Requester
+from agent.auth import Authenticator, Requester, default_seed, forward_headers, with_seed
 from agent.chain import ChainError, StartRequest
-from agent.errors import AgentError, bad_request, rate_limited, unavailable
+from agent.errors import AgentError, bad_request, rate_limited, stream_failure_event, unavailable
 from agent.metrics import Metrics
 from agent.queue import FeeQueue
 from agent.router import NoCapableNode, NodeState, Router
@@ -260,9 +260,10 @@ class Agent:
             stream = request.get("stream") is True
             seed = request.get("seed")
             forward = body
+            added: int | None = None
             if seed is None:
-                seed = int.from_bytes(requester.inference_id[:8], "big") >> 11  # below 2**53, exact in JSON
-                forward = json.dumps({**request, "seed": seed}).encode()
+                seed = added = default_seed(requester.inference_id)  # below 2**53, exact in JSON
+                forward = with_seed(body, seed)  # the host's executor takes it out again to check the signature
             elif isinstance(seed, bool) or not isinstance(seed, int):
                 raise bad_request("Invalid value for 'seed': expected an integer.", "seed")
             params = {key: request.get(key) for key in SAMPLING_KEYS}
@@ -292,7 +293,8 @@ class Agent:
                     started = True
                 self.in_flight += 1
                 try:
-                    return await self.forward(state, forward, stream, requester.inference_id, receive, send)
+                    return await self.forward(state, forward, stream, requester.inference_id, receive, send,
+                                              forward_headers(requester, self.address, added))
                 except _Retry:
                     tried.add(state.key)
                     if len(tried) >= config.max_attempts:
@@ -359,8 +361,9 @@ class Agent:
                            self.config.retry_after_s)
 
     async def forward(self, state: NodeState, body: bytes, stream: bool, inference: bytes, receive: Receive,
-                      send: Send) -> int:
-        """Send to the node and relay its answer; ``_Retry`` if it fails before a byte reached the client.
+                      send: Send, headers: bytes = b"") -> int:
+        """Send to the node (with ``headers``: the signed request's, for the host's executor proxy) and relay its
+        answer; ``_Retry`` if it fails before a byte reached the client.
 
         One timeout covers the node's whole answer, or a stream's first event (one timer per request: they
         cost a noticeable share of the TA's budget)."""
@@ -368,7 +371,8 @@ class Agent:
         first = data = b""
         try:
             async with asyncio.timeout(self.config.upstream_timeout_s):
-                response = await state.pool.request("POST", "/v1/chat/completions", body, timeout_s=None)
+                response = await state.pool.request("POST", "/v1/chat/completions", body, timeout_s=None,
+                                                    extra_headers=headers)
                 if response.status >= 500 or response.status == 429:
                     response.close()  # failed or full (other TAs' load) before answering: try another node
                     raise _Retry()
@@ -410,10 +414,7 @@ class Agent:
                 except (UpstreamError, TimeoutError) as error:
                     response.close()
                     self.router.mark_dead(state, f"stream: {error!r}")
-                    failure = AgentError(502, "The ML node failed during the answer.", "server_error",
-                                         "upstream_failed")
-                    await send({"type": "http.response.body", "more_body": True,
-                                "body": b"data: " + failure.body() + b"\n\ndata: [DONE]\n\n"})
+                    await send({"type": "http.response.body", "more_body": True, "body": stream_failure_event()})
                     break
                 if gone.done():
                     response.close()  # the client left: closing the node's stream frees its slot

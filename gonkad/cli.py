@@ -14,6 +14,7 @@ from pathlib import Path
 from gonkad import genesis, localnet
 from gonkad.cmd import genesis as genesis_cli, query_tx
 from gonkad.cmd import agent as agent_cli
+from gonkad.cmd import executor as executor_cli
 from gonkad.cmd import export as export_cli
 from sdk.cli.flags import DEFAULT_HOME
 from sdk.client.tx import TxError
@@ -157,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     keys_cli.register(sub)
     mlnode_cli.register(sub)
     agent_cli.register(sub)
+    executor_cli.register(sub)
     diloco_cli.register(sub)
 
     p = sub.add_parser("localnet", help="an N-validator network on this machine")

@@ -88,6 +88,13 @@ class FakeNode:
                              "max_queue": 0}}
             await respond(send, 200, json.dumps(info).encode())
             return
+        if scope["path"] == "/health":
+            await respond(send, 200, b'{"status":"ok"}')
+            return
+        if scope["path"] == "/v1/models":
+            models = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
+            await respond(send, 200, json.dumps({"object": "list", "data": models}).encode())
+            return
         body = b""
         while True:
             message = await receive()
@@ -130,10 +137,14 @@ class FakeNode:
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"text/event-stream")]})
 
+        usage = (request.get("stream_options") or {}).get("include_usage") is True  # as mlnode: null, then a chunk
+
         def event(delta: dict[str, Any], finish: str | None = None, logprob: Any = None) -> bytes:
             chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": request["model"],
                      "seed": request.get("seed"), "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
                                                                "logprobs": logprob}]}
+            if usage:
+                chunk["usage"] = None
             return f"data: {json.dumps(chunk)}\n\n".encode()
 
         await send({"type": "http.response.body", "body": event({"role": "assistant", "content": ""}),
@@ -146,6 +157,13 @@ class FakeNode:
                                                                     {"content": [lp]} if lp else None),
                         "more_body": True})
         await send({"type": "http.response.body", "body": event({}, "stop"), "more_body": True})
+        if usage:
+            words = len(self.words())
+            last = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": request["model"],
+                    "seed": request.get("seed"), "choices": [],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": words, "total_tokens": 5 + words}}
+            await send({"type": "http.response.body", "body": f"data: {json.dumps(last)}\n\n".encode(),
+                        "more_body": True})
         self.served.append(request)
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
 

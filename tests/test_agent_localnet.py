@@ -1,15 +1,19 @@
-"""The Transfer Agent on a real chain: a 1-validator localnet whose genesis registers one model, the validator's
-host registering a fake ML node (tests/agent_fakes.FakeNode) by ``gonkad tx inference register-node``, and
-``gonkad agent start`` as a subprocess on the chain (``x.inference.client.ChainInferenceView``: queries over
-gRPC, ``MsgStartInference`` signed with the TA's key and sent with ``broadcast_tx_sync``). The localnet's
-funded ``faucet`` key sends a chat request with the official ``openai`` client signed by
-``sdk.client.signing.SignedRequests``: the answer comes back, and the inference is on chain, ``STARTED``, with
-exactly ``max_tokens × fee_per_token`` ngonka moved from the requester to the escrow. An unfunded key gets
-402 and nothing is started. The TA stops cleanly on SIGTERM (exit code 0, pid file removed).
+"""The Transfer Agent and the executor proxy on a real chain: a 1-validator localnet whose genesis registers one
+model, the validator's host running ``gonkad executor start`` in front of a fake ML node (tests/agent_fakes.FakeNode)
+and registering the proxy's URL by ``gonkad tx inference register-node``, and ``gonkad agent start`` (a key of its
+own, funded by the faucet) as a subprocess on the chain (``x.inference.client.ChainInferenceView``: queries over
+gRPC, ``MsgStartInference`` signed with the TA's key and sent with ``broadcast_tx_sync``). The localnet's funded
+``faucet`` key sends chat requests with the official ``openai`` client signed by
+``sdk.client.signing.SignedRequests``: the answer comes back, the TA starts the inference on chain (escrow), the
+executor proxy derives the finish from its node's answer and its ``Finisher`` sends ``MsgFinishInference`` signed
+by the host: within a few blocks the inference is ``FINISHED`` with the node's token counts, the requester paid
+exactly ``completion_tokens × fee_per_token`` (the rest refunded), the host's payment is in its balance and
+locked by vesting, the escrow account is back where it was and the supply is unchanged. An unfunded key gets 402
+and nothing is started; a request straight to the executor proxy without a requester's signature gets 401 and
+nothing is served or finished. Both programs stop cleanly on SIGTERM (exit code 0, pid files removed).
 
-Finishing is not wired yet: the executor's side (the host's program sending ``MsgFinishInference`` for what
-its node served) comes next, so the inference here stays STARTED (and would expire after
-``timeout_blocks``); payment and refund are covered in process by tests/test_inference.py.
+The genesis sets the rewards' issuance cap to 0 and an epoch of 100,000 blocks, so no epoch ends (nothing minted,
+nothing released from vesting) while the amounts are compared.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import selectors
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -34,12 +38,14 @@ from gonkad import genesis, localnet
 from gonkad.paths import pid_file
 from nodes import running_localnet
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2
+from protogen.gonka.vesting.v1 import query_pb2 as vesting_query
 from sdk.address import module_address
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
-from sdk.client.signing import SignedRequests, verify_identity
+from sdk.client.signing import SignedRequests, request_headers, verify_identity
 from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32, secp256k1
+from sdk.keyring.keyring import Keyring
 from servers import serve
 
 pytestmark = pytest.mark.localnet
@@ -51,12 +57,17 @@ PRICE = 7
 MAX_TOKENS = 16
 FEE = PRICE + 2
 OVERRIDES = {"inference": {"models": [{"id": MODEL, "name": "fake-llm", "weights_sha256": SHA,
-                                       "context_length": "1024", "price_per_token": str(PRICE)}]}}
+                                       "context_length": "1024", "price_per_token": str(PRICE)}]},
+             "rewards": {"params": {"issuance_cap": "0"}}, "epochs": {"params": {"epoch_length": "100000"}}}
 _base = localnet.load_settings(validators=1, chain_id="gonka-agent")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 QUERY = "/gonka.inference.v1.Query/"
 ESCROW = bech32.encode(module_address("inference"))
 READY_TIMEOUT_S = 30
+ANSWER = hashlib.sha256(b"fake says hi").digest()
+NO_LOGPROBS = hashlib.sha256(b"").digest()
+PROMPT_TOKENS, COMPLETION_TOKENS = 5, 3
+"""What the fake node reports in its usage."""
 
 
 def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
@@ -79,6 +90,39 @@ def balance(querier: Querier, address: str) -> int:
     return int(reply.balance.amount or 0)
 
 
+def vesting(querier: Querier, address: str) -> int:
+    reply = querier.query("/gonka.vesting.v1.Query/Locked", vesting_query.QueryLockedRequest(address=address),
+                          vesting_query.QueryLockedResponse)
+    return sum(int(coin.amount) for coin in reply.vesting if coin.denom == DENOM)
+
+
+def supply(querier: Querier) -> int:
+    reply = querier.query("/cosmos.bank.v1beta1.Query/SupplyOf", bank_query.QuerySupplyOfRequest(denom=DENOM),
+                          bank_query.QuerySupplyOfResponse)
+    return int(reply.amount.amount)
+
+
+def finished(querier: Querier, inference_id: str, timeout_s: float = 20) -> inference_pb2.Inference:
+    """The inference once the executor's finish is committed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        record = inference(querier, inference_id, timeout_s)
+        if record.status != inference_pb2.STATUS_STARTED:
+            return record
+        assert time.monotonic() < deadline, f"inference {inference_id} not finished in {timeout_s}s"
+        time.sleep(0.1)
+
+
+def executor_status(url: str, condition: Callable[[dict[str, Any]], bool], timeout_s: float = 10) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status: dict[str, Any] = httpx.get(f"{url}/v1/executor/status", timeout=10).json()
+        if condition(status):
+            return status
+        assert time.monotonic() < deadline, f"the executor's status is still {status}"
+        time.sleep(0.1)
+
+
 def inference(querier: Querier, inference_id: str, timeout_s: float = 20) -> inference_pb2.Inference:
     """The inference once its start is committed (the TA answers after CheckTx, before the block)."""
     deadline = time.monotonic() + timeout_s
@@ -99,46 +143,65 @@ def ready_line(process: subprocess.Popen[str], timeout_s: float) -> dict[str, An
     while time.monotonic() < deadline:
         if selector.select(timeout=0.2):
             line = process.stdout.readline()
-            assert line, f"the agent exited with {process.wait()} before it was ready"
+            assert line, f"the process exited with {process.wait()} before it was ready"
             return json.loads(line)
-        assert process.poll() is None, f"the agent exited with {process.returncode}"
-    raise AssertionError(f"the agent was not ready in {timeout_s}s")
+        assert process.poll() is None, f"the process exited with {process.returncode}"
+    raise AssertionError(f"the process was not ready in {timeout_s}s")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def sent_ok(result: subprocess.CompletedProcess[str], rpc: str) -> None:
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert int(committed(CometRPC(rpc), json.loads(result.stdout)["txhash"])["tx_result"].get("code", 0)) == 0
 
 
 @pytest.fixture(scope="module")
 def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The network, the fake node registered for val0's host, and ``gonkad agent start`` (key val0) on it."""
+    """The network; ``gonkad executor start`` (key val0, the host) in front of the fake node, its URL registered for
+    val0's host; ``gonkad agent start`` (key ``ta``, funded by the faucet) on it."""
     fake = FakeNode("fake", models=(MODEL,), max_concurrency=4)
     for root in running_localnet(tmp_path_factory.mktemp("agent"), SETTINGS):
         spec = localnet.load(root).nodes[0]
         rpc, grpc_addr = spec.rpc, f"127.0.0.1:{spec.grpc_port}"
+        chain_args = ["--home", str(root), "--keyring-backend", "test", "--node", rpc]
+        ta_key = address_of(Keyring(root, "test").private_key(Keyring(root, "test").add("ta")[0].name))
+        sent_ok(gonkad("tx", "bank", "send", "faucet", ta_key, "1000000ngonka", *chain_args, "-y", "--output", "json"),
+                rpc)
+        logs = [(root / "executor.log").open("w"), (root / "agent.log").open("w")]
+        processes: list[subprocess.Popen[str]] = []
         with serve(fake) as node_url:
-            sent = gonkad("tx", "inference", "register-node", "node-0", node_url, "--models", MODEL,
-                          "--max-concurrency", "4", "--from", "val0", "--home", str(root), "--keyring-backend", "test",
-                          "--node", rpc, "--gas", "400000", "-y", "--output", "json")
-            assert sent.returncode == 0, sent.stdout + sent.stderr
-            result = committed(CometRPC(rpc), json.loads(sent.stdout)["txhash"])["tx_result"]
-            assert int(result.get("code", 0)) == 0, result
-            log = (root / "agent.log").open("w")
-            process = subprocess.Popen(
-                [sys.executable, "-m", "gonkad", "agent", "start", "--home", str(root), "--node", rpc,
-                 "--grpc-addr", grpc_addr, "--from", "val0", "--keyring-backend", "test", "--port", "0",
-                 "--ta", "http://ta-2.example"],
-                stdout=subprocess.PIPE, stderr=log, text=True)
             try:
-                ready = ready_line(process, READY_TIMEOUT_S)
+                processes.append(subprocess.Popen(
+                    [sys.executable, "-m", "gonkad", "executor", "start", *chain_args, "--grpc-addr", grpc_addr,
+                     "--from", "val0", "--mlnode", node_url, "--port", "0"],
+                    stdout=subprocess.PIPE, stderr=logs[0], text=True))
+                executor = ready_line(processes[0], READY_TIMEOUT_S)
+                sent_ok(gonkad("tx", "inference", "register-node", "node-0", executor["url"], "--models", MODEL,
+                               "--max-concurrency", "4", "--from", "val0", *chain_args, "--gas", "400000", "-y",
+                               "--output", "json"), rpc)
+                processes.append(subprocess.Popen(
+                    [sys.executable, "-m", "gonkad", "agent", "start", *chain_args, "--grpc-addr", grpc_addr,
+                     "--from", "ta", "--port", "0", "--ta", "http://ta-2.example"],
+                    stdout=subprocess.PIPE, stderr=logs[1], text=True))
+                ready = ready_line(processes[1], READY_TIMEOUT_S)
                 yield {"root": root, "rpc": rpc, "querier": Querier(rpc, grpc_addr), "ta": ready["url"],
-                       "ready": ready, "process": process, "fake": fake,
+                       "ready": ready, "process": processes[1], "fake": fake, "ta_address": ta_key,
+                       "executor": executor, "executor_process": processes[0],
                        "host": address_of(localnet.load_key(root, "val0"))}
             finally:
-                if process.poll() is None:
-                    process.terminate()
-                    try:
-                        process.wait(timeout=15)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
-                        process.wait()
-                log.close()
+                for process in reversed(processes):
+                    stop(process)
+                for log in logs:
+                    log.close()
 
 
 def client(ta: str, key: secp256k1.PrivateKey, ta_address: str) -> openai.OpenAI:
@@ -146,20 +209,23 @@ def client(ta: str, key: secp256k1.PrivateKey, ta_address: str) -> openai.OpenAI
     return openai.OpenAI(base_url=f"{ta}/v1", api_key="unused", http_client=http, max_retries=0)
 
 
-def test_a_signed_chat_request_is_answered_and_started_on_chain_with_its_escrow(net: dict[str, Any]) -> None:
-    ta, querier, root = net["ta"], net["querier"], net["root"]
+def test_a_signed_chat_request_is_answered_started_and_finished_with_exact_amounts(net: dict[str, Any]) -> None:
+    ta, querier, root, host = net["ta"], net["querier"], net["root"], net["host"]
     identity = httpx.get(f"{ta}/v1/identity", timeout=10).json()
     assert verify_identity(identity)
     assert (identity["address"], identity["chain_id"], identity["tas"]) == (
-        net["host"], "gonka-agent", ["http://ta-2.example"])
+        net["ta_address"], "gonka-agent", ["http://ta-2.example"])
     assert identity["latest_height"] >= 2
     models = httpx.get(f"{ta}/v1/models", timeout=10).json()["data"]
     assert [(m["id"], m["price_per_token"], m["context_length"]) for m in models] == [(MODEL, PRICE, 1024)]
     assert pid_file(root, "agent").read_text() == str(net["ready"]["pid"])
+    assert pid_file(root, "executor").read_text() == str(net["executor"]["pid"])
+    assert (net["executor"]["address"], net["executor"]["chain_id"]) == (host, "gonka-agent")
 
     faucet = localnet.load_key(root, "faucet")
     requester = address_of(faucet)
-    before, escrow_before = balance(querier, requester), balance(querier, ESCROW)
+    before, escrow_before, supply_before = balance(querier, requester), balance(querier, ESCROW), supply(querier)
+    host_before, host_vesting_before = balance(querier, host), vesting(querier, host)
     raw = client(ta, faucet, identity["address"]).chat.completions.with_raw_response.create(
         model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=MAX_TOKENS,
         extra_body={"fee_per_token": FEE})
@@ -168,26 +234,41 @@ def test_a_signed_chat_request_is_answered_and_started_on_chain_with_its_escrow(
     inference_id = raw.headers["x-inference-id"]
     assert len(bytes.fromhex(inference_id)) == 32
 
-    record = inference(querier, inference_id)
-    assert record.status == inference_pb2.STATUS_STARTED
-    assert (record.requester, record.ta, record.executor, record.model) == (requester, net["host"], net["host"], MODEL)
+    record = finished(querier, inference_id)
+    payment = COMPLETION_TOKENS * FEE
+    assert record.status == inference_pb2.STATUS_FINISHED
+    assert record.finish_height - record.start_height <= 5  # within a few blocks of the start
+    assert (record.requester, record.ta, record.executor, record.model) == (
+        requester, net["ta_address"], host, MODEL)
     assert (record.max_tokens, record.fee_per_token, record.escrow, record.denom) == (
         MAX_TOKENS, FEE, MAX_TOKENS * FEE, DENOM)
-    assert balance(querier, requester) == before - MAX_TOKENS * FEE
-    assert balance(querier, ESCROW) == escrow_before + MAX_TOKENS * FEE
+    assert (record.prompt_tokens, record.completion_tokens, record.payment) == (
+        PROMPT_TOKENS, COMPLETION_TOKENS, payment)
+    assert (record.response_hash, record.logprobs_digest) == (ANSWER, NO_LOGPROBS)
+    assert balance(querier, requester) == before - payment  # escrowed MAX_TOKENS × FEE, the rest refunded
+    assert balance(querier, ESCROW) == escrow_before
+    assert balance(querier, host) == host_before + payment
+    assert vesting(querier, host) == host_vesting_before + payment  # paid through vesting: locked
+    assert supply(querier) == supply_before
     assert net["fake"].served[-1]["model"] == MODEL
+    status = executor_status(net["executor"]["url"], lambda status: status["pending"] == 0)
+    assert (status["address"], status["finished"], status["dropped"]) == (host, 1, 0)  # it saw it FINISHED
+    assert status["recent"][-1]["id"] == inference_id and status["recent"][-1]["outcome"] == "finished"
+    result = committed(CometRPC(net["rpc"]), status["recent"][-1]["tx"])["tx_result"]  # signed by the host
+    assert int(result.get("code", 0)) == 0 and int(result["gas_used"]) < int(result["gas_wanted"])
 
 
-def test_concurrent_requests_and_a_sequence_used_elsewhere(net: dict[str, Any]) -> None:
-    """Eight requests at once: every start is signed at its own sequence (the view's lock) and all are on chain
-    with their exact escrow. Then the TA's key sends a transaction of its own outside the TA, so the TA's
-    counted sequence is stale: its next start is refused by CheckTx (``sdk/32``), re-signed at the sequence
-    the node expects, and goes through."""
+def test_concurrent_requests_a_stream_and_a_sequence_used_elsewhere(net: dict[str, Any]) -> None:
+    """Eight requests at once: every start is signed at its own sequence (the view's lock), every finish is
+    sent by the executor's finisher (several per transaction when they come together), and all are FINISHED with
+    their exact payments. A stream is finished too, with the usage the executor asked the node for. Then the TA's
+    key sends a transaction of its own outside the TA, so the TA's counted sequence is stale: its next start is
+    refused by CheckTx (``sdk/32``), re-signed at the sequence the node expects, and goes through."""
     ta, querier, root = net["ta"], net["querier"], net["root"]
     faucet = localnet.load_key(root, "faucet")
     requester = address_of(faucet)
-    chat = client(ta, faucet, net["host"])
-    before = balance(querier, requester)
+    chat = client(ta, faucet, net["ta_address"])
+    before, supply_before = balance(querier, requester), supply(querier)
 
     def ask(i: int) -> str:
         raw = chat.chat.completions.with_raw_response.create(
@@ -198,18 +279,29 @@ def test_concurrent_requests_and_a_sequence_used_elsewhere(net: dict[str, Any]) 
     with ThreadPoolExecutor(8) as pool:
         ids = list(pool.map(ask, range(8)))
     assert len(set(ids)) == 8
-    escrows = [inference(querier, the_id).escrow for the_id in ids]
-    assert escrows == [(MAX_TOKENS - i) * PRICE for i in range(8)]
-    assert balance(querier, requester) == before - sum(escrows)
+    records = [finished(querier, the_id) for the_id in ids]
+    assert [r.escrow for r in records] == [(MAX_TOKENS - i) * PRICE for i in range(8)]
+    assert {(r.status, r.completion_tokens, r.payment) for r in records} == {
+        (inference_pb2.STATUS_FINISHED, COMPLETION_TOKENS, COMPLETION_TOKENS * PRICE)}
+    assert balance(querier, requester) == before - 8 * COMPLETION_TOKENS * PRICE
+    assert balance(querier, ESCROW) == 0 and supply(querier) == supply_before
 
-    sent = gonkad("tx", "bank", "send", "val0", requester, "1ngonka", "--home", str(root), "--keyring-backend",
-                  "test", "--node", net["rpc"], "-y", "--output", "json")
-    assert sent.returncode == 0, sent.stdout + sent.stderr
-    assert int(committed(CometRPC(net["rpc"]), json.loads(sent.stdout)["txhash"])["tx_result"].get("code", 0)) == 0
+    with chat.chat.completions.with_streaming_response.create(
+            model=MODEL, messages=[{"role": "user", "content": "stream"}], max_tokens=MAX_TOKENS, stream=True) as raw:
+        streamed = raw.headers["x-inference-id"]
+        chunks = list(raw.parse())
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "fake says hi"
+    assert all(c.choices and c.usage is None for c in chunks)  # the usage the executor asked for is not relayed
+    record = finished(querier, streamed)
+    assert (record.status, record.prompt_tokens, record.completion_tokens, record.response_hash) == (
+        inference_pb2.STATUS_FINISHED, PROMPT_TOKENS, COMPLETION_TOKENS, ANSWER)
+
+    sent_ok(gonkad("tx", "bank", "send", "ta", requester, "1ngonka", "--home", str(root), "--keyring-backend",
+                   "test", "--node", net["rpc"], "-y", "--output", "json"), net["rpc"])
     middle = balance(querier, requester)
     last = ask(0)
-    assert inference(querier, last).escrow == MAX_TOKENS * PRICE
-    assert balance(querier, requester) == middle - MAX_TOKENS * PRICE
+    assert finished(querier, last).payment == COMPLETION_TOKENS * PRICE
+    assert balance(querier, requester) == middle - COMPLETION_TOKENS * PRICE
     assert "account sequence mismatch" in (root / "agent.log").read_text()  # the retry happened
 
 
@@ -218,7 +310,7 @@ def test_an_unfunded_requester_gets_402_and_nothing_is_started(net: dict[str, An
     poor = secp256k1.PrivateKey(hashlib.sha256(b"agent localnet: never funded").digest())
     served = len(net["fake"].served)
     with pytest.raises(openai.APIStatusError) as refused:
-        client(ta, poor, net["host"]).chat.completions.create(
+        client(ta, poor, net["ta_address"]).chat.completions.create(
             model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=MAX_TOKENS)
     assert refused.value.status_code == 402
     assert refused.value.body["code"] == "insufficient_funds"  # type: ignore[index]
@@ -230,9 +322,32 @@ def test_an_unfunded_requester_gets_402_and_nothing_is_started(net: dict[str, An
     assert list(started) == [] and len(net["fake"].served) == served
 
 
-def test_the_agent_stops_cleanly_on_sigterm(net: dict[str, Any]) -> None:
-    process: subprocess.Popen[str] = net["process"]
-    assert process.poll() is None
-    process.terminate()
-    assert process.wait(timeout=15) == 0
-    assert not pid_file(net["root"], "agent").exists()
+def test_the_executor_proxy_refuses_unsigned_requests(net: dict[str, Any]) -> None:
+    """Straight to the proxy without the requester's signed headers (or with a signature for another body): 401
+    with OpenAI's error body; the node serves nothing and the finisher holds nothing."""
+    url = net["executor"]["url"]
+    status = httpx.get(f"{url}/v1/executor/status", timeout=10).json()
+    served = len(net["fake"].served)
+    body = json.dumps({"model": MODEL, "messages": [{"role": "user", "content": "free?"}]}).encode()
+    unsigned = httpx.post(f"{url}/v1/chat/completions", content=body, timeout=10)
+    assert unsigned.status_code == 401
+    assert unsigned.json()["error"]["code"] == "missing_signature"
+    faucet = localnet.load_key(net["root"], "faucet")
+    headers = request_headers(faucet, b"{}", net["ta_address"])
+    headers.update({"X-TA-Address": net["ta_address"], "X-Inference-Id": "00" * 32})
+    forged = httpx.post(f"{url}/v1/chat/completions", content=body, headers=headers, timeout=10)
+    assert forged.status_code == 401 and forged.json()["error"]["type"] == "authentication_error"
+    assert forged.json()["error"]["code"] == "invalid_signature"
+    after = httpx.get(f"{url}/v1/executor/status", timeout=10).json()
+    assert (after["pending"], after["finished"], after["refused"]) == (0, status["finished"], status["refused"] + 2)
+    assert len(net["fake"].served) == served
+    assert httpx.get(f"{url}/v1/node/info", timeout=10).json()["load"]["max_concurrency"] == 4  # passed through
+
+
+def test_the_agent_and_the_executor_stop_cleanly_on_sigterm(net: dict[str, Any]) -> None:
+    for process, name in ((net["process"], "agent"), (net["executor_process"], "executor")):
+        assert process.poll() is None
+        process.terminate()
+        assert process.wait(timeout=15) == 0
+        assert not pid_file(net["root"], name).exists()
+    assert "executor stopped" in (net["root"] / "executor.log").read_text()

@@ -1,0 +1,355 @@
+"""The executor proxy: the host's side of an inference, a bare ASGI app in front of one ML node
+(``agent/README.md``, "Executor proxy", is its spec).
+
+    GET  /health, /v1/models, /v1/node/info   passed through to the ML node
+    POST /v1/chat/completions                 a request a TA forwarded: checked (``agent.auth.check_forwarded``),
+                                              sent to the ML node, its answer relayed, and the finish derived from
+                                              the answer handed to the finisher (``x.inference.client.Finisher``)
+    GET  /v1/executor/status                  the finisher's counts and last outcomes
+
+The URL a host registers on chain for its node (``gonkad tx inference register-node … URL``) is this proxy's:
+only the host sees its node's answer, and only the inference's executor may sign ``MsgFinishInference``.
+
+What a finish says about an answer (``Digest``), the same for a stream and a whole answer:
+
+- ``response_hash`` = sha256 of the UTF-8 of the answer's text: the choices in ascending ``index``, each one's
+  ``message.content`` (a stream: its ``delta.content`` pieces in arrival order), concatenated; a null content
+  is "";
+- ``prompt_tokens``, ``completion_tokens`` from the answer's ``usage``. A stream whose request did not ask for
+  usage is sent to the node with ``stream_options.include_usage`` on, and the usage is taken out of what the
+  client gets (the usage-only last chunk dropped, ``usage`` removed from the others); a stream that still
+  carries no usage counts one completion token per chunk with non-empty content, and 0 prompt tokens. A whole
+  answer without usage is not finished;
+- ``logprobs_digest`` = sha256 of the canonical JSON (sorted keys, no spaces, ASCII) of the list, one entry per
+  choice in ascending ``index``, of that choice's token logprobs (``logprobs.content``; a stream: its chunks'
+  ``logprobs.content`` lists concatenated; [] for a choice without) — or sha256(b"") when no choice has
+  logprobs.
+
+Only a complete answer is finished: status 200 and, for a stream, ``data: [DONE]`` with no ``{"error": …}``
+event before it. A node that fails, a client that leaves mid-stream, an error answer: nothing is finished, and
+the inference expires on chain and is refunded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.auth import check_forwarded
+from agent.errors import AgentError, stream_failure_event
+from agent.server import read_body, send_error, send_json, uvicorn_config
+from agent.upstream import Pool, Response, UpstreamError
+from sdk.client.signing import canonical_json
+from x.inference.client import Finish
+
+log = logging.getLogger("gonka.executor")
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+EVENT_END = re.compile(rb"\r?\n\r?\n")
+EMPTY_DIGEST = hashlib.sha256(b"").digest()
+PASS_THROUGH = ("/health", "/v1/models", "/v1/node/info")
+
+
+class FinishSink(Protocol):
+    """Where finishes go: ``x.inference.client.Finisher`` (tests record them)."""
+
+    def submit(self, finish: Finish) -> Any: ...
+
+
+class ExecutorConfig(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    mlnode: str
+    """The ML node's base URL (http)."""
+    finisher: Any
+    """A ``FinishSink``; its ``status()`` (when it has one) is ``GET /v1/executor/status``."""
+    host: str = "127.0.0.1"
+    port: int = Field(0, ge=0, lt=65536)
+    connect_timeout_s: float = Field(2.0, gt=0)
+    upstream_timeout_s: float = Field(120.0, gt=0)
+    """The longest wait for the node's answer (a stream's first bytes), then between two chunks of a stream."""
+    pass_through_timeout_s: float = Field(5.0, gt=0)
+    max_body_bytes: int = Field(4 << 20, ge=1024)
+
+
+class Digest:
+    """The finish of one answer, built from a whole answer (``answer``) or event by event (``event``)."""
+
+    def __init__(self) -> None:
+        self.text: dict[int, list[str]] = {}
+        self.logprobs: dict[int, list[Any]] = {}
+        self.has_logprobs = False
+        self.usage: dict[str, Any] | None = None
+        self.pieces = 0
+        """Chunks with non-empty content: the completion count of a stream without usage."""
+
+    def _choice(self, choice: dict[str, Any], part: str) -> None:
+        index = choice.get("index", 0)
+        content = (choice.get(part) or {}).get("content")
+        if isinstance(content, str) and content:
+            self.text.setdefault(index, []).append(content)
+            self.pieces += 1
+        else:
+            self.text.setdefault(index, [])
+        logprobs = choice.get("logprobs")
+        entries = self.logprobs.setdefault(index, [])
+        if isinstance(logprobs, dict):
+            self.has_logprobs = True
+            entries.extend(logprobs.get("content") or [])
+
+    def answer(self, answer: dict[str, Any]) -> None:
+        for choice in answer.get("choices") or []:
+            self._choice(choice, "message")
+        self.usage = answer.get("usage") or None
+
+    def event(self, chunk: dict[str, Any]) -> None:
+        for choice in chunk.get("choices") or []:
+            self._choice(choice, "delta")
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+
+    def response_hash(self) -> bytes:
+        text = "".join("".join(self.text[index]) for index in sorted(self.text))
+        return hashlib.sha256(text.encode()).digest()
+
+    def logprobs_digest(self) -> bytes:
+        if not self.has_logprobs:
+            return EMPTY_DIGEST
+        return hashlib.sha256(canonical_json([self.logprobs[index] for index in sorted(self.logprobs)])).digest()
+
+    def tokens(self, counted: bool) -> tuple[int, int] | None:
+        """(prompt, completion) from the usage; when there is none, the counted pieces if ``counted``, else None."""
+        if self.usage is not None:
+            try:
+                return int(self.usage["prompt_tokens"]), int(self.usage["completion_tokens"])
+            except (KeyError, TypeError, ValueError):
+                return None
+        return (0, self.pieces) if counted else None
+
+    def finish(self, inference_id: bytes, counted: bool) -> Finish | None:
+        tokens = self.tokens(counted)
+        if tokens is None or min(tokens) < 0:
+            return None
+        return Finish(inference_id, self.response_hash(), tokens[0], tokens[1], self.logprobs_digest())
+
+
+def finish_of_answer(inference_id: bytes, answer: dict[str, Any]) -> Finish | None:
+    """The finish of a whole (non-stream) answer; None when it has no usage."""
+    digest = Digest()
+    digest.answer(answer)
+    return digest.finish(inference_id, counted=False)
+
+
+def event_data(event: bytes) -> bytes | None:
+    """The data of one server-sent event (its ``data:`` lines joined), None when it has none."""
+    lines = [line[5:].lstrip(b" ") for line in event.splitlines() if line.startswith(b"data:")]
+    return b"\n".join(lines) if lines else None
+
+
+class Executor:
+    """The ASGI app; the ASGI lifespan closes its connections to the node (the finisher is its owner's)."""
+
+    def __init__(self, config: ExecutorConfig) -> None:
+        self.config = config
+        self.finisher = config.finisher
+        self.pool = Pool(config.mlnode, config.connect_timeout_s)
+        self.pass_through_pool = Pool(config.mlnode, config.connect_timeout_s)
+        self.refused = 0
+        self.served = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    self.pool.close()
+                    self.pass_through_pool.close()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if kind != "http":
+            return
+        method, path = scope["method"], scope["path"]
+        try:
+            if (method, path) == ("POST", "/v1/chat/completions"):
+                await self.chat(scope, receive, send)
+            elif method == "GET" and path in PASS_THROUGH:
+                await self.pass_through(path, send)
+            elif (method, path) == ("GET", "/v1/executor/status"):
+                status = getattr(self.finisher, "status", None)
+                document = status() if status is not None else {}
+                await send_json(send, 200, {**document, "served": self.served, "refused": self.refused})
+            else:
+                raise AgentError(404, f"Invalid URL ({method} {path})")
+        except AgentError as error:
+            await send_error(send, error)
+
+    async def pass_through(self, path: str, send: Send) -> None:
+        timeout = self.config.pass_through_timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                response = await self.pass_through_pool.request("GET", path, timeout_s=timeout)
+                data = await response.read()
+        except (UpstreamError, TimeoutError) as error:
+            raise AgentError(502, f"The ML node did not answer: {error!r}", "server_error", "upstream_failed") from None
+        content_type = response.headers.get("content-type", "application/json").encode()
+        await send({"type": "http.response.start", "status": response.status,
+                    "headers": [(b"content-type", content_type)]})
+        await send({"type": "http.response.body", "body": data})
+
+    async def chat(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await read_body(receive, self.config.max_body_bytes)
+        if body is None:
+            return
+        try:
+            requester, ta = check_forwarded(dict(scope["headers"]), body)
+        except AgentError:
+            self.refused += 1
+            raise
+        inference_id = requester.inference_id
+        try:
+            request = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            request = None
+        stream = isinstance(request, dict) and request.get("stream") is True
+        strip_usage = False
+        if stream and isinstance(request, dict):
+            options = request.get("stream_options")
+            if not (isinstance(options, dict) and options.get("include_usage") is True):
+                strip_usage = True  # the node is asked for usage; the client gets the stream it asked for
+                options = options if isinstance(options, dict) else {}
+                body = json.dumps({**request, "stream_options": {**options, "include_usage": True}},
+                                  separators=(",", ":"), ensure_ascii=False).encode()
+        response: Response | None = None
+        try:
+            async with asyncio.timeout(self.config.upstream_timeout_s):
+                response = await self.pool.request("POST", "/v1/chat/completions", body, timeout_s=None)
+                if stream and response.status == 200:
+                    chunks = response.chunks()
+                    first = await anext(chunks, b"")
+                else:
+                    data = await response.read()
+        except (UpstreamError, TimeoutError) as error:
+            if response is not None:
+                response.close()
+            log.warning("inference %s: the ML node failed: %r", inference_id.hex(), error)
+            raise AgentError(502, "The ML node failed before answering.", "server_error", "upstream_failed") from None
+        if not (stream and response.status == 200):
+            content_type = response.headers.get("content-type", "application/json").encode()
+            await send({"type": "http.response.start", "status": response.status,
+                        "headers": [(b"content-type", content_type)]})
+            await send({"type": "http.response.body", "body": data})
+            if response.status == 200:
+                self._finish(inference_id, ta, data)
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+        await self._relay(inference_id, ta, response, first, chunks, strip_usage, receive, send)
+
+    def _finish(self, inference_id: bytes, ta: str, data: bytes) -> None:
+        try:
+            answer = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            answer = None
+        finish = finish_of_answer(inference_id, answer) if isinstance(answer, dict) else None
+        if finish is None:
+            log.warning("inference %s (TA %s): the answer has no usage, nothing to finish", inference_id.hex(), ta)
+            return
+        self.served += 1
+        self.finisher.submit(finish)
+
+    async def _relay(self, inference_id: bytes, ta: str, response: Response, first: bytes, chunks: Any,
+                     strip_usage: bool, receive: Receive, send: Send) -> None:
+        """Relay the stream event by event, reading each event into the digest; finish once ``[DONE]`` came."""
+        digest = Digest()
+        buffer = b""
+        done = failed = False
+        timeout = self.config.upstream_timeout_s
+        gone = asyncio.ensure_future(receive())
+        chunk = first
+        try:
+            while True:
+                buffer += chunk
+                out: list[bytes] = []
+                start = 0
+                for end in EVENT_END.finditer(buffer):
+                    event = buffer[start:end.end()]
+                    start = end.end()
+                    kept = self._event(event, digest, strip_usage)
+                    if kept == b"[DONE]":
+                        done = True
+                        out.append(event)
+                    elif kept is None:
+                        failed = True
+                        out.append(event)
+                    elif kept:
+                        out.append(kept)
+                buffer = buffer[start:]
+                if gone.done():
+                    response.close()  # the client left: closing the node's stream frees its slot
+                    log.warning("inference %s: the client left mid-stream, nothing to finish", inference_id.hex())
+                    return
+                if out:
+                    await send({"type": "http.response.body", "body": b"".join(out), "more_body": True})
+                try:
+                    async with asyncio.timeout(timeout):
+                        chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except (UpstreamError, TimeoutError) as error:
+                    response.close()
+                    await send({"type": "http.response.body", "more_body": True, "body": stream_failure_event()})
+                    log.warning("inference %s: the ML node failed mid-stream: %r", inference_id.hex(), error)
+                    done, failed = False, True
+                    break
+            if buffer:
+                await send({"type": "http.response.body", "body": buffer, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            if not gone.done():
+                gone.cancel()
+        if not done or failed:
+            log.warning("inference %s: the stream did not end whole, nothing to finish", inference_id.hex())
+            return
+        finish = digest.finish(inference_id, counted=True)
+        if finish is not None:
+            self.served += 1
+            self.finisher.submit(finish)
+
+    @staticmethod
+    def _event(event: bytes, digest: Digest, strip_usage: bool) -> bytes | None:
+        """What of ``event`` goes to the client: itself, rewritten (usage taken out), b"" (dropped), b"[DONE]" for
+        the end, or None for an error event (relayed as it is)."""
+        data = event_data(event)
+        if data is None:
+            return event
+        if data.strip() == b"[DONE]":
+            return b"[DONE]"
+        try:
+            chunk = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return event
+        if not isinstance(chunk, dict):
+            return event
+        if "error" in chunk:
+            return None
+        digest.event(chunk)
+        if not strip_usage or "usage" not in chunk:
+            return event
+        if not chunk.get("choices"):
+            return b""  # the usage-only chunk the client did not ask for
+        del chunk["usage"]
+        return b"data: " + json.dumps(chunk, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"
+
+
+__all__ = ["Digest", "Executor", "ExecutorConfig", "FinishSink", "finish_of_answer", "uvicorn_config"]

@@ -1,0 +1,95 @@
+"""``gonkad executor start``: a host's executor proxy (``agent/executor.py``) in front of its ML node, finishing on
+chain what the node served (``x.inference.client.Finisher``), under uvicorn.
+
+    gonkad executor start --home H --node tcp://127.0.0.1:26657 --grpc-addr 127.0.0.1:9090 --from HOSTKEY \
+        --mlnode http://127.0.0.1:8080 --port 8100 [--keyring-backend test] [--host 127.0.0.1] [--chain-id ID] \
+        [--gas N] [--fees COINS] [--max-batch N] [--drain-s S]
+
+The URL it prints is the one the host registers for its node (``gonkad tx inference register-node NODE_ID URL``).
+``--from`` is the host's key (the inference's executor: the only signer the chain takes a finish from); its
+account must exist. ``--gas`` is the gas per finish message, ``--fees`` the fee of each finishing transaction.
+
+Every argument and the chain are checked before serving (the ML node need not be up yet: a request then gets
+502 and the TA tries another node); a failure is one ``Error:`` line and exit code 1. When the server listens,
+one JSON line is printed: ``{"url", "address", "chain_id", "mlnode", "pid"}``. The process id is written to
+``H/executor.pid`` (removed on exit); SIGTERM or SIGINT stop it cleanly: the server closes, the finisher goes on
+for up to ``--drain-s`` seconds (default 10) with what it still holds, exit code 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+
+from agent.executor import Executor, ExecutorConfig, uvicorn_config
+from gonkad.cmd.serve import check_gas, check_grpc, check_node, check_url, listen, parse_port, serve
+from protogen.gonka.inference.v1 import query_pb2
+from sdk.cli.flags import DEFAULT_HOME, DEFAULT_NODE
+from sdk.cli.keyring import open_keyring
+from sdk.client.txbuilder import query_account
+from sdk.coins import Coins, parse_coins
+from x.inference.client import FINISH_GAS, Finisher
+from x.inference.query_server import GONKA
+
+log = logging.getLogger("gonkad.executor")
+PID_NAME = "executor"
+
+
+def cmd_start(args: argparse.Namespace) -> None:
+    port = parse_port(args.port)
+    node = check_node(args.node)
+    grpc_addr = check_grpc(args.grpc_addr)
+    mlnode = check_url(args.mlnode, "--mlnode", ("http",))
+    gas = check_gas(args.gas)
+    if not args.max_batch.isdigit() or int(args.max_batch) == 0:
+        raise ValueError(f"invalid --max-batch {args.max_batch!r}: a positive whole number")
+    try:
+        drain_s = float(args.drain_s)
+    except ValueError:
+        drain_s = -1.0
+    if not 0 <= drain_s <= 3600:
+        raise ValueError(f"invalid --drain-s {args.drain_s!r}: seconds from 0 to 3600")
+    fees = parse_coins(args.fees) if args.fees else Coins()
+    keyring = open_keyring(args)
+    key = keyring.private_key(keyring.get(args.from_).name)
+    finisher = Finisher(node, key, grpc_addr, chain_id=args.chain_id or "", gas_per_message=gas, fees=fees,
+                        max_batch=int(args.max_batch))
+    try:
+        chain_id = finisher.chain_id()  # the node answers …
+        finisher.querier.query(GONKA + "Params", query_pb2.QueryParamsRequest(),  # … so do its queries
+                               query_pb2.QueryParamsResponse)
+        query_account(finisher.rpc, finisher.address)  # … and the host's account exists
+        executor = Executor(ExecutorConfig(mlnode=mlnode, finisher=finisher, host=args.host, port=port))
+        listener, url = listen(args.host, port)
+        finisher.start()
+        try:
+            serve(uvicorn_config(executor), listener, Path(args.home), PID_NAME,
+                  {"url": url, "address": finisher.address, "chain_id": chain_id, "mlnode": mlnode, "pid": os.getpid()},
+                  "the executor proxy did not start (see the log above)")
+        finally:
+            finisher.stop(drain_s)
+    finally:
+        finisher.close()
+    log.info("executor stopped: %s", finisher.status() | {"recent": None})
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    executor = sub.add_parser("executor", help="a host's executor proxy").add_subparsers(
+        dest="executor_command", required=True)
+    p = executor.add_parser("start", help="serve the executor proxy in front of an ML node (agent/README.md)")
+    p.add_argument("--home", default=str(DEFAULT_HOME), help="the home whose keyring holds --from; the pid file")
+    p.add_argument("--node", default=DEFAULT_NODE, help="CometBFT RPC address: status and transactions")
+    p.add_argument("--grpc-addr", default=None, help="the node's gRPC HOST:PORT for queries (else RPC)")
+    p.add_argument("--from", dest="from_", required=True, help="the host's key name or address")
+    p.add_argument("--keyring-backend", choices=["file", "test"], default="file")
+    p.add_argument("--mlnode", required=True, help="the ML node's base URL, e.g. http://127.0.0.1:8080")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", default="8100", help="0: any free port (the ready line names it)")
+    p.add_argument("--chain-id", default=None, help="defaults to the node's network")
+    p.add_argument("--gas", default=str(FINISH_GAS), help="gas per finish message")
+    p.add_argument("--fees", default="", help="fee of each finishing transaction, e.g. 100ngonka")
+    p.add_argument("--max-batch", default="32", help="finish messages per transaction at most")
+    p.add_argument("--drain-s", default="10", help="seconds to keep finishing after SIGTERM")
+    p.set_defaults(func=cmd_start)

@@ -1,0 +1,349 @@
+"""The executor proxy (agent/executor.py) in process, on loopback: a fake ML node (tests/agent_fakes.py) behind the
+proxy, the TA (agent/server.py, over a scripted chain) in front of it, the official ``openai`` client signing every
+request; the finishes the proxy derives are recorded. Then the header check on its own, the seed splice, the
+response hash / token / logprob derivation, and the ``Finisher``'s state machine over a scripted chain."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from agent.auth import check_forwarded, forward_headers, signed_headers, verify_signed, with_seed, without_seed
+from agent.chain import Model, Node
+from agent.errors import AgentError
+from agent.executor import Digest, Executor, ExecutorConfig, finish_of_answer
+from agent.server import Agent, AgentConfig
+from agent_fakes import FakeNode, ScriptedChain
+from protogen.gonka.inference.v1 import inference_pb2
+from sdk.client.signing import SignedRequests, canonical_json, request_headers
+from sdk.crypto import bech32, secp256k1
+from servers import serve
+from x.inference.client import ChainError, Finish, Finisher
+
+USER = secp256k1.PrivateKey(hashlib.sha256(b"executor user").digest())
+USER_ADDRESS = bech32.encode(secp256k1.address_bytes(USER.public_key))
+TA_KEY = secp256k1.PrivateKey(hashlib.sha256(b"executor ta").digest())
+TA_ADDRESS = bech32.encode(secp256k1.address_bytes(TA_KEY.public_key))
+HOST_KEY = secp256k1.PrivateKey(hashlib.sha256(b"executor host").digest())
+HOST = bech32.encode(secp256k1.address_bytes(HOST_KEY.public_key))
+MODEL = Model("m1", context_length=512, price_per_token=2)
+CHAT: dict[str, Any] = {"model": "m1", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
+TEXT_HASH = hashlib.sha256(b"fake says hi").digest()
+EMPTY = hashlib.sha256(b"").digest()
+
+
+@dataclass
+class Recorder:
+    finishes: list[Finish] = field(default_factory=list)
+
+    def submit(self, finish: Finish) -> bool:
+        self.finishes.append(finish)
+        return True
+
+    def status(self) -> dict[str, Any]:
+        return {"pending": len(self.finishes)}
+
+
+@contextmanager
+def stack(fake: FakeNode) -> Iterator[tuple[str, str, Recorder]]:
+    """The fake node, the executor proxy in front of it, and a TA routing to the proxy: (TA URL, proxy URL)."""
+    recorder = Recorder()
+    with ExitStack() as stack:
+        node_url = stack.enter_context(serve(fake))
+        proxy = stack.enter_context(serve(Executor(ExecutorConfig(mlnode=node_url, finisher=recorder)), lifespan="on"))
+        chain = ScriptedChain([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9})
+        ta = stack.enter_context(serve(Agent(AgentConfig(key=TA_KEY, chain=chain)), lifespan="on"))
+        yield ta, proxy, recorder
+
+
+def client(ta: str) -> openai.OpenAI:
+    http = httpx.Client(auth=SignedRequests(USER, TA_ADDRESS), timeout=30)
+    return openai.OpenAI(base_url=f"{ta}/v1", api_key="unused", http_client=http, max_retries=0)
+
+
+def lp_digest(words: list[str]) -> bytes:
+    entries = [{"token": w, "logprob": -0.5, "bytes": list(w.encode()), "top_logprobs": []} for w in words]
+    return hashlib.sha256(canonical_json([entries])).digest()
+
+
+def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
+    fake = FakeNode("fake")
+    with stack(fake) as (ta, proxy, recorder):
+        chat = client(ta)
+        raw = chat.chat.completions.with_raw_response.create(**CHAT)
+        assert raw.parse().choices[0].message.content == "fake says hi"
+        whole = recorder.finishes[-1]
+        assert whole.inference_id.hex() == raw.headers["x-inference-id"]
+        assert (whole.response_hash, whole.prompt_tokens, whole.completion_tokens, whole.logprobs_digest) == (
+            TEXT_HASH, 5, 3, EMPTY)
+        assert fake.served[-1]["seed"] is not None  # the TA's seed reached the node through the proxy
+
+        # A stream that did not ask for usage: the node is asked, the client does not see it.
+        chunks = list(chat.chat.completions.create(**CHAT, stream=True, logprobs=True))
+        assert "".join(c.choices[0].delta.content or "" for c in chunks) == "fake says hi"
+        assert all(c.choices and c.usage is None for c in chunks)
+        assert fake.served[-1]["stream_options"] == {"include_usage": True}
+        streamed = recorder.finishes[-1]
+        assert (streamed.response_hash, streamed.prompt_tokens, streamed.completion_tokens) == (TEXT_HASH, 5, 3)
+        assert streamed.logprobs_digest == lp_digest(["fake ", "says ", "hi"])
+
+        # One that asked for usage gets it, unchanged.
+        chunks = list(chat.chat.completions.create(**CHAT, stream=True, stream_options={"include_usage": True}))
+        assert chunks[-1].choices == [] and chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 3
+        assert (recorder.finishes[-1].prompt_tokens, recorder.finishes[-1].completion_tokens) == (5, 3)
+
+        # The same answer whole, with logprobs: the same digest as the stream's.
+        chat.chat.completions.create(**CHAT, logprobs=True)
+        assert recorder.finishes[-1].logprobs_digest == lp_digest(["fake ", "says ", "hi"])
+        assert len(recorder.finishes) == 4 and len({f.inference_id for f in recorder.finishes}) == 4
+
+        for path in ("/health", "/v1/models", "/v1/node/info"):
+            assert httpx.get(proxy + path, timeout=10).status_code == 200
+        assert httpx.get(proxy + "/v1/node/info", timeout=10).json()["load"]["max_concurrency"] == 8
+        assert httpx.get(proxy + "/v1/executor/status", timeout=10).json() == {"pending": 4, "served": 4,
+                                                                               "refused": 0}
+
+
+def forwarded(body: bytes, ta: str = TA_ADDRESS, key: secp256k1.PrivateKey = USER,
+              seed: int | None = None) -> tuple[dict[str, str], bytes]:
+    """The headers and body a TA forwards for ``body`` signed by ``key`` for ``ta`` (seed spliced in if given)."""
+    signed = request_headers(key, body, ta)
+    parsed = {name.lower().encode(): value.encode() for name, value in signed.items()}
+    requester = verify_signed(*signed_headers(parsed), body, bech32.decode(ta))
+    lines = forward_headers(requester, TA_ADDRESS, seed).decode().strip().split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines)
+    return headers, body if seed is None else with_seed(body, seed)
+
+
+def test_the_proxy_refuses_what_no_requester_signed_and_forwards_nothing() -> None:
+    fake = FakeNode("fake")
+    with stack(fake) as (_, proxy, recorder):
+        body = json.dumps(CHAT).encode()
+        url = proxy + "/v1/chat/completions"
+
+        def refused(headers: dict[str, str], content: bytes, code: str) -> None:
+            response = httpx.post(url, content=content, headers=headers, timeout=10)
+            assert response.status_code == 401, response.text
+            error = response.json()["error"]
+            assert (error["type"], error["code"]) == ("authentication_error", code) and error["message"]
+
+        refused({}, body, "missing_signature")
+        headers, content = forwarded(body)
+        refused({k: v for k, v in headers.items() if k != "x-inference-id"}, content, "missing_signature")
+        refused(headers, body.replace(b"hi", b"ho"), "invalid_signature")  # another body
+        refused({**headers, "x-inference-id": "00" * 32}, content, "inference_id_mismatch")
+        refused({**headers, "x-ta-address": HOST}, content, "invalid_signature")  # signed for another TA
+        other = secp256k1.PrivateKey(hashlib.sha256(b"someone else").digest())
+        refused({**headers, "x-requester-pubkey": other.public_key.hex()}, content, "address_mismatch")
+        seeded_headers, seeded = forwarded(body, seed=77)
+        refused({**seeded_headers, "x-seed": "78"}, seeded, "invalid_signature")
+        refused({k: v for k, v in seeded_headers.items() if k != "x-seed"}, seeded, "invalid_signature")
+        assert fake.served == [] and recorder.finishes == []
+        assert httpx.get(proxy + "/v1/executor/status", timeout=10).json()["refused"] == 8
+
+        # Sent right, straight to the proxy, it is served (the chain decides whether it is ever paid).
+        response = httpx.post(url, content=seeded, headers=seeded_headers, timeout=10)
+        assert response.status_code == 200 and fake.served[-1]["seed"] == 77
+        assert len(recorder.finishes) == 1
+
+
+@pytest.mark.parametrize("body", [b'{"a":1}', b"{}", b"{ }", b'{"a": [1, {"b": 2}] }\n', b' {"x":"}"}\t\r\n'])
+def test_the_seed_splice_gives_the_signed_body_back(body: bytes) -> None:
+    spliced = with_seed(body, 123)
+    assert json.loads(spliced) == {**json.loads(body), "seed": 123}
+    assert without_seed(spliced, "123") == body
+    assert without_seed(spliced, "124") is None and without_seed(body, "123") is None
+
+
+def test_check_forwarded_returns_the_requester_and_ta() -> None:
+    body = json.dumps(CHAT).encode()
+    headers, content = forwarded(body, seed=5)
+    requester, ta = check_forwarded({k.encode(): v.encode() for k, v in headers.items()}, content)
+    assert (requester.address, ta, requester.body_hash) == (USER_ADDRESS, TA_ADDRESS, hashlib.sha256(body).digest())
+    with pytest.raises(AgentError) as error:
+        check_forwarded({k.encode(): v.encode() for k, v in headers.items()}, body)
+    assert error.value.status == 401
+
+
+def test_the_digest_of_a_stream_and_of_the_whole_answer_agree() -> None:
+    lp = [{"token": "é", "logprob": -0.25, "bytes": [195, 169], "top_logprobs": []}]
+    whole = {"choices": [{"index": 1, "message": {"content": "B"}, "logprobs": None},
+                         {"index": 0, "message": {"content": "é!"}, "logprobs": {"content": lp}}],
+             "usage": {"prompt_tokens": 4, "completion_tokens": 2, "total_tokens": 6}}
+    finish = finish_of_answer(b"\x01" * 32, whole)
+    assert finish is not None
+    assert finish.response_hash == hashlib.sha256("é!B".encode()).digest()  # choices by index, then joined
+    assert finish.logprobs_digest == hashlib.sha256(canonical_json([lp, []])).digest()
+    assert (finish.prompt_tokens, finish.completion_tokens) == (4, 2)
+
+    digest = Digest()
+    for chunk in ({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
+                  {"choices": [{"index": 0, "delta": {"content": "é"}, "logprobs": {"content": lp}}]},
+                  {"choices": [{"index": 1, "delta": {"content": "B"}}]},
+                  {"choices": [{"index": 0, "delta": {"content": "!"}, "logprobs": {"content": []}}]},
+                  {"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 2}}):
+        digest.event(chunk)
+    assert digest.finish(b"\x01" * 32, counted=True) == finish
+
+    counted = Digest()
+    counted.event({"choices": [{"index": 0, "delta": {"content": "a"}}]})
+    counted.event({"choices": [{"index": 0, "delta": {"content": "b"}}]})
+    assert counted.tokens(counted=True) == (0, 2) and counted.tokens(counted=False) is None
+    assert counted.logprobs_digest() == EMPTY
+    assert finish_of_answer(b"\x01" * 32, {"choices": [{"index": 0, "message": {"content": "x"}}]}) is None
+
+
+# --------------------------------------------------------------------------
+# the Finisher over a scripted chain
+
+
+class ScriptedFinishChain:
+    """Inference records by id, a height, and the transactions the finisher sends."""
+
+    def __init__(self) -> None:
+        self.records: dict[bytes, inference_pb2.Inference] = {}
+        self.height = 10
+        self.sent: list[list[Any]] = []
+        self.refuse: list[ChainError] = []
+
+    def start(self, inference: bytes, executor: str = HOST, max_tokens: int = 8) -> None:
+        self.records[inference] = inference_pb2.Inference(id=inference, executor=executor, max_tokens=max_tokens,
+                                                          status=inference_pb2.STATUS_STARTED)
+
+    def submit(self, messages: list[Any], gas: int | None = None) -> str:
+        if self.refuse:
+            raise self.refuse.pop(0)
+        self.sent.append(list(messages))
+        return f"TX{len(self.sent)}"
+
+    def finish_sent(self) -> None:
+        for message in self.sent[-1]:
+            self.records[message.id].status = inference_pb2.STATUS_FINISHED
+
+
+def scripted_finisher(chain: ScriptedFinishChain, clock: list[float]) -> Finisher:
+    finisher = Finisher("tcp://127.0.0.1:9", HOST_KEY, confirm_blocks=2, max_sends=2, unknown_timeout_s=30,
+                        max_batch=2, clock=lambda: clock[0])
+    finisher.inference = chain.records.get  # type: ignore[method-assign]
+    finisher.signer.submit = chain.submit  # type: ignore[method-assign]
+    finisher.rpc.status = lambda: {"sync_info": {"latest_block_height": str(chain.height)}}  # type: ignore
+    return finisher
+
+
+def finish(i: int, completion: int = 3) -> Finish:
+    return Finish(bytes([i]) * 32, TEXT_HASH, 5, completion, EMPTY)
+
+
+def test_the_finisher_waits_for_the_start_batches_confirms_and_resends() -> None:
+    chain, clock = ScriptedFinishChain(), [0.0]
+    finisher = scripted_finisher(chain, clock)
+    for i in (1, 2, 3):
+        assert finisher.submit(finish(i, completion=20 if i == 3 else 3))
+    assert not finisher.submit(finish(1)) and not finisher.submit(Finish(b"\x09" * 32, TEXT_HASH, 0, 0, EMPTY))
+    finisher.step()
+    assert chain.sent == []  # not on chain yet: the starts are still in the mempool
+    for i in (1, 2, 3):
+        chain.start(bytes([i]) * 32)
+    finisher.step()
+    assert [len(tx) for tx in chain.sent] == [2, 1]  # batches of max_batch
+    assert chain.sent[1][0].completion_tokens == 8  # capped at the inference's max_tokens
+    assert chain.sent[0][0].executor == HOST and chain.sent[0][0].response_hash == TEXT_HASH
+    chain.finish_sent()  # the second tx made it, the first did not
+    chain.height += 1
+    finisher.step()
+    assert len(chain.sent) == 2 and finisher.finished == 1  # 3 is done; 1, 2 wait confirm_blocks
+    chain.height += 1
+    finisher.step()
+    assert [[m.id[0] for m in tx] for tx in chain.sent[2:]] == [[1, 2]]  # sent again
+    chain.height += 2
+    finisher.step()
+    assert finisher.dropped == 2 and finisher.pending == {}  # still STARTED after max_sends: dropped
+    assert [r["outcome"] for r in finisher.status()["recent"]] == ["finished", "dropped", "dropped"]
+
+
+def test_the_finisher_drops_what_it_cannot_finish() -> None:
+    chain, clock = ScriptedFinishChain(), [0.0]
+    finisher = scripted_finisher(chain, clock)
+    for i in (1, 2, 3, 4, 5):
+        finisher.submit(finish(i))
+    chain.start(b"\x02" * 32, executor=USER_ADDRESS)  # reassigned to another host
+    chain.start(b"\x03" * 32)
+    chain.records[b"\x03" * 32].status = inference_pb2.STATUS_EXPIRED
+    chain.start(b"\x04" * 32)
+    chain.start(b"\x05" * 32)
+    chain.refuse = [ChainError("invalid", "batch"),
+                    ChainError("invalid", "bad", {"codespace": "inference", "code": "15"}),
+                    ChainError("invalid", "sequence", {"codespace": "sdk", "code": "32"})]
+    finisher.step()
+    assert finisher.status()["dropped"] == 2  # expired; refused by inference's own checks
+    assert chain.sent == []  # 5's refusal (sequence) counts as a send and it is due again
+    finisher.step()
+    assert [[m.id[0] for m in tx] for tx in chain.sent] == [[5]]
+    clock[0] = 31
+    chain.records[b"\x02" * 32].status = inference_pb2.STATUS_FINISHED
+    finisher.step()
+    reasons = {r["id"][:2]: r["reason"] for r in finisher.status()["recent"]}
+    assert reasons["01"].startswith("unknown on chain") and "another executor" in reasons["02"]
+    assert reasons["03"] == "expired" and reasons["04"].startswith("refused")
+
+
+def test_the_finisher_thread_finishes_and_stops() -> None:
+    chain, clock = ScriptedFinishChain(), [0.0]
+    finisher = scripted_finisher(chain, clock)
+    finisher.poll_interval_s = 0.01
+    finisher.start()
+    finisher.submit(finish(1))
+    chain.start(b"\x01" * 32)
+    deadline = time.monotonic() + 5
+    while not chain.sent:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    chain.finish_sent()
+    finisher.submit(finish(2))  # never started: stop gives up on it after the drain
+    started = time.monotonic()
+    finisher.stop(drain_s=0.3)
+    assert 0.25 < time.monotonic() - started < 5 and finisher.finished == 1
+    assert list(finisher.pending) == [b"\x02" * 32]
+    assert not any(t.name == "finisher" for t in threading.enumerate())
+
+
+def test_executor_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    """``gonkad executor start``: bad arguments, a missing key and an unreachable node are one ``Error:`` line and
+    exit code 1, with no pid file left behind."""
+    base = ["--home", str(tmp_path), "--keyring-backend", "test", "--mlnode", "http://127.0.0.1:8080"]
+    assert subprocess.run([sys.executable, "-m", "gonkad", "keys", "add", "host", "--home", str(tmp_path),
+                           "--keyring-backend", "test"], capture_output=True, text=True, timeout=60).returncode == 0
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        nowhere = s.getsockname()[1]
+    for args, words in (
+        (["--from", "host", "--port", "http"], "invalid --port"),
+        (["--from", "host", "--node", "nowhere"], "invalid --node"),
+        (["--from", "host", "--grpc-addr", "127.0.0.1"], "invalid --grpc-addr"),
+        (["--from", "host", "--mlnode", "https://x"], "invalid --mlnode"),
+        (["--from", "host", "--gas", "0"], "invalid --gas"),
+        (["--from", "host", "--max-batch", "0"], "invalid --max-batch"),
+        (["--from", "host", "--drain-s", "soon"], "invalid --drain-s"),
+        (["--from", "nobody"], "nobody"),
+        (["--from", "host", "--node", f"tcp://127.0.0.1:{nowhere}", "--port", "0"], "unreachable"),
+    ):
+        done = subprocess.run([sys.executable, "-m", "gonkad", "executor", "start", *base, *args], capture_output=True,
+                              text=True, timeout=60)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (args, done.stderr)
+        assert words in lines[0], (args, lines)
+        assert not (tmp_path / "executor.pid").exists()
