@@ -13,7 +13,7 @@ PROTOGEN_STAMP := $(PROTOGEN)/.generated
 PROTOS := $(shell find proto -name '*.proto')
 LOCALNET_HOME ?= localnet/home
 
-.PHONY: install localnet localnet-stop localnet-status test test-fast bench clean
+.PHONY: install localnet localnet-stop localnet-status test test-fast bench bench-litellm clean
 
 install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP)
 
@@ -57,6 +57,17 @@ bench: install
 	$(PY) bench/bench_mlnode.py
 	$(PY) bench/bench_verify.py
 	$(PY) bench/bench_sprint.py
+
+# The TA beside a LiteLLM proxy over the same fake backend; LiteLLM in its own venv, never in $(VENV).
+LITELLM_VENV := .venv-litellm
+$(LITELLM_VENV)/.installed: bench/requirements-litellm.txt
+	$(PYTHON) -m venv $(LITELLM_VENV)
+	$(LITELLM_VENV)/bin/pip install --quiet --upgrade pip
+	$(LITELLM_VENV)/bin/pip install --quiet -r bench/requirements-litellm.txt
+	touch $@
+
+bench-litellm: install $(LITELLM_VENV)/.installed
+	$(PY) bench/bench_agent.py --litellm --litellm-venv $(LITELLM_VENV)
 
 clean:
 	rm -rf $(VENV) $(BIN) $(PROTOGEN) build *.egg-info

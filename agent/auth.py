@@ -173,9 +173,10 @@ def without_seed(forwarded: bytes, seed: str) -> bytes | None:
     return head + forwarded[end - 1:]
 
 
-def forward_headers(requester: Requester, ta_address: str, seed: int | None) -> bytes:
+def forward_headers(requester: Requester, ta_address: str, seed: int | None, start_tx: bytes = b"") -> bytes:
     """The header lines (each ending CRLF) the TA adds to the request it forwards: the requester's signed-request
-    headers, ``X-TA-Address``, ``X-Inference-Id`` and, when the TA chose the seed, ``X-Seed``."""
+    headers, ``X-TA-Address``, ``X-Inference-Id``, when the TA chose the seed ``X-Seed``, and ``X-Start-Tx`` (base64
+    of the start transaction CheckTx took, for the executor's admission: ``x.inference.client.admission``)."""
     lines = [b"authorization: " + base64.b64encode(requester.signature),
              b"x-requester-address: " + requester.address.encode(),
              b"x-requester-pubkey: " + requester.pubkey.hex().encode(),
@@ -184,6 +185,8 @@ def forward_headers(requester: Requester, ta_address: str, seed: int | None) -> 
              b"x-inference-id: " + requester.inference_id.hex().encode()]
     if seed is not None:
         lines.append(b"x-seed: " + str(seed).encode())
+    if start_tx:
+        lines.append(b"x-start-tx: " + base64.b64encode(start_tx))
     return b"".join(line + b"\r\n" for line in lines)
 
 

@@ -31,8 +31,10 @@ class ChainView(Protocol):
 
     def spendable(self, address: str, denom: str) -> int: ...
 
-    def start_inference(self, request: StartRequest) -> None:
-        """Submit ``MsgStartInference``; raise ``ChainError`` when the chain refuses it."""
+    def start_inference(self, request: StartRequest) -> bytes:
+        """Submit ``MsgStartInference`` (or the reassignment); the signed transaction the chain took, which the TA
+        forwards to the executor (b"" when there is none to show, as in a scripted chain); raise ``ChainError``
+        when the chain refuses it."""
         ...
 
     def tas(self) -> list[str]:

@@ -3,8 +3,10 @@
 
     GET  /health, /v1/models, /v1/node/info   passed through to the ML node
     POST /v1/chat/completions                 a request a TA forwarded: checked (``agent.auth.check_forwarded``),
-                                              sent to the ML node, its answer relayed, and the finish derived from
-                                              the answer handed to the finisher (``x.inference.client.Finisher``)
+                                              admitted only if the chain will pay for it (the start the TA sent
+                                              along, ``x.inference.client.StartAdmission``; 402 otherwise), sent to
+                                              the ML node, its answer relayed, and the finish derived from the
+                                              answer handed to the finisher (``x.inference.client.Finisher``)
     GET  /v1/executor/status                  the finisher's counts and last outcomes
 
 The URL a host registers on chain for its node (``gonkad tx inference register-node … URL``) is this proxy's:
@@ -26,28 +28,34 @@ What a finish says about an answer (``Digest``), the same for a stream and a who
   logprobs.
 
 Only a complete answer is finished: status 200 and, for a stream, ``data: [DONE]`` with no ``{"error": …}``
-event before it. A node that fails, a client that leaves mid-stream, an error answer: nothing is finished, and
-the inference expires on chain and is refunded.
+event before it. A node that fails, an error answer: nothing is finished, and the inference expires on chain and
+is refunded. Nor is an answer that never reached the TA: while the node works, the proxy watches the TA's
+connection (ASGI ``http.disconnect``), and when the TA leaves first (it died, or its client left) the request to
+the node is closed (which frees its slot there) and counted as ``abandoned``. The client's retry through another
+TA then takes the inference over on chain, and no finish from this host lands first to spoil it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.auth import check_forwarded
+from agent.auth import check_forwarded, header
 from agent.errors import AgentError, stream_failure_event
 from agent.server import read_body, send_error, send_json, uvicorn_config
-from agent.upstream import Pool, Response, UpstreamError
+from agent.upstream import Pool, Response, UpstreamError, next_chunk
+from sdk.client.rpc import RPCError
 from sdk.client.signing import canonical_json
-from x.inference.client import Finish
+from x.inference.client import ChainError, Finish
 
 log = logging.getLogger("gonka.executor")
 Scope = dict[str, Any]
@@ -64,6 +72,13 @@ class FinishSink(Protocol):
     def submit(self, finish: Finish) -> Any: ...
 
 
+class Admission(Protocol):
+    """Whether the chain will pay this host for an inference (``x.inference.client.StartAdmission``): returns, or
+    raises ``ChainError`` (refused) or ``RPCError`` (the host's node did not answer). Synchronous; run off the loop."""
+
+    def admit(self, inference_id: bytes, start_tx: bytes) -> None: ...
+
+
 class ExecutorConfig(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
 
@@ -71,6 +86,8 @@ class ExecutorConfig(BaseModel):
     """The ML node's base URL (http)."""
     finisher: Any
     """A ``FinishSink``; its ``status()`` (when it has one) is ``GET /v1/executor/status``."""
+    admission: Any
+    """An ``Admission``: asked before the node works on a request."""
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, lt=65536)
     connect_timeout_s: float = Field(2.0, gt=0)
@@ -78,6 +95,7 @@ class ExecutorConfig(BaseModel):
     """The longest wait for the node's answer (a stream's first bytes), then between two chunks of a stream."""
     pass_through_timeout_s: float = Field(5.0, gt=0)
     max_body_bytes: int = Field(4 << 20, ge=1024)
+    admission_threads: int = Field(64, ge=1)
 
 
 class Digest:
@@ -164,6 +182,13 @@ class Executor:
         self.pass_through_pool = Pool(config.mlnode, config.connect_timeout_s)
         self.refused = 0
         self.served = 0
+        self.abandoned = 0
+        """Answers the TA left before they reached it (it died, or its client left): never finished."""
+        self.unpaid = 0
+        """Requests refused because the chain would not pay for them (no start, or no funds behind it)."""
+        self.admitting = ThreadPoolExecutor(config.admission_threads, thread_name_prefix="admission")
+        """Admissions wait on the chain node (and a start may wait for its TA's earlier ones), so they get threads
+        of their own rather than asyncio's few shared ones."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -175,6 +200,7 @@ class Executor:
                 else:
                     self.pool.close()
                     self.pass_through_pool.close()
+                    self.admitting.shutdown(wait=False, cancel_futures=True)
                     await send({"type": "lifespan.shutdown.complete"})
                     return
         if kind != "http":
@@ -188,7 +214,8 @@ class Executor:
             elif (method, path) == ("GET", "/v1/executor/status"):
                 status = getattr(self.finisher, "status", None)
                 document = status() if status is not None else {}
-                await send_json(send, 200, {**document, "served": self.served, "refused": self.refused})
+                await send_json(send, 200, {**document, "served": self.served, "refused": self.refused,
+                                            "unpaid": self.unpaid, "abandoned": self.abandoned})
             else:
                 raise AgentError(404, f"Invalid URL ({method} {path})")
         except AgentError as error:
@@ -217,6 +244,7 @@ class Executor:
             self.refused += 1
             raise
         inference_id = requester.inference_id
+        await self.admit(inference_id, header(dict(scope["headers"]), b"x-start-tx"))
         try:
             request = json.loads(body)
         except (ValueError, UnicodeDecodeError):
@@ -230,31 +258,74 @@ class Executor:
                 options = options if isinstance(options, dict) else {}
                 body = json.dumps({**request, "stream_options": {**options, "include_usage": True}},
                                   separators=(",", ":"), ensure_ascii=False).encode()
+        gone = asyncio.ensure_future(receive())  # the body read whole, the TA's next message is its leaving
+        asking = asyncio.ensure_future(self._ask(body, stream))
+        try:
+            await asyncio.wait((asking, gone), return_when=asyncio.FIRST_COMPLETED)
+            if gone.done():  # not answered, not finished: a finish here could beat a take-over by another TA
+                if not asking.cancel() and asking.exception() is None:
+                    asking.result()[0].close()  # the answer came at the same moment; a failure closed it already
+                self._abandon(inference_id, "before the answer")
+                return
+            try:
+                response, data, chunks = asking.result()
+            except (UpstreamError, TimeoutError) as error:
+                log.warning("inference %s: the ML node failed: %r", inference_id.hex(), error)
+                raise AgentError(502, "The ML node failed before answering.", "server_error",
+                                 "upstream_failed") from None
+            if chunks is None:
+                content_type = response.headers.get("content-type", "application/json").encode()
+                await send({"type": "http.response.start", "status": response.status,
+                            "headers": [(b"content-type", content_type)]})
+                await send({"type": "http.response.body", "body": data})
+                if response.status == 200:
+                    self._finish(inference_id, ta, data)
+                return
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+            await self._relay(inference_id, ta, response, data, chunks, strip_usage, gone, send)
+        finally:
+            gone.cancel()
+            asking.cancel()  # done by now unless this request was cancelled itself
+
+    async def admit(self, inference_id: bytes, start_tx: str | None) -> None:
+        """The request goes to the node only if the chain will pay for it (``ExecutorConfig.admission``): 402
+        ``unpaid`` otherwise, 503 when the host's chain node does not answer (the TA then tries another host)."""
+        try:
+            raw = base64.b64decode(start_tx or "", validate=True)
+        except ValueError:
+            raw = b""
+        try:
+            await asyncio.get_running_loop().run_in_executor(self.admitting, self.config.admission.admit,
+                                                             inference_id, raw)
+        except ChainError as error:
+            self.unpaid += 1
+            log.warning("inference %s refused: %s", inference_id.hex(), error)
+            raise AgentError(402, f"This host will not be paid for the request: {error.message}",
+                             "invalid_request_error", "unpaid") from None
+        except RPCError as error:
+            raise AgentError(503, f"The host's chain node did not answer: {error}", "server_error",
+                             "chain_unavailable") from None
+
+    async def _ask(self, body: bytes, stream: bool) -> tuple[Response, bytes, AsyncIterator[bytes] | None]:
+        """Send the request to the node: its response and whole body, or, for a stream it answers with 200, its
+        first chunk and the rest of its chunks. The response is closed when this fails or is cancelled."""
         response: Response | None = None
         try:
             async with asyncio.timeout(self.config.upstream_timeout_s):
                 response = await self.pool.request("POST", "/v1/chat/completions", body, timeout_s=None)
                 if stream and response.status == 200:
                     chunks = response.chunks()
-                    first = await anext(chunks, b"")
-                else:
-                    data = await response.read()
-        except (UpstreamError, TimeoutError) as error:
+                    return response, await anext(chunks, b""), chunks
+                return response, await response.read(), None
+        except BaseException:  # cancellation included: the TA left
             if response is not None:
                 response.close()
-            log.warning("inference %s: the ML node failed: %r", inference_id.hex(), error)
-            raise AgentError(502, "The ML node failed before answering.", "server_error", "upstream_failed") from None
-        if not (stream and response.status == 200):
-            content_type = response.headers.get("content-type", "application/json").encode()
-            await send({"type": "http.response.start", "status": response.status,
-                        "headers": [(b"content-type", content_type)]})
-            await send({"type": "http.response.body", "body": data})
-            if response.status == 200:
-                self._finish(inference_id, ta, data)
-            return
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
-        await self._relay(inference_id, ta, response, first, chunks, strip_usage, receive, send)
+            raise
+
+    def _abandon(self, inference_id: bytes, when: str) -> None:
+        self.abandoned += 1
+        log.warning("inference %s: the TA left %s, nothing to finish", inference_id.hex(), when)
 
     def _finish(self, inference_id: bytes, ta: str, data: bytes) -> None:
         try:
@@ -268,56 +339,52 @@ class Executor:
         self.served += 1
         self.finisher.submit(finish)
 
-    async def _relay(self, inference_id: bytes, ta: str, response: Response, first: bytes, chunks: Any,
-                     strip_usage: bool, receive: Receive, send: Send) -> None:
-        """Relay the stream event by event, reading each event into the digest; finish once ``[DONE]`` came."""
+    async def _relay(self, inference_id: bytes, ta: str, response: Response, first: bytes,
+                     chunks: AsyncIterator[bytes], strip_usage: bool, gone: asyncio.Future[Any], send: Send) -> None:
+        """Relay the stream event by event, reading each event into the digest; finish once ``[DONE]`` came,
+        unless ``gone`` (the TA left) first."""
         digest = Digest()
         buffer = b""
         done = failed = False
         timeout = self.config.upstream_timeout_s
-        gone = asyncio.ensure_future(receive())
         chunk = first
-        try:
-            while True:
-                buffer += chunk
-                out: list[bytes] = []
-                start = 0
-                for end in EVENT_END.finditer(buffer):
-                    event = buffer[start:end.end()]
-                    start = end.end()
-                    kept = self._event(event, digest, strip_usage)
-                    if kept == b"[DONE]":
-                        done = True
-                        out.append(event)
-                    elif kept is None:
-                        failed = True
-                        out.append(event)
-                    elif kept:
-                        out.append(kept)
-                buffer = buffer[start:]
-                if gone.done():
-                    response.close()  # the client left: closing the node's stream frees its slot
-                    log.warning("inference %s: the client left mid-stream, nothing to finish", inference_id.hex())
-                    return
-                if out:
-                    await send({"type": "http.response.body", "body": b"".join(out), "more_body": True})
-                try:
-                    async with asyncio.timeout(timeout):
-                        chunk = await anext(chunks)
-                except StopAsyncIteration:
-                    break
-                except (UpstreamError, TimeoutError) as error:
-                    response.close()
-                    await send({"type": "http.response.body", "more_body": True, "body": stream_failure_event()})
-                    log.warning("inference %s: the ML node failed mid-stream: %r", inference_id.hex(), error)
-                    done, failed = False, True
-                    break
-            if buffer:
-                await send({"type": "http.response.body", "body": buffer, "more_body": True})
-            await send({"type": "http.response.body", "body": b""})
-        finally:
-            if not gone.done():
-                gone.cancel()
+        while True:
+            buffer += chunk
+            out: list[bytes] = []
+            start = 0
+            for end in EVENT_END.finditer(buffer):
+                event = buffer[start:end.end()]
+                start = end.end()
+                kept = self._event(event, digest, strip_usage)
+                if kept == b"[DONE]":
+                    done = True
+                    out.append(event)
+                elif kept is None:
+                    failed = True
+                    out.append(event)
+                elif kept:
+                    out.append(kept)
+            buffer = buffer[start:]
+            if gone.done():
+                response.close()  # closing the node's stream frees its slot
+                self._abandon(inference_id, "mid-stream")
+                return
+            if out:
+                await send({"type": "http.response.body", "body": b"".join(out), "more_body": True})
+            try:
+                following = await next_chunk(chunks, timeout)
+            except (UpstreamError, TimeoutError) as error:
+                response.close()
+                await send({"type": "http.response.body", "more_body": True, "body": stream_failure_event()})
+                log.warning("inference %s: the ML node failed mid-stream: %r", inference_id.hex(), error)
+                done, failed = False, True
+                break
+            if following is None:
+                break
+            chunk = following
+        if buffer:
+            await send({"type": "http.response.body", "body": buffer, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
         if not done or failed:
             log.warning("inference %s: the stream did not end whole, nothing to finish", inference_id.hex())
             return

@@ -29,7 +29,7 @@ from agent.errors import AgentError, bad_request, rate_limited, stream_failure_e
 from agent.metrics import Metrics
 from agent.queue import FeeQueue
 from agent.router import NoCapableNode, NodeState, Router
-from agent.upstream import Pool, Response, UpstreamError
+from agent.upstream import Pool, Response, UpstreamError, next_chunk
 from sdk.client.signing import canonical_json, sign_document
 from sdk.crypto import bech32, secp256k1
 
@@ -278,6 +278,7 @@ class Agent:
             if state is None:
                 return GONE
             executor: str | None = None
+            start_tx = b""
             tried: set[tuple[str, str]] = set()
             while True:
                 if state.node.operator != executor:
@@ -286,7 +287,7 @@ class Agent:
                         requester.body_hash, requester.timestamp_ns, self.address, model_id, max_tokens, fee,
                         state.node.operator, state.node.node_id, seed, params_hash, reassign=executor is not None)
                     try:
-                        await self._chain(self.chain.start_inference, start)
+                        start_tx = await self._chain(self.chain.start_inference, start) or b""
                     except ChainError as error:
                         raise chain_error(error) from None
                     executor = state.node.operator
@@ -294,7 +295,7 @@ class Agent:
                 self.in_flight += 1
                 try:
                     return await self.forward(state, forward, stream, requester.inference_id, receive, send,
-                                              forward_headers(requester, self.address, added))
+                                              forward_headers(requester, self.address, added, start_tx))
                 except _Retry:
                     tried.add(state.key)
                     if len(tried) >= config.max_attempts:
@@ -407,14 +408,13 @@ class Agent:
         try:
             while True:
                 try:
-                    async with asyncio.timeout(timeout):
-                        chunk = await anext(chunks)
-                except StopAsyncIteration:
-                    break
+                    chunk = await next_chunk(chunks, timeout)
                 except (UpstreamError, TimeoutError) as error:
                     response.close()
                     self.router.mark_dead(state, f"stream: {error!r}")
                     await send({"type": "http.response.body", "more_body": True, "body": stream_failure_event()})
+                    break
+                if chunk is None:
                     break
                 if gone.done():
                     response.close()  # the client left: closing the node's stream frees its slot

@@ -151,6 +151,9 @@ class Pool:
         except (OSError, TimeoutError, asyncio.LimitOverrunError) as error:
             writer.close()
             raise UpstreamError(f"{self.url}: no answer: {error!r}") from None
+        except asyncio.CancelledError:  # the caller left (its client did, or a timeout passed): so does the node's
+            writer.close()  # request, which frees its slot there rather than waiting for garbage collection
+            raise
         lines = raw.decode("latin-1").split("\r\n")
         try:
             status = int(lines[0].split(" ", 2)[1])
@@ -173,3 +176,9 @@ class Pool:
 class _Stale(Exception):
     def __init__(self, cause: BaseException) -> None:
         self.cause = cause
+
+
+async def next_chunk(chunks: AsyncIterator[bytes], timeout_s: float) -> bytes | None:
+    """A stream's next chunk within ``timeout_s``; None at its end (``UpstreamError``, ``TimeoutError`` raised)."""
+    async with asyncio.timeout(timeout_s):
+        return await anext(chunks, None)

@@ -80,7 +80,7 @@ def cmd_status(args: argparse.Namespace) -> None:
 def cmd_localnet(args: argparse.Namespace) -> None:
     root = Path(args.home)
     if args.action == "start":
-        settings = localnet.load_settings(Path(args.settings), args.validators, args.chain_id)
+        settings = localnet.load_settings(Path(args.settings), args.validators, args.chain_id, with_services=True)
         started = localnet.start(root, settings=settings)
         if args.wait:
             localnet.wait_for_height(root, 1, timeout_s=args.wait)

@@ -21,7 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gonkad import genesis
+from gonkad import genesis, localnet_services
+from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from sdk.crypto import secp256k1
 from sdk.keyring.keyring import Keyring, generate_test_keys
@@ -53,27 +54,37 @@ class LocalnetSettings(BaseModel):
     consensus: dict[str, str]
     consensus_params: dict[str, Any] = Field(default_factory=dict)
     genesis: dict[str, Any] = Field(default_factory=dict)
+    services: ServicesSettings | None = None
+    """The inference network on top (``localnet_services``); None: the chain alone."""
 
     @property
     def faucet_ngonka(self) -> int:
-        """The faucet holds what the validators' keys do not, so the supply is exactly the total."""
-        return self.total_supply_ngonka - self.validators * self.validator_balance_ngonka
+        """The faucet holds what the validators' and TAs' keys do not, so the supply is exactly the total."""
+        tas = self.services.transfer_agents * self.services.ta_balance_ngonka if self.services else 0
+        return self.total_supply_ngonka - self.validators * self.validator_balance_ngonka - tas
 
     @model_validator(mode="after")
     def _amounts_add_up(self) -> "LocalnetSettings":
         if self.validator_stake_ngonka > self.validator_balance_ngonka:
             raise ValueError("validator_stake_ngonka exceeds validator_balance_ngonka")
         if self.faucet_ngonka <= 0:
-            raise ValueError("the validators' balances leave nothing of total_supply_ngonka for the faucet")
+            raise ValueError("the validators' and TAs' balances leave nothing of total_supply_ngonka for the faucet")
+        if self.services and self.services.ml_nodes > self.validators:
+            raise ValueError(f"services.ml_nodes {self.services.ml_nodes} is more than the {self.validators} "
+                             "validators (one ML node per host)")
         return self
 
 
 def load_settings(
-    path: Path = SETTINGS_FILE, validators: int | None = None, chain_id: str | None = None
+    path: Path = SETTINGS_FILE, validators: int | None = None, chain_id: str | None = None,
+    with_services: bool = False,
 ) -> LocalnetSettings:
-    """The settings file, with ``validators`` and ``chain_id`` overriding it when given."""
+    """The settings file, with ``validators`` and ``chain_id`` overriding it when given; its ``[services]`` only
+    ``with_services`` (``gonkad localnet start`` asks for them; a test of the chain alone does not)."""
     with path.open("rb") as f:
         data = tomllib.load(f)
+    if not with_services:
+        data.pop("services", None)
     overrides = {"validators": validators, "chain_id": chain_id}
     return LocalnetSettings.model_validate({**data, **{k: v for k, v in overrides.items() if v is not None}})
 
@@ -97,6 +108,11 @@ class LocalnetSpec(BaseModel):
     nodes: list[NodeSpec]
     twins: list[NodeSpec] = Field(default_factory=list)
     """Extra nodes running a validator's consensus key a second time (``add_twin``); never waited for."""
+    services: ServicesSpec | None = None
+    """The ML nodes, executors and TAs (``localnet_services``)."""
+
+    def node(self, name: str) -> NodeSpec:
+        return next(n for n in self.nodes if n.name == name)
 
 
 def free_ports(count: int) -> list[int]:
@@ -144,7 +160,8 @@ def build(root: Path, validators: int | None = None, chain_id: str | None = None
     validators, chain_id = settings.validators, settings.chain_id
     root.mkdir(parents=True, exist_ok=True)
     funded = generate_test_keys(root, ["faucet", *(f"val{i}" for i in range(validators))])
-    ports = free_ports(4 * validators)
+    services = settings.services
+    ports = free_ports(4 * validators + (2 * services.ml_nodes + services.transfer_agents if services else 0))
     nodes = []
     for i in range(validators):
         home = root / f"node{i}"
@@ -166,6 +183,10 @@ def build(root: Path, validators: int | None = None, chain_id: str | None = None
                           bls_secret=load_secret(Path(node.home)))  # the gentx registers the node's BLS key
         gen_txs.append(base64.b64encode(raw).decode())
     app_state["genutil"] = {"gen_txs": gen_txs}  # the validator set comes from these, at InitChain
+    services_spec = None
+    if services is not None:
+        services_spec, app_state = localnet_services.build(root, services, keyring, nodes, ports[4 * validators:],
+                                                           app_state)
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"
     genesis.write_genesis(genesis_path, chain_id, [], app_state, settings.consensus_params)
     for node in nodes:
@@ -173,7 +194,7 @@ def build(root: Path, validators: int | None = None, chain_id: str | None = None
         if home / "config" / "genesis.json" != genesis_path:
             (home / "config" / "genesis.json").write_text(genesis_path.read_text())
         _node_settings(node, nodes, settings)
-    spec = LocalnetSpec(chain_id=chain_id, nodes=nodes)
+    spec = LocalnetSpec(chain_id=chain_id, nodes=nodes, services=services_spec)
     (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
     return spec
 
@@ -282,20 +303,34 @@ def start_node(node: NodeSpec) -> int:
 
 
 def start(root: Path, validators: int | None = None, chain_id: str | None = None,
-          settings: LocalnetSettings | None = None) -> list[str]:
-    """Build if needed (see ``build``), then start every node that is not running; returns the names started."""
+          settings: LocalnetSettings | None = None, services_timeout_s: float = 180.0) -> list[str]:
+    """Build if needed (see ``build``), then start every node that is not running and, once the chain makes
+    blocks, every service (``localnet_services``) that is not, waiting until they serve; returns the names
+    started."""
     spec = load(root) if (root / SPEC_FILE).exists() else build(root, validators, chain_id, settings)
     started = []
     for node in spec.nodes:
         if live_pid(pid_file(Path(node.home), "gonkad"), "gonkad") is None:
             start_node(node)
             started.append(node.name)
+    if spec.services is not None:
+        missing = [s for s in spec.services.services if localnet_services.pid(s) is None]
+        if missing:
+            wait_for_height(root, 1, timeout_s=services_timeout_s)  # executors and TAs check the chain first
+        for service in missing:
+            node = spec.node(service.node)
+            localnet_services.start_service(service, spec.services.settings, node.rpc, f"127.0.0.1:{node.grpc_port}")
+            started.append(service.name)
+        localnet_services.wait_until_serving(spec.services.services, services_timeout_s)
     return started
 
 
 def stop(root: Path) -> list[str]:
     stopped = []
     spec = load(root)
+    for service in reversed(spec.services.services if spec.services else []):  # TAs, executors, then ML nodes
+        if localnet_services.stop_service(service):
+            stopped.append(service.name)
     for node in [*spec.nodes, *spec.twins]:
         home = Path(node.home)
         for name in ("gonkad", "cometbft"):
@@ -336,7 +371,8 @@ def node_status(node: NodeSpec) -> dict[str, Any]:
 
 def status(root: Path) -> dict[str, Any]:
     spec = load(root)
-    return {"chain_id": spec.chain_id, "home": str(root), "nodes": [node_status(n) for n in spec.nodes]}
+    services = localnet_services.status(spec.services) if spec.services else {}
+    return {"chain_id": spec.chain_id, "home": str(root), "nodes": [node_status(n) for n in spec.nodes], **services}
 
 
 def wait_for_height(root: Path, height: int, timeout_s: float = 120.0) -> dict[str, Any]:

@@ -14,6 +14,11 @@ from typing import Any
 from agent.chain import ChainError, Model, Node, StartRequest
 
 
+def start_tx(request: StartRequest) -> bytes:
+    """What a scripted chain hands back as the start transaction it took (the TA forwards it as X-Start-Tx)."""
+    return b"start|" + request.inference_id + b"|" + request.executor.encode()
+
+
 @dataclass
 class ScriptedChain:
     """A ChainView whose registry and balances are plain fields; it records every start it accepts."""
@@ -44,7 +49,7 @@ class ScriptedChain:
         assert denom == "ngonka"
         return self.balances.get(address, 0)
 
-    def start_inference(self, request: StartRequest) -> None:
+    def start_inference(self, request: StartRequest) -> bytes:
         with self.lock:
             if self.refuse is not None:
                 raise self.refuse
@@ -52,6 +57,7 @@ class ScriptedChain:
                 raise ChainError("already_exists", "inference already started")
             self.started.add(request.inference_id)
             self.starts.append(request)
+            return start_tx(request)
 
     def tas(self) -> list[str]:
         return list(self.tas_)

@@ -31,17 +31,16 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 
 from agent_fakes import FakeNode
+from chain_reads import DENOM, QUERY, balance, committed, finished, gonkad, sent_ok, supply, vesting
 from gonkad import genesis, localnet
 from gonkad.paths import pid_file
 from nodes import running_localnet
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2
-from protogen.gonka.vesting.v1 import query_pb2 as vesting_query
 from sdk.address import module_address
 from sdk.client.querier import Querier
-from sdk.client.rpc import CometRPC, RPCError
+from sdk.client.rpc import CometRPC
 from sdk.client.signing import SignedRequests, request_headers, verify_identity
 from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32, secp256k1
@@ -50,9 +49,8 @@ from servers import serve
 
 pytestmark = pytest.mark.localnet
 
-DENOM = "ngonka"
 SHA = hashlib.sha256(b"agent localnet weights").hexdigest()
-MODEL = f"fake-llm@{SHA}"
+MODEL = f"fake-llm@sha256:{SHA}"
 PRICE = 7
 MAX_TOKENS = 16
 FEE = PRICE + 2
@@ -61,56 +59,12 @@ OVERRIDES = {"inference": {"models": [{"id": MODEL, "name": "fake-llm", "weights
              "rewards": {"params": {"issuance_cap": "0"}}, "epochs": {"params": {"epoch_length": "100000"}}}
 _base = localnet.load_settings(validators=1, chain_id="gonka-agent")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
-QUERY = "/gonka.inference.v1.Query/"
 ESCROW = bech32.encode(module_address("inference"))
 READY_TIMEOUT_S = 30
 ANSWER = hashlib.sha256(b"fake says hi").digest()
 NO_LOGPROBS = hashlib.sha256(b"").digest()
 PROMPT_TOKENS, COMPLETION_TOKENS = 5, 3
 """What the fake node reports in its usage."""
-
-
-def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60)
-
-
-def committed(rpc: CometRPC, txhash: str, timeout_s: float = 30) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return rpc.tx(bytes.fromhex(txhash))
-        except RPCError:
-            assert time.monotonic() < deadline, f"tx {txhash} not committed in {timeout_s}s"
-            time.sleep(0.1)
-
-
-def balance(querier: Querier, address: str) -> int:
-    reply = querier.query("/cosmos.bank.v1beta1.Query/Balance", bank_query.QueryBalanceRequest(
-        address=address, denom=DENOM), bank_query.QueryBalanceResponse)
-    return int(reply.balance.amount or 0)
-
-
-def vesting(querier: Querier, address: str) -> int:
-    reply = querier.query("/gonka.vesting.v1.Query/Locked", vesting_query.QueryLockedRequest(address=address),
-                          vesting_query.QueryLockedResponse)
-    return sum(int(coin.amount) for coin in reply.vesting if coin.denom == DENOM)
-
-
-def supply(querier: Querier) -> int:
-    reply = querier.query("/cosmos.bank.v1beta1.Query/SupplyOf", bank_query.QuerySupplyOfRequest(denom=DENOM),
-                          bank_query.QuerySupplyOfResponse)
-    return int(reply.amount.amount)
-
-
-def finished(querier: Querier, inference_id: str, timeout_s: float = 20) -> inference_pb2.Inference:
-    """The inference once the executor's finish is committed."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        record = inference(querier, inference_id, timeout_s)
-        if record.status != inference_pb2.STATUS_STARTED:
-            return record
-        assert time.monotonic() < deadline, f"inference {inference_id} not finished in {timeout_s}s"
-        time.sleep(0.1)
 
 
 def executor_status(url: str, condition: Callable[[dict[str, Any]], bool], timeout_s: float = 10) -> dict[str, Any]:
@@ -121,18 +75,6 @@ def executor_status(url: str, condition: Callable[[dict[str, Any]], bool], timeo
             return status
         assert time.monotonic() < deadline, f"the executor's status is still {status}"
         time.sleep(0.1)
-
-
-def inference(querier: Querier, inference_id: str, timeout_s: float = 20) -> inference_pb2.Inference:
-    """The inference once its start is committed (the TA answers after CheckTx, before the block)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return querier.query(QUERY + "Inference", query_pb2.QueryInferenceRequest(id=inference_id),
-                                 query_pb2.QueryInferenceResponse).inference
-        except RPCError:
-            assert time.monotonic() < deadline, f"inference {inference_id} not on chain in {timeout_s}s"
-            time.sleep(0.1)
 
 
 def ready_line(process: subprocess.Popen[str], timeout_s: float) -> dict[str, Any]:
@@ -157,11 +99,6 @@ def stop(process: subprocess.Popen[str]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-def sent_ok(result: subprocess.CompletedProcess[str], rpc: str) -> None:
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert int(committed(CometRPC(rpc), json.loads(result.stdout)["txhash"])["tx_result"].get("code", 0)) == 0
 
 
 @pytest.fixture(scope="module")

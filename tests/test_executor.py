@@ -1,7 +1,8 @@
 """The executor proxy (agent/executor.py) in process, on loopback: a fake ML node (tests/agent_fakes.py) behind the
 proxy, the TA (agent/server.py, over a scripted chain) in front of it, the official ``openai`` client signing every
-request; the finishes the proxy derives are recorded. Then the header check on its own, the seed splice, the
-response hash / token / logprob derivation, and the ``Finisher``'s state machine over a scripted chain."""
+request; the finishes the proxy derives are recorded; a TA that leaves before the answer gets nothing finished.
+Then the header check on its own, the seed splice, the response hash / token / logprob derivation, the
+``Finisher``'s state machine over a scripted chain, and its journal across restarts."""
 
 from __future__ import annotations
 
@@ -29,10 +30,12 @@ from agent.executor import Digest, Executor, ExecutorConfig, finish_of_answer
 from agent.server import Agent, AgentConfig
 from agent_fakes import FakeNode, ScriptedChain
 from protogen.gonka.inference.v1 import inference_pb2
+from sdk.client.rpc import RPCError
 from sdk.client.signing import SignedRequests, canonical_json, request_headers
 from sdk.crypto import bech32, secp256k1
 from servers import serve
-from x.inference.client import ChainError, Finish, Finisher
+from x.inference.client import ChainError, Finish, Finisher, FinishJournal
+from x.inference.client.signer import Sent
 
 USER = secp256k1.PrivateKey(hashlib.sha256(b"executor user").digest())
 USER_ADDRESS = bech32.encode(secp256k1.address_bytes(USER.public_key))
@@ -58,13 +61,27 @@ class Recorder:
         return {"pending": len(self.finishes)}
 
 
+@dataclass
+class Gate:
+    """An admission that records what it is asked and refuses while ``refuse`` is set."""
+
+    asked: list[tuple[bytes, bytes]] = field(default_factory=list)
+    refuse: Exception | None = None
+
+    def admit(self, inference_id: bytes, start_tx: bytes) -> None:
+        self.asked.append((inference_id, start_tx))
+        if self.refuse is not None:
+            raise self.refuse
+
+
 @contextmanager
-def stack(fake: FakeNode) -> Iterator[tuple[str, str, Recorder]]:
+def stack(fake: FakeNode, gate: Gate | None = None) -> Iterator[tuple[str, str, Recorder]]:
     """The fake node, the executor proxy in front of it, and a TA routing to the proxy: (TA URL, proxy URL)."""
     recorder = Recorder()
     with ExitStack() as stack:
         node_url = stack.enter_context(serve(fake))
-        proxy = stack.enter_context(serve(Executor(ExecutorConfig(mlnode=node_url, finisher=recorder)), lifespan="on"))
+        proxy = stack.enter_context(serve(Executor(ExecutorConfig(
+            mlnode=node_url, finisher=recorder, admission=gate or Gate())), lifespan="on"))
         chain = ScriptedChain([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9})
         ta = stack.enter_context(serve(Agent(AgentConfig(key=TA_KEY, chain=chain)), lifespan="on"))
         yield ta, proxy, recorder
@@ -114,8 +131,42 @@ def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
         for path in ("/health", "/v1/models", "/v1/node/info"):
             assert httpx.get(proxy + path, timeout=10).status_code == 200
         assert httpx.get(proxy + "/v1/node/info", timeout=10).json()["load"]["max_concurrency"] == 8
-        assert httpx.get(proxy + "/v1/executor/status", timeout=10).json() == {"pending": 4, "served": 4,
-                                                                               "refused": 0}
+        assert httpx.get(proxy + "/v1/executor/status", timeout=10).json() == {
+            "pending": 4, "served": 4, "refused": 0, "unpaid": 0, "abandoned": 0}
+
+
+class HangingNode:
+    """An ML node that never answers: it reads the request, then waits for its caller to close the connection."""
+
+    def __init__(self) -> None:
+        self.received = threading.Event()
+        self.closed = threading.Event()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        self.received.set()
+        if (await receive())["type"] == "http.disconnect":
+            self.closed.set()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_ta_that_leaves_before_the_answer_gets_nothing_finished(stream: bool) -> None:
+    """The TA dies (here: gives up) while the node works: the proxy closes the node's request, which frees its
+    slot, and finishes nothing, so a retry through another TA can take the inference over on chain."""
+    node, recorder = HangingNode(), Recorder()
+    with serve(node) as node_url, serve(Executor(ExecutorConfig(mlnode=node_url, finisher=recorder,
+                                                                admission=Gate())), lifespan="on") as proxy:
+        headers, content = forwarded(json.dumps({**CHAT, "stream": stream}).encode())
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(proxy + "/v1/chat/completions", content=content, headers=headers,
+                       timeout=httpx.Timeout(10, read=0.5))
+        assert node.received.wait(5)
+        assert node.closed.wait(5), "the proxy kept the node's request open after the TA left"
+        status = httpx.get(proxy + "/v1/executor/status", timeout=10).json()
+        assert (status["abandoned"], status["served"], recorder.finishes) == (1, 0, [])
 
 
 def forwarded(body: bytes, ta: str = TA_ADDRESS, key: secp256k1.PrivateKey = USER,
@@ -155,10 +206,34 @@ def test_the_proxy_refuses_what_no_requester_signed_and_forwards_nothing() -> No
         assert fake.served == [] and recorder.finishes == []
         assert httpx.get(proxy + "/v1/executor/status", timeout=10).json()["refused"] == 8
 
-        # Sent right, straight to the proxy, it is served (the chain decides whether it is ever paid).
+        # Signed right and admitted (here: by a gate that takes anything), it is served.
         response = httpx.post(url, content=seeded, headers=seeded_headers, timeout=10)
         assert response.status_code == 200 and fake.served[-1]["seed"] == 77
         assert len(recorder.finishes) == 1
+
+
+def test_the_proxy_serves_only_what_its_admission_takes() -> None:
+    """The TA forwards the start transaction the chain took (X-Start-Tx) and the proxy asks its admission with it
+    before the node works; a refusal is 402 ``unpaid`` and the node sees nothing; a chain node that does not
+    answer is 503, which sends the TA to another host."""
+    fake, gate = FakeNode("fake"), Gate()
+    with stack(fake, gate) as (ta, proxy, recorder):
+        raw = client(ta).chat.completions.with_raw_response.create(**CHAT)
+        inference_id = bytes.fromhex(raw.headers["x-inference-id"])
+        assert gate.asked == [(inference_id, b"start|" + inference_id + b"|" + HOST.encode())]
+        body = json.dumps(CHAT).encode()
+        for refusal, status, code in ((ChainError("unpaid", "no start"), 402, "unpaid"),
+                                      (RPCError("node unreachable"), 503, "chain_unavailable")):
+            gate.refuse = refusal
+            headers, content = forwarded(body)
+            response = httpx.post(proxy + "/v1/chat/completions", content=content, headers=headers, timeout=10)
+            assert response.status_code == status and response.json()["error"]["code"] == code, response.text
+            assert gate.asked[-1] == (verify_signed(*signed_headers(
+                {k.lower().encode(): v.encode() for k, v in headers.items()}), content,
+                bech32.decode(TA_ADDRESS)).inference_id, b"")  # sent without a start: the gate gets b""
+        assert len(fake.served) == 1 and len(recorder.finishes) == 1
+        status = httpx.get(proxy + "/v1/executor/status", timeout=10).json()
+        assert (status["served"], status["unpaid"]) == (1, 1)
 
 
 @pytest.mark.parametrize("body", [b'{"a":1}', b"{}", b"{ }", b'{"a": [1, {"b": 2}] }\n', b' {"x":"}"}\t\r\n'])
@@ -228,16 +303,16 @@ class ScriptedFinishChain:
         if self.refuse:
             raise self.refuse.pop(0)
         self.sent.append(list(messages))
-        return f"TX{len(self.sent)}"
+        return Sent(f"TX{len(self.sent)}", b"")
 
     def finish_sent(self) -> None:
         for message in self.sent[-1]:
             self.records[message.id].status = inference_pb2.STATUS_FINISHED
 
 
-def scripted_finisher(chain: ScriptedFinishChain, clock: list[float]) -> Finisher:
+def scripted_finisher(chain: ScriptedFinishChain, clock: list[float], journal: Path | None = None) -> Finisher:
     finisher = Finisher("tcp://127.0.0.1:9", HOST_KEY, confirm_blocks=2, max_sends=2, unknown_timeout_s=30,
-                        max_batch=2, clock=lambda: clock[0])
+                        max_batch=2, journal=journal, clock=lambda: clock[0])
     finisher.inference = chain.records.get  # type: ignore[method-assign]
     finisher.signer.submit = chain.submit  # type: ignore[method-assign]
     finisher.rpc.status = lambda: {"sync_info": {"latest_block_height": str(chain.height)}}  # type: ignore
@@ -319,6 +394,66 @@ def test_the_finisher_thread_finishes_and_stops() -> None:
     assert 0.25 < time.monotonic() - started < 5 and finisher.finished == 1
     assert list(finisher.pending) == [b"\x02" * 32]
     assert not any(t.name == "finisher" for t in threading.enumerate())
+
+
+def test_unsettled_finishes_outlive_the_finisher(tmp_path: Path) -> None:
+    """A finisher whose process dies leaves its unsettled finishes in the journal; the next one on the same path
+    sends them, and never those that were settled (finished, or dropped for good)."""
+    path = tmp_path / "executor-finishes.jsonl"
+    chain, clock = ScriptedFinishChain(), [0.0]
+    first = scripted_finisher(chain, clock, journal=path)
+    for i in (1, 2, 3, 4):
+        first.submit(finish(i, completion=i))
+    chain.start(b"\x01" * 32)
+    chain.start(b"\x02" * 32)
+    chain.records[b"\x02" * 32].status = inference_pb2.STATUS_EXPIRED
+    first.step()
+    chain.finish_sent()
+    first.step()
+    assert (first.finished, first.dropped, sorted(first.pending)) == (1, 1, [b"\x03" * 32, b"\x04" * 32])
+    # the process dies here: no stop, no close
+
+    second = scripted_finisher(chain, clock, journal=path)
+    assert [item.finish for item in second.pending.values()] == [finish(3, completion=3), finish(4, completion=4)]
+    for i in (3, 4):
+        chain.start(bytes([i]) * 32)
+    second.step()
+    assert [[m.id[0] for m in tx] for tx in chain.sent] == [[1], [3, 4]]  # 1 and 2 are not sent again
+    chain.finish_sent()
+    second.step()
+    second.close()
+    assert second.finished == 2 and scripted_finisher(chain, clock, journal=path).pending == {}
+
+
+def test_a_torn_last_line_is_left_out(tmp_path: Path) -> None:
+    """A write cut short by a crash leaves a torn last line: it is left out, and the journal rewritten, so what is
+    appended next is whole."""
+    path = tmp_path / "executor-finishes.jsonl"
+    chain, clock = ScriptedFinishChain(), [0.0]
+    first = scripted_finisher(chain, clock, journal=path)
+    first.submit(finish(1))
+    first.submit(finish(2))
+    with path.open("ab") as journal:
+        journal.write(b'{"settled":"' + (b"\x01" * 32).hex()[:20].encode())  # the settling of 1, cut short
+    second = scripted_finisher(chain, clock, journal=path)
+    assert sorted(second.pending) == [b"\x01" * 32, b"\x02" * 32]
+    second.submit(finish(3))
+    assert sorted(scripted_finisher(chain, clock, journal=path).pending) == [bytes([i]) * 32 for i in (1, 2, 3)]
+
+
+def test_the_journal_is_compacted_as_it_grows(tmp_path: Path) -> None:
+    path = tmp_path / "executor-finishes.jsonl"
+    journal = FinishJournal(path, compact_lines=4)
+    for i in range(1, 41):
+        journal.queued(finish(i))
+        if i % 4:  # one in four stays pending
+            journal.settled(bytes([i]) * 32)
+        assert len(path.read_bytes().splitlines()) <= 2 * len(journal.pending) + 4 + 1
+    journal.close()
+    reopened = FinishJournal(path)
+    assert list(reopened.pending) == [bytes([i]) * 32 for i in range(4, 41, 4)]
+    assert len(path.read_bytes().splitlines()) == 10  # rewritten when opened: the pending ones alone
+    reopened.close()
 
 
 def test_executor_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:

@@ -39,9 +39,9 @@ QUERY = "/gonka.inference.v1.Query/"
 ESCROW = module_address("inference")
 T0 = 1_700_000_000 * 10**9
 SHA = hashlib.sha256(b"tiny weights").hexdigest()
-MODEL = f"tiny-llama@{SHA}"
+MODEL = f"tiny-llama@sha256:{SHA}"
 OTHER_SHA = hashlib.sha256(b"other weights").hexdigest()
-OTHER = f"other/model-v2@{OTHER_SHA}"
+OTHER = f"other/model-v2@sha256:{OTHER_SHA}"
 PRICE = 1_000
 COLLATERAL = [100 * GNK, 100 * GNK]
 PARAMS = {"timeout_blocks": "5", "retention_blocks": "20", "request_max_age_s": "60", "request_max_future_s": "30",
@@ -57,7 +57,7 @@ def raw(key: secp256k1.PrivateKey) -> bytes:
 
 
 def model(name: str, sha: str, price: int = PRICE, context: int = 2048) -> dict[str, Any]:
-    return {"id": f"{name}@{sha}", "name": name, "weights_sha256": sha, "context_length": str(context),
+    return {"id": f"{name}@sha256:{sha}", "name": name, "weights_sha256": sha, "context_length": str(context),
             "price_per_token": str(price)}
 
 
@@ -166,18 +166,18 @@ def until_epoch(chain: InProcessChain, number: int) -> None:
 def test_models_are_registered_by_the_authority_only(tmp_path: Path) -> None:
     with make_chain(tmp_path / "db") as chain:
         sha = hashlib.sha256(b"new").hexdigest()
-        new = inference_pb2.Model(id=f"Qwen/Qwen3-8B@{sha}", name="Qwen/Qwen3-8B", weights_sha256=sha,
+        new = inference_pb2.Model(id=f"Qwen/Qwen3-8B@sha256:{sha}", name="Qwen/Qwen3-8B", weights_sha256=sha,
                                   context_length=32768, price_per_token=7)
         result, _ = deliver(chain, STRANGER, tx_pb2.MsgRegisterModel(authority=addr(STRANGER), model=new))
         refused(result, "gov", 13, f"expected {addr(AUTH)}, got {addr(STRANGER)}")
         assert query_code(chain, "Model", query_pb2.QueryModelRequest(id=new.id)) == ("sdk", 38)
         bad = {
-            "name": dict(name="bad name", id=f"bad name@{sha}"),
-            "sha": dict(weights_sha256=sha.upper(), id=f"Qwen/Qwen3-8B@{sha.upper()}"),
-            "id": dict(id=f"Qwen/Qwen3-8B@{OTHER_SHA}"),
+            "name": dict(name="bad name", id=f"bad name@sha256:{sha}"),
+            "sha": dict(weights_sha256=sha.upper(), id=f"Qwen/Qwen3-8B@sha256:{sha.upper()}"),
+            "id": dict(id=f"Qwen/Qwen3-8B@sha256:{OTHER_SHA}"),
             "price": dict(price_per_token=0),
             "context": dict(context_length=0),
-            "long": dict(name="x" * 65, id=f"{'x' * 65}@{sha}"),
+            "long": dict(name="x" * 65, id=f"{'x' * 65}@sha256:{sha}"),
         }
         for what, change in bad.items():
             broken = inference_pb2.Model()
@@ -213,7 +213,7 @@ def test_nodes_are_registered_by_hosts_replaced_and_removed(tmp_path: Path) -> N
 
         before = nodes()
         refused(register(STRANGER, "n1", [MODEL]), "inference", 5, "is not a registered host")
-        refused(register(HOST_A, "n1", [f"nope@{SHA}"]), "inference", 3)
+        refused(register(HOST_A, "n1", [f"nope@sha256:{SHA}"]), "inference", 3)
         refused(register(HOST_A, "n1", [MODEL], url="ftp://x"), "inference", 4)
         refused(register(HOST_A, "N1", [MODEL]), "inference", 4)
         refused(register(HOST_A, "n1", [MODEL, MODEL]), "inference", 4)
@@ -399,7 +399,7 @@ def test_refused_starts_and_finishes_change_nothing(tmp_path: Path) -> None:
         case("failover through another TA on other terms", lambda: start(
             chain, ta=TA2, body=b"replayed", timestamp=replay.timestamp_ns, fee=PRICE + 1), "inference", 9)
         case("no funds", lambda: start(chain, max_tokens=4096, fee=FUNDS // 4096 + 1), "sdk", 5, "spendable")
-        case("unknown model", lambda: start(chain, model_id=f"nope@{SHA}"), "inference", 3)
+        case("unknown model", lambda: start(chain, model_id=f"nope@sha256:{SHA}"), "inference", 3)
         case("fee below price", lambda: start(chain, fee=PRICE - 1), "inference", 10)
         case("executor not a host", lambda: start(chain, executor=STRANGER), "inference", 5)
         case("executor not serving", lambda: start(chain, executor=HOST_A, model_id=OTHER, fee=5), "inference", 11)
@@ -702,7 +702,7 @@ def test_governance_registers_a_model(tmp_path: Path) -> None:
     from test_gov import AUTHORITY as GOV, VALIDATORS, YES, GovChain
 
     sha = hashlib.sha256(b"gov weights").hexdigest()
-    new = inference_pb2.Model(id=f"gov-model@{sha}", name="gov-model", weights_sha256=sha, context_length=4096,
+    new = inference_pb2.Model(id=f"gov-model@sha256:{sha}", name="gov-model", weights_sha256=sha, context_length=4096,
                               price_per_token=3)
     with GovChain(tmp_path / "db") as chain:
         pid = chain.submit(VALIDATORS[0], [tx_pb2.MsgRegisterModel(authority=GOV, model=new)])

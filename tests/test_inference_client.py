@@ -1,4 +1,4 @@
-"""x/inference/client.py's ``ChainInferenceView`` without a node: its queries and broadcasts answered by
+"""``x.inference.client.ChainInferenceView`` without a node: its queries and broadcasts answered by
 scripts, so every refusal's mapping to ``ChainError``, the sequence it signs at (from many threads, and after a
 mismatch), the reassignment's message and the caches are checked exactly; and ``gonkad agent start``'s refusals
 of bad input. The view and the command on a real chain are tests/test_agent_localnet.py."""
@@ -23,9 +23,12 @@ from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query, stake_pb2
 from sdk.client.rpc import RPCError
-from sdk.client.txbuilder import address_of
+from sdk.client.txbuilder import address_of, sign_tx
+from sdk.coins import Coins
 from sdk.crypto import secp256k1
-from x.inference.client import ChainInferenceView
+from sdk.crypto.request import inference_id
+from x.inference.client import ChainInferenceView, StartAdmission
+from x.inference.client.base import ChainClient
 
 TA = secp256k1.PrivateKey(hashlib.sha256(b"client ta").digest())
 USER = secp256k1.PrivateKey(hashlib.sha256(b"client user").digest())
@@ -208,3 +211,116 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class Host:
+    """A host's ``StartAdmission`` over scripted queries, broadcasts and heights."""
+
+    def __init__(self, key: secp256k1.PrivateKey, spendable: int) -> None:
+        self.client = ChainClient("tcp://127.0.0.1:1", key, None, "gonka-x", 100_000, Coins(), 5.0, 0.0,
+                                  lambda: 0.0)
+        self.script = Script()
+        self.script.answers["SpendableBalanceByDenom"] = bank_query.QuerySpendableBalanceByDenomResponse(
+            balance={"denom": "ngonka", "amount": str(spendable)})
+        self.height = 10
+        self.client.querier.query = self.script.query  # type: ignore[method-assign]
+        self.client.rpc.broadcast_tx_sync = self.script.broadcast_tx_sync  # type: ignore[method-assign]
+        self.client.latest_height = lambda: self.height  # type: ignore[method-assign]
+        self.admission = StartAdmission(self.client)
+
+    def refused(self, inference: bytes, start: bytes, why: str) -> None:
+        with pytest.raises(ChainError) as refusal:
+            self.admission.admit(inference, start)
+        assert refusal.value.reason == "unpaid" and why in refusal.value.message, refusal.value.message
+
+
+HOST_KEY = secp256k1.PrivateKey(hashlib.sha256(b"client host").digest())
+
+
+def start_tx(executor: str, timestamp_ns: int = 123, reassign: bool = False) -> tuple[bytes, bytes]:
+    """(inference id, a start — or reassignment — of it signed by the TA naming ``executor``), escrow 10 × 3."""
+    the_id = inference_id(bytes(secp256k1.address_bytes(USER.public_key)), b"\x02" * 32, timestamp_ns)
+    if reassign:
+        message: Message = tx_pb2.MsgReassignInference(ta=address_of(TA), id=the_id, executor=executor)
+    else:
+        message = tx_pb2.MsgStartInference(
+            ta=address_of(TA), requester=address_of(USER), requester_pubkey=USER.public_key, body_hash=b"\x02" * 32,
+            timestamp_ns=timestamp_ns, signature=b"\x01" * 64, model="m@x", max_tokens=10, fee_per_token=3,
+            executor=executor, seed=5, params_hash=b"\x03" * 32)
+    return the_id, sign_tx(TA, [message], "gonka-x", 0, timestamp_ns, Coins(), 200_000)
+
+
+def test_admission_takes_a_start_for_this_host_that_is_funded() -> None:
+    """Three starts of escrow 30 fit a balance of 100 while none is in a block; the fourth does not, until two
+    blocks later (their escrows are then in the balance the chain reports)."""
+    host = Host(HOST_KEY, spendable=100)
+    for i in range(3):
+        host.admission.admit(*start_tx(host.client.address, timestamp_ns=100 + i))
+    assert len(host.script.sent) == 3  # each went into the host's own node's mempool
+    fourth = start_tx(host.client.address, timestamp_ns=200)
+    host.refused(*fourth, "hold 90, this one needs 30")
+    host.height += 2
+    host.admission.admit(*fourth)
+
+
+def test_admission_refuses_what_no_start_pays_for() -> None:
+    host = Host(HOST_KEY, spendable=10**9)
+    the_id, for_another = start_tx(HOSTS[1])
+    host.refused(the_id, for_another, "naming this host")
+    own_id, own = start_tx(host.client.address)
+    host.refused(b"\x09" * 32, own, "naming this host")  # a start of another inference
+    host.refused(own_id, b"", "came with the request")
+    host.refused(own_id, b"not a transaction", "naming this host")
+    assert host.script.sent == []  # nothing of these reached the node
+
+
+def test_admission_when_the_node_has_it_already_or_refuses_it() -> None:
+    host = Host(HOST_KEY, spendable=10**9)
+    the_id, tx = start_tx(host.client.address)
+
+    def broadcast(answer: Any) -> None:
+        def send(raw: bytes) -> dict[str, Any]:
+            if isinstance(answer, Exception):
+                raise answer
+            return dict(answer)
+        host.client.rpc.broadcast_tx_sync = send  # type: ignore[method-assign]
+
+    broadcast(RPCError("broadcast_tx_sync: Internal error tx already exists in cache"))
+    host.admission.admit(the_id, tx)  # in the mempool already (the TA sent it there)
+    broadcast({"code": 32, "codespace": "sdk", "log": "account sequence mismatch"})  # in a block already
+    record = inference_pb2.Inference(id=the_id, status=inference_pb2.STATUS_STARTED, executor=host.client.address)
+    host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=record)
+    host.admission.admit(the_id, tx)
+    for status, executor in ((inference_pb2.STATUS_FINISHED, host.client.address),
+                             (inference_pb2.STATUS_STARTED, HOSTS[1])):
+        host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=inference_pb2.Inference(
+            id=the_id, status=status, executor=executor))
+        host.refused(the_id, tx, "holds no running one for this host")
+    host.script.answers["Inference"] = RPCError("NOT_FOUND: no inference")
+    host.refused(the_id, tx, "holds no running one for this host")
+    broadcast(RPCError("node unreachable"))
+    with pytest.raises(RPCError):
+        host.admission.admit(the_id, tx)
+
+
+def test_admission_waits_for_the_tas_earlier_starts_to_reach_its_node() -> None:
+    """Refused for a sequence ahead of the one the node expects (the TA's earlier starts are still on their way
+    by gossip), the start is sent again until the node takes it; past ``gap_wait_s`` it is refused."""
+    host = Host(HOST_KEY, spendable=10**9)
+    host.admission.gap_retry_s = 0.01
+    ahead = {"code": 32, "codespace": "sdk", "log": "account sequence mismatch, expected 5, got 7"}
+    host.script.broadcasts = [ahead, ahead, {"code": 0, "hash": "AB"}]
+    host.admission.admit(*start_tx(host.client.address))
+    assert len(host.script.sent) == 3
+    host.admission.gap_wait_s = 0.05
+    host.script.broadcasts = [ahead] * 100
+    host.script.answers["Inference"] = RPCError("NOT_FOUND: no inference")
+    host.refused(*start_tx(host.client.address, timestamp_ns=9), "holds no running one for this host")
+    assert 3 < len(host.script.sent) < 100
+
+
+def test_admission_of_a_reassignment_needs_no_funds() -> None:
+    host = Host(HOST_KEY, spendable=0)
+    host.admission.admit(*start_tx(host.client.address, reassign=True))
+    host.refused(*start_tx(HOSTS[1], reassign=True), "naming this host")
+    host.refused(*start_tx(host.client.address), "can spend 0")

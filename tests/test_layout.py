@@ -2,7 +2,7 @@
 (``gonkad/``); ``mlnode/`` stands alone; ``diloco/`` uses ``mlnode`` and the client library; ``agent/`` (the
 Transfer Agent) stands on the client library alone: it reaches the chain through its ``ChainView`` protocol and
 ML nodes over HTTP, never through ``app.py``, a module's keeper or ``mlnode``; ``gonka/`` (the client SDK)
-stands on the client library alone too. A module's client library (``x/<module>/client.py``) may import what its
+stands on the client library alone too. A module's client library (``x/<module>/client.py`` or ``client/``) may import what its
 module may.
 
 Every import in the project's code is read (with ``ast``, function-level and relative ones included) and

@@ -51,3 +51,20 @@ def test_invalid_settings_are_refused(tmp_path: Path) -> None:
         "validator_stake_ngonka = 100_000_000_000_000", "validator_stake_ngonka = 2_000_000_000_000_000"))
     with pytest.raises(ValidationError, match="validator_stake_ngonka exceeds validator_balance_ngonka"):
         localnet.load_settings(path)
+
+
+def test_services_are_settings_too(tmp_path: Path) -> None:
+    """``[services]`` comes only when asked for; the TAs' funds come out of the faucet's share, so the supply
+    stays the total; a host count above the validators is refused."""
+    assert localnet.load_settings().services is None
+    settings = localnet.load_settings(with_services=True)
+    services = settings.services
+    assert services is not None and services.ml_nodes >= 1 and services.transfer_agents >= 1
+    assert settings.faucet_ngonka + settings.validators * settings.validator_balance_ngonka + \
+        services.transfer_agents * services.ta_balance_ngonka == settings.total_supply_ngonka
+    with pytest.raises(ValidationError, match="more than the 1 validators"):
+        localnet.load_settings(validators=1, with_services=True)
+    path = tmp_path / "settings.toml"
+    path.write_text(localnet.SETTINGS_FILE.read_text().replace("max_concurrency = 4", "max_concurrency = 0"))
+    with pytest.raises(ValidationError, match="max_concurrency"):
+        localnet.load_settings(path, with_services=True)

@@ -1,7 +1,8 @@
 """``gonkad agent start``: a Transfer Agent (``agent/``) on a chain, under uvicorn.
 
     gonkad agent start --home H --node tcp://127.0.0.1:26657 --grpc-addr 127.0.0.1:9090 --from KEY --port 8000 \
-        [--keyring-backend test] [--ta URL …] [--host 127.0.0.1] [--chain-id ID] [--gas N] [--fees COINS]
+        [--keyring-backend test] [--ta URL …] [--host 127.0.0.1] [--chain-id ID] [--gas N] [--fees COINS] \
+        [--queue-bound N]
 
 The TA's key is ``--from`` of the keyring in ``--home``; it signs what requesters sign for, ``/v1/identity`` and
 the TA's transactions (``MsgStartInference``, ``MsgReassignInference``), so its account must exist on chain
@@ -39,6 +40,8 @@ def cmd_start(args: argparse.Namespace) -> None:
     grpc_addr = check_grpc(args.grpc_addr)
     tas = [check_url(url, "--ta") for url in args.ta]
     gas = check_gas(args.gas)
+    if not args.queue_bound.isdigit():
+        raise ValueError(f"invalid --queue-bound {args.queue_bound!r}: a whole number (0: no queue)")
     fees = parse_coins(args.fees) if args.fees else Coins()
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
@@ -46,7 +49,8 @@ def cmd_start(args: argparse.Namespace) -> None:
     try:
         chain_id = view.chain_id()  # the node answers …
         view.models()  # … and so do its queries (over gRPC when given)
-        agent = Agent(AgentConfig(key=key, chain=view, host=args.host, port=port, offload_chain_calls=True))
+        agent = Agent(AgentConfig(key=key, chain=view, host=args.host, port=port, offload_chain_calls=True,
+                                  queue_bound=int(args.queue_bound)))
         listener, url = listen(args.host, port)
         serve(uvicorn_config(agent), listener, Path(args.home), PID_NAME,
               {"url": url, "address": agent.address, "chain_id": chain_id, "pid": os.getpid()},
@@ -70,4 +74,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chain-id", default=None, help="defaults to the node's network")
     p.add_argument("--gas", default=str(DEFAULT_GAS_LIMIT), help="gas limit of each start transaction")
     p.add_argument("--fees", default="", help="fee of each start transaction, e.g. 100ngonka")
+    p.add_argument("--queue-bound", default=str(AgentConfig.model_fields["queue_bound"].default),
+                   help="requests waiting for a busy node at most; beyond it 429 with Retry-After")
     p.set_defaults(func=cmd_start)

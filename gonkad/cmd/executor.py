@@ -13,7 +13,9 @@ Every argument and the chain are checked before serving (the ML node need not be
 502 and the TA tries another node); a failure is one ``Error:`` line and exit code 1. When the server listens,
 one JSON line is printed: ``{"url", "address", "chain_id", "mlnode", "pid"}``. The process id is written to
 ``H/executor.pid`` (removed on exit); SIGTERM or SIGINT stop it cleanly: the server closes, the finisher goes on
-for up to ``--drain-s`` seconds (default 10) with what it still holds, exit code 0.
+for up to ``--drain-s`` seconds (default 10) with what it still holds, exit code 0. What it still holds then (or
+when the process dies) stays in ``H/executor-finishes.jsonl`` (``JOURNAL_NAME``, the finisher's journal), and the
+next ``executor start`` on that home sends it.
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ from sdk.cli.flags import DEFAULT_HOME, DEFAULT_NODE
 from sdk.cli.keyring import open_keyring
 from sdk.client.txbuilder import query_account
 from sdk.coins import Coins, parse_coins
-from x.inference.client import FINISH_GAS, Finisher
+from x.inference.client import FINISH_GAS, Finisher, StartAdmission
 from x.inference.query_server import GONKA
 
 log = logging.getLogger("gonkad.executor")
 PID_NAME = "executor"
+JOURNAL_NAME = "executor-finishes.jsonl"
 
 
 def cmd_start(args: argparse.Namespace) -> None:
@@ -55,13 +58,14 @@ def cmd_start(args: argparse.Namespace) -> None:
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
     finisher = Finisher(node, key, grpc_addr, chain_id=args.chain_id or "", gas_per_message=gas, fees=fees,
-                        max_batch=int(args.max_batch))
+                        max_batch=int(args.max_batch), journal=Path(args.home) / JOURNAL_NAME)
     try:
         chain_id = finisher.chain_id()  # the node answers …
         finisher.querier.query(GONKA + "Params", query_pb2.QueryParamsRequest(),  # … so do its queries
                                query_pb2.QueryParamsResponse)
         query_account(finisher.rpc, finisher.address)  # … and the host's account exists
-        executor = Executor(ExecutorConfig(mlnode=mlnode, finisher=finisher, host=args.host, port=port))
+        executor = Executor(ExecutorConfig(mlnode=mlnode, finisher=finisher, admission=StartAdmission(finisher),
+                                           host=args.host, port=port))
         listener, url = listen(args.host, port)
         finisher.start()
         try:
@@ -79,7 +83,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     executor = sub.add_parser("executor", help="a host's executor proxy").add_subparsers(
         dest="executor_command", required=True)
     p = executor.add_parser("start", help="serve the executor proxy in front of an ML node (agent/README.md)")
-    p.add_argument("--home", default=str(DEFAULT_HOME), help="the home whose keyring holds --from; the pid file")
+    p.add_argument("--home", default=str(DEFAULT_HOME),
+                   help="the home whose keyring holds --from; the pid file, the finish journal")
     p.add_argument("--node", default=DEFAULT_NODE, help="CometBFT RPC address: status and transactions")
     p.add_argument("--grpc-addr", default=None, help="the node's gRPC HOST:PORT for queries (else RPC)")
     p.add_argument("--from", dest="from_", required=True, help="the host's key name or address")

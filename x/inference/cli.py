@@ -53,7 +53,7 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p = inference.add_parser("register-node", help="register (or replace) one of your ML nodes: NODE_ID URL")
     p.add_argument("node_id", help="1-32 characters of [a-z0-9-]")
     p.add_argument("url", help="the node's http(s) base URL")
-    p.add_argument("--models", required=True, help="comma-separated registered model ids (name@sha256)")
+    p.add_argument("--models", required=True, help="comma-separated registered model ids (name@sha256:HEX)")
     p.add_argument("--memory-bytes", default="0")
     p.add_argument("--bandwidth", default="0", help="bytes per second")
     p.add_argument("--max-concurrency", default="1")
@@ -98,7 +98,7 @@ def register_query(modules: argparse._SubParsersAction) -> None:
                      query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
     add_module_query(inference, "models", "the registered models", GONKA + "Models",
                      query_pb2.QueryModelsRequest, query_pb2.QueryModelsResponse)
-    add_module_query(inference, "model", "one model by id (name@sha256)", GONKA + "Model",
+    add_module_query(inference, "model", "one model by id (name@sha256:HEX)", GONKA + "Model",
                      query_pb2.QueryModelRequest, query_pb2.QueryModelResponse, ["id"])
     p = inference.add_parser("nodes", help="registered ML nodes (optionally --model / --operator)")
     p.add_argument("--model", default=None)

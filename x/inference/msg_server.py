@@ -29,7 +29,7 @@ U64 = 1 << 64
 
 
 def model_id(name: str, weights_sha256: str) -> str:
-    return f"{name}@{weights_sha256}"
+    return f"{name}@sha256:{weights_sha256}"
 
 
 # --- models and ML nodes, without state ------------------------------------------------------------------
@@ -42,7 +42,7 @@ def validate_model(model: inference_pb2.Model) -> None:
     if not SHA256_RE.match(model.weights_sha256):
         raise ErrInvalidModel.wrap(f"weights_sha256 {model.weights_sha256!r} must be 64 lowercase hex characters")
     if model.id != model_id(model.name, model.weights_sha256):
-        raise ErrInvalidModel.wrap(f"id {model.id!r} must be name@weights_sha256, "
+        raise ErrInvalidModel.wrap(f"id {model.id!r} must be name@sha256:weights_sha256, "
                                    f"{model_id(model.name, model.weights_sha256)!r}")
     if model.context_length < 1:
         raise ErrInvalidModel.wrap("context_length must be positive")

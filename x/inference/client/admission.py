@@ -1,0 +1,135 @@
+"""``StartAdmission``: whether the chain will pay this host for an inference, asked before its ML node works on it.
+
+A requester's signature alone proves who asks, not that anyone escrowed the fee: a request sent straight to an
+executor with a valid signature (for any TA address, its own included) would be served and never paid. So the
+TA hands the executor the start it sent (``X-Start-Tx``: the signed ``MsgStartInference``, or the
+``MsgReassignInference`` or take-over that names this host), and the executor admits the request when:
+
+1. that transaction names this inference and this host as its executor; and
+2. the host's own node takes it into its mempool (``broadcast_tx_sync`` answers code 0, or that it has it
+   already) — or, when it is refused (say, already in a block, so its sequence is spent), the committed record
+   is STARTED with this host as executor. A TA sends its starts to its own node one sequence after another, so
+   this node may see one before the TA's earlier ones reach it by gossip: refused for a sequence ahead of the
+   one expected, it is sent again every ``gap_retry_s`` for up to ``gap_wait_s``; and
+3. the requester's spendable balance covers this escrow plus the escrows of the requests this host admitted
+   for the same requester until ``pending_blocks`` blocks later (a start in the mempool is in the next block,
+   where the escrow is taken and the balance shows it; until then it is counted here, and for a moment after,
+   twice): CheckTx does not run the escrow, so without this a requester with funds for one request could have
+   many served at once, all but one unpaid.
+
+A refusal is ``ChainError("unpaid", …)``. What is left: several hosts admitting the same requester's requests at
+the same moment each count only their own; each loses at most the requester's balance.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import deque
+
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+
+from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
+from sdk.client.rpc import RPCError
+from sdk.crypto import bech32
+from sdk.crypto.request import inference_id as request_id
+from sdk.errors import ABCIError
+from sdk.module import type_url
+from sdk.tx import decode_tx
+from x.inference.client.base import ChainClient
+from x.inference.client.chain_types import ChainError
+from x.inference.client.view import BANK
+
+START, REASSIGN = type_url(tx_pb2.MsgStartInference), type_url(tx_pb2.MsgReassignInference)
+IN_MEMPOOL = "tx already exists in cache"
+"""CometBFT's answer to a transaction its mempool holds (or just held) already."""
+SEQUENCE = re.compile(r"expected (\d+), got (\d+)")
+
+
+def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> tuple[str, int] | None:
+    """(requester, escrow) of the start in ``start_tx`` for ``inference`` with ``executor``; (\"\", 0) for a
+    reassignment to ``executor`` (its escrow is held already); None when the transaction names neither."""
+    try:
+        tx = decode_tx(start_tx)
+    except ABCIError:
+        return None
+    for message in tx.messages:
+        if message.type_url == START:
+            start = tx_pb2.MsgStartInference.FromString(message.value)
+            try:
+                requester = bech32.decode(start.requester)
+            except ValueError:
+                continue
+            if start.executor == executor and request_id(requester, start.body_hash, start.timestamp_ns) == inference:
+                return start.requester, start.max_tokens * start.fee_per_token
+        elif message.type_url == REASSIGN:
+            reassign = tx_pb2.MsgReassignInference.FromString(message.value)
+            if reassign.id == inference and reassign.executor == executor:
+                return "", 0
+    return None
+
+
+class StartAdmission:
+    """``admit(inference_id, start_tx)`` for the host whose chain client is ``client`` (its finisher): returns when
+    the chain will pay, raises ``ChainError("unpaid", …)`` otherwise. Thread-safe; it does network I/O."""
+
+    def __init__(self, client: ChainClient, denom: str = "ngonka", pending_blocks: int = 2,
+                 gap_wait_s: float = 3.0, gap_retry_s: float = 0.05) -> None:
+        self.client = client
+        self.denom = denom
+        self.pending_blocks = pending_blocks
+        self.gap_wait_s, self.gap_retry_s = gap_wait_s, gap_retry_s
+        self.lock = threading.Lock()
+        self.admitted: dict[str, deque[tuple[int, int]]] = {}
+        """Per requester, (height when admitted, escrow) of what is not yet surely in a block."""
+
+    def admit(self, inference: bytes, start_tx: bytes) -> None:
+        named = named_escrow(start_tx, inference, self.client.address) if start_tx else None
+        if named is None:
+            raise ChainError("unpaid", f"no start of inference {inference.hex()} naming this host "
+                                       f"{self.client.address} came with the request (X-Start-Tx)")
+        if not self._in_mempool(start_tx):
+            record = self.client.inference(inference)
+            if record is None or record.status != inference_pb2.STATUS_STARTED \
+                    or record.executor != self.client.address:
+                raise ChainError("unpaid", f"the chain refused the start of inference {inference.hex()} and holds "
+                                           "no running one for this host")
+            return  # on chain already: its escrow is held
+        requester, escrow = named
+        if escrow:
+            self._reserve(requester, escrow)
+
+    def _in_mempool(self, start_tx: bytes) -> bool:
+        deadline = time.monotonic() + self.gap_wait_s
+        while True:
+            try:
+                result = self.client.rpc.broadcast_tx_sync(start_tx)
+            except RPCError as error:
+                if IN_MEMPOOL in str(error):
+                    return True
+                raise
+            if int(result.get("code", 0)) == 0:
+                return True
+            gap = SEQUENCE.search(str(result.get("log", "")))
+            if gap is None or int(gap.group(2)) <= int(gap.group(1)) or time.monotonic() >= deadline:
+                return False
+            time.sleep(self.gap_retry_s)
+
+    def _reserve(self, requester: str, escrow: int) -> None:
+        spendable = int(self.client.querier.query(
+            BANK + "SpendableBalanceByDenom",
+            bank_query.QuerySpendableBalanceByDenomRequest(address=requester, denom=self.denom),
+            bank_query.QuerySpendableBalanceByDenomResponse).balance.amount or 0)
+        height = self.client.latest_height()
+        with self.lock:
+            recent = self.admitted.setdefault(requester, deque())
+            while recent and recent[0][0] + self.pending_blocks <= height:
+                recent.popleft()
+            held = sum(amount for _, amount in recent)
+            if spendable < held + escrow:
+                raise ChainError("unpaid", f"{requester} can spend {spendable}{self.denom}; the requests this host "
+                                           f"took that are not in a block yet hold {held}, this one needs {escrow}")
+            recent.append((height, escrow))
+            for name in [name for name, entries in self.admitted.items() if not entries]:
+                del self.admitted[name]

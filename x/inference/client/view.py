@@ -1,0 +1,151 @@
+"""``ChainInferenceView``: ``agent.chain.ChainView`` over a node, for a Transfer Agent.
+
+What the TA reads on every poll is cached briefly (``ttl_s``, default 2 s): the model registry, the ML nodes
+(one ``Nodes`` query for all models) and the hosts' weights (x/stake's ``EpochWeights`` of the current epoch, or
+its ``ValidatorPowers`` while no weights are recorded for it); ``status`` for ``status_ttl_s``. A requester's
+spendable balance is read for each request.
+
+``start_inference`` builds ``MsgStartInference`` (or, for a ``reassign``, ``MsgReassignInference``) and sends it
+through the TA's ``TxSigner``: the answer is CheckTx's. CheckTx runs the ante handler and the messages'
+stateless checks only; the messages' own rules (the escrow, a known id) run in the block. So before a start, the
+view asks the chain whether the id is already known (``check_known``), which turns a request that ended, or that
+this TA started, into ``already_exists``; one another TA started and still running is taken over (the client
+failed over to this TA).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+from google.protobuf.message import Message
+
+from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
+from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
+from protogen.gonka.stake.v1 import query_pb2 as stake_query
+from sdk.client.rpc import RPCError
+from sdk.coins import Coins
+from sdk.crypto import secp256k1
+from x.inference.client.base import M, Cached, ChainClient
+from x.inference.client.chain_types import ChainError, Model, Node, StartRequest
+from x.inference.client.signer import Sent
+from x.inference.query_server import GONKA
+
+BANK = "/cosmos.bank.v1beta1.Query/"
+STAKE = f"/{stake_query.DESCRIPTOR.services_by_name['Query'].full_name}/"
+EPOCHS = f"/{epochs_query.DESCRIPTOR.services_by_name['Query'].full_name}/"
+DEFAULT_GAS_LIMIT = 200_000
+"""About 2.6 times what a start uses (~76,000 gas; a reassignment ~39,000)."""
+PAGE_LIMIT = 1000
+
+
+class ChainInferenceView(ChainClient):
+    """``agent.chain.ChainView`` for the TA whose key is ``key``, over one node (``node``: CometBFT RPC,
+    ``grpc_addr``: its gRPC server). ``tas`` are the other Transfer Agents' URLs the TA announces."""
+
+    def __init__(
+        self, node: str, key: secp256k1.PrivateKey, grpc_addr: str | None = None, tas: Sequence[str] = (), *,
+        chain_id: str = "", ttl_s: float = 2.0, status_ttl_s: float = 0.5, gas_limit: int = DEFAULT_GAS_LIMIT,
+        fees: Coins = Coins(), check_known: bool = True, timeout_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(node, key, grpc_addr, chain_id, gas_limit, fees, timeout_s, status_ttl_s, clock)
+        self._tas = list(tas)
+        self.check_known = check_known
+        self._models = Cached(ttl_s, self._load_models, clock)
+        self._nodes = Cached(ttl_s, self._load_nodes, clock)
+        self._weights = Cached(ttl_s, self._load_weights, clock)
+
+    # --- reads ------------------------------------------------------------------------------------------------
+
+    def _pages(self, path: str, make: Callable[[bytes], Message], response_type: type[M]) -> list[M]:
+        pages: list[M] = []
+        key = b""
+        while True:
+            page = self._query(path, make(key), response_type)
+            pages.append(page)
+            key = page.pagination.next_key  # type: ignore[attr-defined]
+            if not key:
+                return pages
+
+    def _load_models(self) -> list[Model]:
+        pages = self._pages(GONKA + "Models", lambda key: query_pb2.QueryModelsRequest(
+            pagination={"key": key, "limit": PAGE_LIMIT}), query_pb2.QueryModelsResponse)
+        return [Model(m.id, m.context_length, m.price_per_token) for page in pages for m in page.models]
+
+    def _load_nodes(self) -> list[Any]:
+        pages = self._pages(GONKA + "Nodes", lambda key: query_pb2.QueryNodesRequest(
+            pagination={"key": key, "limit": PAGE_LIMIT}), query_pb2.QueryNodesResponse)
+        return [n for page in pages for n in page.nodes]
+
+    def _load_weights(self) -> dict[str, int]:
+        """The hosts' weights of the current epoch; the validator powers while none are recorded for it."""
+        epoch = self._query(EPOCHS + "CurrentEpoch", epochs_query.QueryCurrentEpochRequest(),
+                            epochs_query.QueryCurrentEpochResponse).epoch.number
+        try:
+            weights = self._query(STAKE + "EpochWeights", stake_query.QueryEpochWeightsRequest(epoch=epoch),
+                                  stake_query.QueryEpochWeightsResponse).weights
+        except RPCError:  # not found: none recorded for this epoch yet
+            weights = self._query(STAKE + "ValidatorPowers", stake_query.QueryValidatorPowersRequest(),
+                                  stake_query.QueryValidatorPowersResponse).powers
+        return {w.operator: w.weight for w in weights}
+
+    def models(self) -> list[Model]:
+        return list(self._models.get())
+
+    def nodes(self, model_id: str) -> list[Node]:
+        weights = self._weights.get()
+        return [Node(n.operator, n.node_id, n.url, tuple(n.models), n.memory_bytes, n.max_concurrency,
+                     weights.get(n.operator, 0)) for n in self._nodes.get() if model_id in n.models]
+
+    def spendable(self, address: str, denom: str) -> int:
+        reply = self._query(BANK + "SpendableBalanceByDenom",
+                            bank_query.QuerySpendableBalanceByDenomRequest(address=address, denom=denom),
+                            bank_query.QuerySpendableBalanceByDenomResponse)
+        return int(reply.balance.amount or 0)
+
+    def tas(self) -> list[str]:
+        return list(self._tas)
+
+    def known(self, inference_id: bytes) -> bool:
+        """Whether the committed state has the inference and it cannot pass to this TA: ended, or started by this
+        TA already (False when the node cannot tell). One another TA started and that is still running is the
+        client failing over: the start takes it over (x/inference README, "Take-over")."""
+        found = self.inference(inference_id)
+        if found is None:
+            return False
+        return found.status != inference_pb2.STATUS_STARTED or found.ta == self.address
+
+    # --- the TA's transactions -----------------------------------------------------------------------------------
+
+    def message(self, request: StartRequest) -> Message:
+        """What ``request`` becomes on chain: a start, or the reassignment of the inference to a new executor."""
+        if request.reassign:
+            return tx_pb2.MsgReassignInference(ta=self.address, id=request.inference_id, executor=request.executor)
+        return tx_pb2.MsgStartInference(
+            ta=self.address, requester=request.requester, requester_pubkey=request.requester_pubkey,
+            body_hash=request.body_hash, timestamp_ns=request.timestamp_ns, signature=request.signature,
+            model=request.model, max_tokens=request.max_tokens, fee_per_token=request.fee_per_token,
+            executor=request.executor, seed=request.seed, params_hash=request.params_hash)
+
+    def start_inference(self, request: StartRequest) -> bytes:
+        """Sign and send the start (or reassignment); the transaction CheckTx took, which the TA hands the executor
+        (``x.inference.client.admission``); ``ChainError`` when the chain refuses it."""
+        if not request.reassign and self.check_known and self.known(request.inference_id):
+            raise ChainError("already_exists", f"inference {request.inference_id.hex()} is already on chain")
+        return self.submit(self.message(request)).raw
+
+    def submit(self, message: Message) -> Sent:
+        """Sign ``message`` with the TA's key at the next sequence and broadcast it (sync)."""
+        return self.signer.submit([message])
+
+    @property
+    def _account(self) -> tuple[int, int] | None:
+        """The signer's (account number, next sequence); None: fetched from the chain at the next send."""
+        return self.signer.account
+
+    @_account.setter
+    def _account(self, value: tuple[int, int] | None) -> None:
+        self.signer.account = value
