@@ -711,3 +711,42 @@ def test_governance_registers_a_model(tmp_path: Path) -> None:
         chain.end_voting()
         assert chain.query(QUERY + "Model", query_pb2.QueryModelRequest(id=new.id),
                            query_pb2.QueryModelResponse).model == new
+
+
+def test_a_batch_of_starts_judges_each_on_its_own(tmp_path: Path) -> None:
+    """``MsgStartInferences``: the starts that can go on start, with their escrows and events; one whose escrow
+    the requester cannot pay, one of an unknown model and a repeat of the first are left out with their codes,
+    and leave nothing behind. A start of another TA, or an empty or oversized batch, refuses the whole message
+    before it runs."""
+    with make_chain(tmp_path / "db") as chain:
+        supply, before = chain.supply(), balances(chain)
+        good = [start(chain, body=b"batch one", max_tokens=10), start(chain, BOB, body=b"batch two", max_tokens=20)]
+        broke = start(chain, body=b"too dear", max_tokens=10, fee=FUNDS)
+        unknown = start(chain, body=b"unknown", model_id=f"nope@sha256:{SHA}")
+        batch = tx_pb2.MsgStartInferences(ta=addr(TA), starts=[good[0], broke, unknown, good[1], good[0]])
+        result, response = deliver(chain, TA, batch)
+        ok(result)
+        reply = reply_of(result, tx_pb2.MsgStartInferencesResponse)
+        assert [(r.codespace, r.code) for r in reply.results] == [
+            ("", 0), ("sdk", 5), ("inference", 3), ("", 0), ("inference", 9)]
+        assert [(r.id, r.escrow) for r in reply.results if r.code == 0] == [
+            (id_of(good[0]), 10 * PRICE), (id_of(good[1]), 20 * PRICE)]
+        assert "insufficient funds" in reply.results[1].log and "not registered" in reply.results[2].log
+        assert [e["id"] for e in events(response, "start_inference")] == [id_of(m).hex() for m in good]
+        assert get(chain, id_of(good[1])).status == inference_pb2.STATUS_STARTED
+        assert query_code(chain, "Inference", query_pb2.QueryInferenceRequest(id=id_of(broke).hex()))[1] != 0
+        after = balances(chain)
+        assert (after["alice"], after["bob"], after["escrow"]) == (
+            before["alice"] - 10 * PRICE, before["bob"] - 20 * PRICE, before["escrow"] + 30 * PRICE)
+        assert chain.supply() == supply
+
+        other = start(chain, ta=TA2, body=b"other ta")
+        for starts, words in (([other], "start 0: its ta"), ([], "1 to 256"),
+                              ([start(chain, body=str(i).encode()) for i in range(257)], "1 to 256")):
+            account = chain.account(addr(TA))
+            assert account is not None
+            tx = sign_tx(TA, [tx_pb2.MsgStartInferences(ta=addr(TA), starts=starts)], CHAIN, account.account_number,
+                         account.sequence, gas_limit=100_000_000)
+            checked = chain.check(tx)
+            assert checked.code != 0 and words in checked.log, checked.log
+        assert balances(chain) == after

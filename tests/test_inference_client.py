@@ -9,6 +9,8 @@ import hashlib
 import socket
 import subprocess
 import sys
+import time
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from sdk.client.txbuilder import address_of, sign_tx
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
 from sdk.crypto.request import inference_id
-from x.inference.client import ChainInferenceView, StartAdmission
+from x.inference.client import DEFAULT_GAS_LIMIT, ChainInferenceView, StartAdmission
 from x.inference.client.base import ChainClient
 
 TA = secp256k1.PrivateKey(hashlib.sha256(b"client ta").digest())
@@ -48,6 +50,7 @@ class Script:
         self.calls: list[str] = []
         self.broadcasts: list[dict[str, Any]] = []
         self.sent: list[cosmos_tx.TxRaw] = []
+        self.delay_s = 0.0
 
     def query(self, path: str, req: Message, response_type: type[Message]) -> Message:
         method = path.rsplit("/", 1)[1]
@@ -58,6 +61,7 @@ class Script:
         return answer(req) if callable(answer) else answer
 
     def broadcast_tx_sync(self, raw: bytes) -> dict[str, Any]:
+        time.sleep(self.delay_s)
         self.sent.append(cosmos_tx.TxRaw.FromString(raw))
         return self.broadcasts.pop(0) if self.broadcasts else {"code": 0, "hash": "AB"}
 
@@ -87,16 +91,38 @@ def view() -> tuple[ChainInferenceView, Script]:
     return chain, script
 
 
-def test_starts_are_signed_in_sequence_from_many_threads(view: tuple[ChainInferenceView, Script]) -> None:
+def starts_of(raw: cosmos_tx.TxRaw) -> list[Any]:
+    """The starts a transaction carries: its one ``MsgStartInference``, or those of its ``MsgStartInferences``."""
+    packed = cosmos_tx.TxBody.FromString(raw.body_bytes).messages[0]
+    if packed.type_url == "/gonka.inference.v1.MsgStartInferences":
+        batch = tx_pb2.MsgStartInferences.FromString(packed.value)
+        assert all(start.ta == batch.ta for start in batch.starts)
+        return list(batch.starts)
+    return [message_of(raw)]
+
+
+def test_starts_from_many_threads_go_out_together_in_sequence(view: tuple[ChainInferenceView, Script]) -> None:
+    """32 starts from 16 threads while each broadcast takes 5 ms: the ones that arrive during a send go out
+    together in the next transaction (``MsgStartInferences``, gas the limit per start), at consecutive
+    sequences; each caller gets the bytes of the transaction that carried its own start."""
     chain, script = view
+    script.delay_s = 0.005
     with ThreadPoolExecutor(16) as pool:
-        list(pool.map(lambda _: chain.start_inference(request()), range(32)))
-    assert sorted(sequence_of(raw) for raw in script.sent) == list(range(10, 42))
-    assert [sequence_of(raw) for raw in script.sent] == list(range(10, 42))  # sent in the order signed
-    msg = message_of(script.sent[0])
-    assert (msg.ta, msg.requester, msg.executor, msg.max_tokens, msg.fee_per_token, msg.seed, msg.timestamp_ns) == (
-        address_of(TA), address_of(USER), HOSTS[0], 10, 3, 5, 123)
-    assert chain._account == (4, 42)
+        carried = list(pool.map(lambda i: chain.start_inference(replace(request(), timestamp_ns=1000 + i)),
+                                range(32)))
+    sent = script.sent
+    assert [sequence_of(raw) for raw in sent] == list(range(10, 10 + len(sent)))  # sent in the order signed
+    assert len(sent) < 32 and sorted(s.timestamp_ns for raw in sent for s in starts_of(raw)) == list(range(1000, 1032))
+    for i, tx in enumerate(carried):
+        assert 1000 + i in [s.timestamp_ns for s in starts_of(cosmos_tx.TxRaw.FromString(tx))]
+    for raw in sent:
+        gas = cosmos_tx.AuthInfo.FromString(raw.auth_info_bytes).fee.gas_limit
+        assert gas == DEFAULT_GAS_LIMIT * len(starts_of(raw))
+    msg = starts_of(sent[0])[0]
+    assert (msg.ta, msg.requester, msg.executor, msg.max_tokens, msg.fee_per_token, msg.seed) == (
+        address_of(TA), address_of(USER), HOSTS[0], 10, 3, 5)
+    assert chain._account == (4, 10 + len(sent))
+    assert (chain.batcher.batches, chain.batcher.starts) == (len(sent), 32)
 
 
 def test_refusals_map_to_chain_errors_and_keep_the_sequence(view: tuple[ChainInferenceView, Script]) -> None:
@@ -324,3 +350,15 @@ def test_admission_of_a_reassignment_needs_no_funds() -> None:
     host.admission.admit(*start_tx(host.client.address, reassign=True))
     host.refused(*start_tx(HOSTS[1], reassign=True), "naming this host")
     host.refused(*start_tx(host.client.address), "can spend 0")
+
+
+def test_admission_finds_its_start_in_a_batch() -> None:
+    host = Host(HOST_KEY, spendable=30)
+    mine_id, mine = start_tx(host.client.address, timestamp_ns=1)
+    theirs_id, theirs = start_tx(HOSTS[1], timestamp_ns=2)
+    starts = [starts_of(cosmos_tx.TxRaw.FromString(raw))[0] for raw in (theirs, mine)]
+    batch = sign_tx(TA, [tx_pb2.MsgStartInferences(ta=address_of(TA), starts=starts)], "gonka-x", 0, 7, Coins(),
+                    400_000)
+    host.admission.admit(mine_id, batch)  # its escrow of 30 fits the balance exactly
+    host.refused(theirs_id, batch, "naming this host")
+    host.refused(start_tx(host.client.address, timestamp_ns=3)[0], batch, "naming this host")  # not in it

@@ -130,6 +130,9 @@ class InferenceModule(BaseModule):
             type_url(tx_pb2.MsgStartInference): MsgRoute(
                 tx_pb2.MsgStartInference, lambda msg: [parse_address(msg.ta, "ta")],
                 msg_server.validate_start, lambda ctx, msg: msg_server.handle_start(ctx, k, msg)),
+            type_url(tx_pb2.MsgStartInferences): MsgRoute(
+                tx_pb2.MsgStartInferences, lambda msg: [parse_address(msg.ta, "ta")],
+                msg_server.validate_starts, lambda ctx, msg: msg_server.handle_starts(ctx, k, msg)),
             type_url(tx_pb2.MsgFinishInference): MsgRoute(
                 tx_pb2.MsgFinishInference, lambda msg: [parse_address(msg.executor, "executor")],
                 msg_server.validate_finish, lambda ctx, msg: msg_server.handle_finish(ctx, k, msg)),

@@ -1,6 +1,7 @@
 """x/inference's messages: the checks each needs without state (``validate_*``, run before the handler, so a
 refused request never enters the mempool) and the handlers: models (the authority's), hosts' ML nodes, and
-starting, reassigning and finishing inferences (lifecycle.py)."""
+starting (one by one, or several in one ``MsgStartInferences``), reassigning and finishing inferences
+(lifecycle.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from sdk.address import parse_address
 from sdk.context import Context
 from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import verify_request
+from sdk.errors import ABCIError
+from sdk.store.cachekv import CacheKV
 from sdk.params import check_authority
 from x.inference import lifecycle
 from x.inference.errors import (
@@ -26,6 +29,8 @@ NODE_ID_RE = re.compile(r"^[a-z0-9-]{1,32}$")
 MAX_URL = 256
 MAX_MODELS_PER_NODE = 64
 U64 = 1 << 64
+MAX_STARTS = 256
+"""Starts in one ``MsgStartInferences`` at most."""
 
 
 def model_id(name: str, weights_sha256: str) -> str:
@@ -134,6 +139,22 @@ def validate_start(msg: tx_pb2.MsgStartInference) -> None:
                                        f"timestamp for TA {msg.ta}")
 
 
+def validate_starts(msg: tx_pb2.MsgStartInferences) -> None:
+    """1 to ``MAX_STARTS`` starts, each of this message's TA and each passing ``validate_start``; a start that does
+    not is the TA's mistake (it checks the requester's signature itself first), and refuses the whole message,
+    its index in the log."""
+    ta = parse_address(msg.ta, "ta")
+    if not 1 <= len(msg.starts) <= MAX_STARTS:
+        raise ErrInvalidInference.wrap(f"a batch holds 1 to {MAX_STARTS} starts, not {len(msg.starts)}")
+    for index, start in enumerate(msg.starts):
+        try:
+            if parse_address(start.ta, "ta") != ta:
+                raise ErrInvalidInference.wrap(f"its ta {start.ta} is not the batch's {msg.ta}")
+            validate_start(start)
+        except ABCIError as err:
+            raise ABCIError(err.kind, f"start {index}: {err.detail}") from None
+
+
 def validate_finish(msg: tx_pb2.MsgFinishInference) -> None:
     parse_address(msg.executor, "executor")
     _length(msg.id, 32, "id")
@@ -200,6 +221,26 @@ def handle_start(
 ) -> tx_pb2.MsgStartInferenceResponse:
     inference = lifecycle.start(keeper, ctx, msg)
     return tx_pb2.MsgStartInferenceResponse(id=inference.id, escrow=inference.escrow)
+
+
+def handle_starts(
+    ctx: Context, keeper: InferenceKeeper, msg: tx_pb2.MsgStartInferences
+) -> tx_pb2.MsgStartInferencesResponse:
+    """Each start in a branch of its own, kept (with its events) only when it succeeds; a refused one is its
+    result's code and log, and the others go on."""
+    results = []
+    for start in msg.starts:
+        branch = CacheKV(ctx.store)
+        sub = ctx.with_store(branch)
+        try:
+            inference = lifecycle.start(keeper, sub, start)
+        except ABCIError as err:
+            results.append(tx_pb2.StartResult(codespace=err.codespace, code=err.code, log=err.log))
+            continue
+        branch.write()
+        ctx.events.extend(sub.events)
+        results.append(tx_pb2.StartResult(id=inference.id, escrow=inference.escrow))
+    return tx_pb2.MsgStartInferencesResponse(results=results)
 
 
 def handle_finish(

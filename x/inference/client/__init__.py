@@ -8,6 +8,7 @@
   when ``grpc_addr`` is given, else CometBFT RPC's ABCI query), CometBFT's ``status`` cached briefly, the
   inference record, a ``TxSigner``;
 - ``view.py``: ``ChainInferenceView``, the ``ChainView`` protocol over a node, for a Transfer Agent;
+- ``batcher.py``: ``StartBatcher``, the TA's starts that arrive during a send go out together in the next;
 - ``finisher.py``: ``Finisher``, the executing host's ``MsgFinishInference``s, sent once the start is on chain
   and seen through;
 - ``journal.py``: ``FinishJournal``, the finisher's unsettled finishes on disk, queued again after a restart;

@@ -5,7 +5,8 @@ executor with a valid signature (for any TA address, its own included) would be 
 TA hands the executor the start it sent (``X-Start-Tx``: the signed ``MsgStartInference``, or the
 ``MsgReassignInference`` or take-over that names this host), and the executor admits the request when:
 
-1. that transaction names this inference and this host as its executor; and
+1. that transaction names this inference and this host as its executor (a start in it, alone or in a
+   ``MsgStartInferences``); and
 2. the host's own node takes it into its mempool (``broadcast_tx_sync`` answers code 0, or that it has it
    already) — or, when it is refused (say, already in a block, so its sequence is spent), the committed record
    is STARTED with this host as executor. A TA sends its starts to its own node one sequence after another, so
@@ -41,7 +42,8 @@ from x.inference.client.base import ChainClient
 from x.inference.client.chain_types import ChainError
 from x.inference.client.view import BANK
 
-START, REASSIGN = type_url(tx_pb2.MsgStartInference), type_url(tx_pb2.MsgReassignInference)
+START, STARTS = type_url(tx_pb2.MsgStartInference), type_url(tx_pb2.MsgStartInferences)
+REASSIGN = type_url(tx_pb2.MsgReassignInference)
 IN_MEMPOOL = "tx already exists in cache"
 """CometBFT's answer to a transaction its mempool holds (or just held) already."""
 SEQUENCE = re.compile(r"expected (\d+), got (\d+)")
@@ -55,14 +57,17 @@ def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> tuple[str,
     except ABCIError:
         return None
     for message in tx.messages:
-        if message.type_url == START:
-            start = tx_pb2.MsgStartInference.FromString(message.value)
-            try:
-                requester = bech32.decode(start.requester)
-            except ValueError:
-                continue
-            if start.executor == executor and request_id(requester, start.body_hash, start.timestamp_ns) == inference:
-                return start.requester, start.max_tokens * start.fee_per_token
+        if message.type_url in (START, STARTS):
+            starts = [tx_pb2.MsgStartInference.FromString(message.value)] if message.type_url == START else list(
+                tx_pb2.MsgStartInferences.FromString(message.value).starts)
+            for start in starts:
+                try:
+                    requester = bech32.decode(start.requester)
+                except ValueError:
+                    continue
+                if start.executor == executor and \
+                        request_id(requester, start.body_hash, start.timestamp_ns) == inference:
+                    return start.requester, start.max_tokens * start.fee_per_token
         elif message.type_url == REASSIGN:
             reassign = tx_pb2.MsgReassignInference.FromString(message.value)
             if reassign.id == inference and reassign.executor == executor:

@@ -6,7 +6,9 @@ its ``ValidatorPowers`` while no weights are recorded for it); ``status`` for ``
 spendable balance is read for each request.
 
 ``start_inference`` builds ``MsgStartInference`` (or, for a ``reassign``, ``MsgReassignInference``) and sends it
-through the TA's ``TxSigner``: the answer is CheckTx's. CheckTx runs the ante handler and the messages'
+through the TA's ``TxSigner``: the answer is CheckTx's. Starts go through a ``StartBatcher``: those that arrive
+while a transaction is on its way go out together in the next one, as one ``MsgStartInferences`` (a lone start as
+itself). CheckTx runs the ante handler and the messages'
 stateless checks only; the messages' own rules (the escrow, a known id) run in the block. So before a start, the
 view asks the chain whether the id is already known (``check_known``), which turns a request that ended, or that
 this TA started, into ``already_exists``; one another TA started and still running is taken over (the client
@@ -30,6 +32,7 @@ from sdk.coins import Coins
 from sdk.crypto import secp256k1
 from x.inference.client.base import M, Cached, ChainClient
 from x.inference.client.chain_types import ChainError, Model, Node, StartRequest
+from x.inference.client.batcher import StartBatcher
 from x.inference.client.signer import Sent
 from x.inference.query_server import GONKA
 
@@ -48,10 +51,11 @@ class ChainInferenceView(ChainClient):
     def __init__(
         self, node: str, key: secp256k1.PrivateKey, grpc_addr: str | None = None, tas: Sequence[str] = (), *,
         chain_id: str = "", ttl_s: float = 2.0, status_ttl_s: float = 0.5, gas_limit: int = DEFAULT_GAS_LIMIT,
-        fees: Coins = Coins(), check_known: bool = True, timeout_s: float = 5.0,
+        fees: Coins = Coins(), check_known: bool = True, timeout_s: float = 5.0, max_batch: int = 64,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(node, key, grpc_addr, chain_id, gas_limit, fees, timeout_s, status_ttl_s, clock)
+        self.batcher = StartBatcher(self._send_starts, max_batch)
         self._tas = list(tas)
         self.check_known = check_known
         self._models = Cached(ttl_s, self._load_models, clock)
@@ -135,7 +139,18 @@ class ChainInferenceView(ChainClient):
         (``x.inference.client.admission``); ``ChainError`` when the chain refuses it."""
         if not request.reassign and self.check_known and self.known(request.inference_id):
             raise ChainError("already_exists", f"inference {request.inference_id.hex()} is already on chain")
-        return self.submit(self.message(request)).raw
+        message = self.message(request)
+        if request.reassign:
+            return self.submit(message).raw
+        return self.batcher.submit(message)  # type: ignore[arg-type]
+
+    def _send_starts(self, starts: list[tx_pb2.MsgStartInference]) -> bytes:
+        """One transaction for ``starts``: the start itself when alone, else ``MsgStartInferences`` (gas: the
+        limit per start)."""
+        if len(starts) == 1:
+            return self.submit(starts[0]).raw
+        batch = tx_pb2.MsgStartInferences(ta=self.address, starts=starts)
+        return self.signer.submit([batch], self.signer.gas_limit * len(starts)).raw
 
     def submit(self, message: Message) -> Sent:
         """Sign ``message`` with the TA's key at the next sequence and broadcast it (sync)."""
