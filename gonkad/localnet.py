@@ -1,8 +1,10 @@
 """``gonkad localnet``: an N-validator network on 127.0.0.1, each node in its own home under one folder.
 
-The folder holds ``localnet.json`` (chain id, per-node ports and homes), the nodes' homes ``node0`` …
-and ``keyring-test/`` with the funded keys ``faucet`` and ``val0`` … (a ``test``-backend keyring). ``start`` builds it when absent and starts only the nodes
-whose processes are not running, so a partly-down network is repaired by running it again. Tests shape it
+The folder holds ``localnet.json`` (chain id, per-node ports and homes, the services), the nodes' homes
+``node0`` …, ``keyring-test/`` with the funded keys ``faucet`` and ``val0`` … (a ``test``-backend keyring) and,
+with the settings' ``[services]``, the inference network's homes under ``services/`` (``localnet_services``).
+``start`` builds it when absent and starts only the nodes and services whose processes are not running, so a
+partly-down network is repaired by running it again. Tests shape it
 further before or while it runs: ``set_module_settings`` (a node's app.toml ``[modules.*]``, e.g. x/bls's
 ``test_fault``), ``add_node`` (a full node that may then become a validator by ``tx stake create-validator``)
 and ``add_twin`` (a second signer of a validator's consensus key).
@@ -22,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gonkad import genesis, localnet_services
-from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
+from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from sdk.crypto import secp256k1
 from sdk.keyring.keyring import Keyring, generate_test_keys
 from gonkad.paths import PROJECT_ROOT, cometbft_binary, pid_file
