@@ -57,6 +57,7 @@ bench: install
 	$(PY) bench/bench_mlnode.py
 	$(PY) bench/bench_verify.py
 	$(PY) bench/bench_sprint.py
+	$(PY) bench/bench_agent.py
 
 # The TA beside a LiteLLM proxy over the same fake backend; LiteLLM in its own venv, never in $(VENV).
 LITELLM_VENV := .venv-litellm
