@@ -37,6 +37,10 @@ class ChainView(Protocol):
         when the chain refuses it."""
         ...
 
+    def finished_by(self, inference_id: bytes) -> str | None:
+        """The executor (host address) of the inference when the chain has it FINISHED, else None."""
+        ...
+
     def tas(self) -> list[str]:
         """The URLs of the other Transfer Agents the chain knows."""
         ...

@@ -43,6 +43,7 @@ import hashlib
 import json
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
@@ -96,6 +97,8 @@ class ExecutorConfig(BaseModel):
     pass_through_timeout_s: float = Field(5.0, gt=0)
     max_body_bytes: int = Field(4 << 20, ge=1024)
     admission_threads: int = Field(64, ge=1)
+    kept_answers: int = Field(4096, ge=0)
+    """Recent answers kept to serve again to the same signed request (a client's failover, ``answer_again``)."""
 
 
 class Digest:
@@ -186,6 +189,9 @@ class Executor:
         """Answers the TA left before they reached it (it died, or its client left): never finished."""
         self.unpaid = 0
         """Requests refused because the chain would not pay for them (no start, or no funds behind it)."""
+        self.answers: OrderedDict[bytes, tuple[bytes, bytes]] = OrderedDict()
+        """Inference id → (content type, the bytes the TA got) of the last ``kept_answers`` finished answers."""
+        self.replayed = 0
         self.admitting = ThreadPoolExecutor(config.admission_threads, thread_name_prefix="admission")
         """Admissions wait on the chain node (and a start may wait for its TA's earlier ones), so they get threads
         of their own rather than asyncio's few shared ones."""
@@ -215,7 +221,8 @@ class Executor:
                 status = getattr(self.finisher, "status", None)
                 document = status() if status is not None else {}
                 await send_json(send, 200, {**document, "served": self.served, "refused": self.refused,
-                                            "unpaid": self.unpaid, "abandoned": self.abandoned})
+                                            "unpaid": self.unpaid, "abandoned": self.abandoned,
+                                            "replayed": self.replayed})
             else:
                 raise AgentError(404, f"Invalid URL ({method} {path})")
         except AgentError as error:
@@ -244,6 +251,8 @@ class Executor:
             self.refused += 1
             raise
         inference_id = requester.inference_id
+        if await self.answer_again(inference_id, send):
+            return
         await self.admit(inference_id, header(dict(scope["headers"]), b"x-start-tx"))
         try:
             request = json.loads(body)
@@ -278,8 +287,8 @@ class Executor:
                 await send({"type": "http.response.start", "status": response.status,
                             "headers": [(b"content-type", content_type)]})
                 await send({"type": "http.response.body", "body": data})
-                if response.status == 200:
-                    self._finish(inference_id, ta, data)
+                if response.status == 200 and self._finish(inference_id, ta, data):
+                    self._keep(inference_id, content_type, data)
                 return
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
@@ -287,6 +296,26 @@ class Executor:
         finally:
             gone.cancel()
             asking.cancel()  # done by now unless this request was cancelled itself
+
+    async def answer_again(self, inference_id: bytes, send: Send) -> bool:
+        """The answer this host already gave to this signed request (its id: the requester's signature over the
+        same body and timestamp, whichever TA it came through), sent again; False when none is kept. A client whose
+        TA died after the answer reached it retries through another TA, which the chain tells that the inference
+        is finished here: it gets the same answer, paid once, and the node does not run it again."""
+        kept = self.answers.get(inference_id)
+        if kept is None:
+            return False
+        content_type, data = kept
+        self.replayed += 1
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", content_type)]})
+        await send({"type": "http.response.body", "body": data})
+        return True
+
+    def _keep(self, inference_id: bytes, content_type: bytes, data: bytes) -> None:
+        if self.config.kept_answers:
+            self.answers[inference_id] = (content_type, data)
+            while len(self.answers) > self.config.kept_answers:
+                self.answers.popitem(last=False)
 
     async def admit(self, inference_id: bytes, start_tx: str | None) -> None:
         """The request goes to the node only if the chain will pay for it (``ExecutorConfig.admission``): 402
@@ -327,7 +356,8 @@ class Executor:
         self.abandoned += 1
         log.warning("inference %s: the TA left %s, nothing to finish", inference_id.hex(), when)
 
-    def _finish(self, inference_id: bytes, ta: str, data: bytes) -> None:
+    def _finish(self, inference_id: bytes, ta: str, data: bytes) -> bool:
+        """Hand the answer's finish to the finisher; whether it had one."""
         try:
             answer = json.loads(data)
         except (ValueError, UnicodeDecodeError):
@@ -335,9 +365,10 @@ class Executor:
         finish = finish_of_answer(inference_id, answer) if isinstance(answer, dict) else None
         if finish is None:
             log.warning("inference %s (TA %s): the answer has no usage, nothing to finish", inference_id.hex(), ta)
-            return
+            return False
         self.served += 1
         self.finisher.submit(finish)
+        return True
 
     async def _relay(self, inference_id: bytes, ta: str, response: Response, first: bytes,
                      chunks: AsyncIterator[bytes], strip_usage: bool, gone: asyncio.Future[Any], send: Send) -> None:
@@ -345,6 +376,7 @@ class Executor:
         unless ``gone`` (the TA left) first."""
         digest = Digest()
         buffer = b""
+        relayed: list[bytes] = []
         done = failed = False
         timeout = self.config.upstream_timeout_s
         chunk = first
@@ -370,6 +402,7 @@ class Executor:
                 self._abandon(inference_id, "mid-stream")
                 return
             if out:
+                relayed += out
                 await send({"type": "http.response.body", "body": b"".join(out), "more_body": True})
             try:
                 following = await next_chunk(chunks, timeout)
@@ -392,6 +425,7 @@ class Executor:
         if finish is not None:
             self.served += 1
             self.finisher.submit(finish)
+            self._keep(inference_id, b"text/event-stream", b"".join([*relayed, buffer]))
 
     @staticmethod
     def _event(event: bytes, digest: Digest, strip_usage: bool) -> bytes | None:

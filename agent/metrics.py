@@ -20,6 +20,7 @@ class Metrics:
         self.counts = [0] * (len(BUCKETS) + 1)
         self.total_s = 0.0
         self.retries = 0
+        self.answered_again = 0
 
     def observe(self, status: int, seconds: float) -> None:
         self.by_code[status] = self.by_code.get(status, 0) + 1
@@ -32,6 +33,9 @@ class Metrics:
         out += [f'gonka_ta_requests_total{{code="{code}"}} {count}' for code, count in sorted(self.by_code.items())]
         out += ["# HELP gonka_ta_retries_total Requests sent again to another node after one failed before "
                 "answering.", "# TYPE gonka_ta_retries_total counter", f"gonka_ta_retries_total {self.retries}",
+                "# HELP gonka_ta_answered_again_total Finished requests a failed-over client got again from the "
+                "host that finished them.", "# TYPE gonka_ta_answered_again_total counter",
+                f"gonka_ta_answered_again_total {self.answered_again}",
                 "# HELP gonka_ta_queue_length Requests waiting in the fee-priority queue.",
                 "# TYPE gonka_ta_queue_length gauge", f"gonka_ta_queue_length {queue_length}",
                 "# HELP gonka_ta_in_flight Requests sent to ML nodes and not yet answered.",

@@ -289,6 +289,12 @@ class Agent:
                     try:
                         start_tx = await self._chain(self.chain.start_inference, start) or b""
                     except ChainError as error:
+                        if error.reason == "already_exists" and executor is None:
+                            answered = await self.answer_again(requester, forward, added, send)
+                            if answered is not None:
+                                self.release(state)
+                                state = None
+                                return answered
                         raise chain_error(error) from None
                     executor = state.node.operator
                     started = True
@@ -315,6 +321,31 @@ class Agent:
             if not started:
                 self.auth.release(requester)
             raise
+
+    async def answer_again(self, requester: Requester, body: bytes, seed: int | None, send: Send) -> int | None:
+        """A request the chain has FINISHED already (its client failed over from a TA that died after the answer
+        reached it): the same signed request to the host that finished it, which serves the answer it kept
+        (``agent/executor.py``, ``answer_again``); None when the chain has it otherwise or no node of that host
+        has it (then 409, as before)."""
+        executor = await self._chain(self.chain.finished_by, requester.inference_id)
+        headers = forward_headers(requester, self.address, seed)
+        for state in [s for s in self.router.nodes.values() if s.node.operator == executor and s.alive]:
+            try:
+                async with asyncio.timeout(self.config.upstream_timeout_s):
+                    response = await state.pool.request("POST", "/v1/chat/completions", body, timeout_s=None,
+                                                        extra_headers=headers)
+                    data = await response.read()
+            except (UpstreamError, TimeoutError):
+                continue
+            if response.status != 200:
+                continue
+            content_type = response.headers.get("content-type", "application/json").encode()
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", content_type), (b"x-inference-id", requester.inference_id.hex().encode())]})
+            await send({"type": "http.response.body", "body": data})
+            self.metrics.answered_again += 1
+            return 200
+        return None
 
     def release(self, state: NodeState) -> None:
         state.local -= 1

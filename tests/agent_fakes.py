@@ -31,6 +31,8 @@ class ScriptedChain:
     refuse: ChainError | None = None
     starts: list[StartRequest] = field(default_factory=list)
     started: set[bytes] = field(default_factory=set)
+    finished: dict[bytes, str] = field(default_factory=dict)
+    """Inference id → its executor, for the ones the scripted chain has FINISHED."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def chain_id(self) -> str:
@@ -58,6 +60,9 @@ class ScriptedChain:
             self.started.add(request.inference_id)
             self.starts.append(request)
             return start_tx(request)
+
+    def finished_by(self, inference_id: bytes) -> str | None:
+        return self.finished.get(inference_id)
 
     def tas(self) -> list[str]:
         return list(self.tas_)

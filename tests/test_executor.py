@@ -132,7 +132,7 @@ def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
             assert httpx.get(proxy + path, timeout=10).status_code == 200
         assert httpx.get(proxy + "/v1/node/info", timeout=10).json()["load"]["max_concurrency"] == 8
         assert httpx.get(proxy + "/v1/executor/status", timeout=10).json() == {
-            "pending": 4, "served": 4, "refused": 0, "unpaid": 0, "abandoned": 0}
+            "pending": 4, "served": 4, "refused": 0, "unpaid": 0, "abandoned": 0, "replayed": 0}
 
 
 class HangingNode:
@@ -482,3 +482,42 @@ def test_executor_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (args, done.stderr)
         assert words in lines[0], (args, lines)
         assert not (tmp_path / "executor.pid").exists()
+
+
+TA2_KEY = secp256k1.PrivateKey(hashlib.sha256(b"executor ta 2").digest())
+TA2_ADDRESS = bech32.encode(secp256k1.address_bytes(TA2_KEY.public_key))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_client_failing_over_after_its_answer_gets_it_again_paid_once(stream: bool) -> None:
+    """The first TA got the answer (the host finished it) but its client did not: the client sends the same
+    body and timestamp through a second TA, whose chain says the inference is FINISHED by this host. The second
+    TA asks the host with the same signed request and relays the answer the host kept: the same bytes, the node
+    not asked again, no second finish, nothing started again. Without a kept answer it stays 409."""
+    fake = FakeNode("fake")
+    with stack(fake) as (ta, proxy, recorder):
+        body = json.dumps({**CHAT, "stream": stream}).encode()
+        timestamp = time.time_ns()
+
+        def send(url: str, address: str) -> httpx.Response:
+            return httpx.post(f"{url}/v1/chat/completions", content=body, timeout=10, headers={
+                **request_headers(USER, body, address, timestamp), "Content-Type": "application/json"})
+
+        first = send(ta, TA_ADDRESS)
+        assert first.status_code == 200 and len(fake.served) == 1 and len(recorder.finishes) == 1
+        inference_id = bytes.fromhex(first.headers["x-inference-id"])
+        chain = ScriptedChain([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9},
+                              refuse=ChainError("already_exists", "inference already finished"),
+                              finished={inference_id: HOST})
+        with serve(Agent(AgentConfig(key=TA2_KEY, chain=chain)), lifespan="on") as ta2:
+            again = send(ta2, TA2_ADDRESS)
+            assert again.status_code == 200, again.text
+            assert again.content == first.content and again.headers["x-inference-id"] == inference_id.hex()
+            assert (len(fake.served), len(recorder.finishes), chain.starts) == (1, 1, [])
+            assert "gonka_ta_answered_again_total 1" in httpx.get(f"{ta2}/metrics", timeout=10).text
+            chain.finished.clear()  # the chain has it otherwise: the refusal stands
+            body = json.dumps({**CHAT, "stream": stream, "max_tokens": 7}).encode()
+            refused = send(ta2, TA2_ADDRESS)
+            assert refused.status_code == 409 and refused.json()["error"]["code"] == "already_exists"
+        assert httpx.get(proxy + "/v1/executor/status", timeout=10).json()["replayed"] == 1
+

@@ -265,9 +265,11 @@ def test_refused_requests_get_openai_errors_and_are_not_charged(net: Net) -> Non
 def test_higher_fees_finish_first_when_the_nodes_are_saturated_and_a_full_queue_is_429(net: Net) -> None:
     """Eight long requests fill both nodes' four slots through TA 0; then twelve short ones arrive together, four
     each with fees 10, 30 and 50 (the model's price is 10), and wait in its queue, now full: the next one is
-    429 with Retry-After. As slots free, the queue hands them out by fee: every fee-50 request finishes before
-    any fee-10 one (in arrival order they would mix), and the fee-30 ones on average before the fee-10 ones.
-    All are paid at their own fee; the refused one is not on chain."""
+    429 with Retry-After. As slots free, the queue hands them out by fee, so every fee-50 request finishes before
+    any fee-10 one (in arrival order they would mix): the four fee-30 ones are handed out between them, so a
+    fee-10 request starts only after a slot that a fee-50 or fee-30 one took has freed again. (Neighbouring
+    classes are not compared: when slots free on both nodes at once, a fee-30 and a fee-10 request can run side
+    by side and either may finish first.) All are paid at their own fee; the refused one is not on chain."""
     ta = net.tas[0]
     wait_for(lambda: ta_status(ta)["in_flight"] == 0 and ta_status(ta)["queue"] == 0, "an idle TA")
     fillers = net.sdk("filler", [ta], max_retries=0)
@@ -303,7 +305,6 @@ def test_higher_fees_finish_first_when_the_nodes_are_saturated_and_a_full_queue_
             future.result()
     by_fee = {fee: [finished_at[i] for i in range(QUEUE_BOUND) if fees[i] == fee] for fee in (10, 30, 50)}
     assert max(by_fee[50]) < min(by_fee[10]), by_fee
-    assert sum(by_fee[30]) < sum(by_fee[10]), by_fee
     records = charged_once(net, "bidder", ids["bidder"])
     assert sorted(r.fee_per_token for r in records) == sorted(fees)
     charged_once(net, "filler", ids["filler"])

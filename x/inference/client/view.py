@@ -113,6 +113,10 @@ class ChainInferenceView(ChainClient):
     def tas(self) -> list[str]:
         return list(self._tas)
 
+    def finished_by(self, inference_id: bytes) -> str | None:
+        found = self.inference(inference_id)
+        return found.executor if found is not None and found.status == inference_pb2.STATUS_FINISHED else None
+
     def known(self, inference_id: bytes) -> bool:
         """Whether the committed state has the inference and it cannot pass to this TA: ended, or started by this
         TA already (False when the node cannot tell). One another TA started and that is still running is the
