@@ -12,12 +12,15 @@ PROTOGEN := protogen
 PROTOGEN_STAMP := $(PROTOGEN)/.generated
 PROTOS := $(shell find proto -name '*.proto')
 LOCALNET_HOME ?= localnet/home
+NATIVE := $(shell find native -name '*.rs' -o -name Cargo.toml)
+export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: install localnet localnet-stop localnet-status test test-fast bench bench-litellm clean
 
 install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP)
 
-$(STAMP): pyproject.toml
+# `pip install -e .` also builds the state tree's native module (native/jmt) with cargo.
+$(STAMP): pyproject.toml $(NATIVE)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[test]'

@@ -3,7 +3,8 @@
 Builds a state of --state random keys, then for each batch size times apply+commit of a
 block changing that many keys (half updates of existing keys, half inserts; 32-byte keys,
 32-byte values), median over --repeats, next to the same keys/values written as one bare
-plyvel write batch into a separate DB holding the same initial state (same DB options).
+plyvel write batch into a separate DB holding the same initial state (same DB options). One more,
+untimed block per size counts the bytes each writes (keys + values put in its batch).
 
     .venv/bin/python bench/bench_store.py --state 1000000
 """
@@ -52,6 +53,43 @@ def block(keys: list[bytes], size: int, rnd: random.Random) -> tuple[dict[bytes,
     return changes, inserted
 
 
+class _CountingBatch:
+    """A write batch that counts the bytes put into it (for the untimed byte count only)."""
+
+    def __init__(self, batch: object) -> None:
+        self.batch = batch
+        self.bytes = 0
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.bytes += len(key) + len(value)
+        self.batch.put(key, value)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.batch, name)
+
+
+def bytes_written(store: CommitStore, changes: dict[bytes, bytes]) -> int:
+    """Apply and commit ``changes`` through a counting batch: the bytes of the version's one write batch."""
+    db = store._db
+    batches: list[_CountingBatch] = []
+
+    class CountingDB:
+        def write_batch(self, **kw: object) -> _CountingBatch:
+            batches.append(_CountingBatch(db.write_batch(**kw)))
+            return batches[-1]
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(db, name)
+
+    store._db = CountingDB()  # type: ignore[assignment]
+    try:
+        store.apply(changes)
+        store.commit()
+    finally:
+        store._db = db
+    return sum(b.bytes for b in batches)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--state", type=int, default=1_000_000, help="initial number of keys")
@@ -79,7 +117,7 @@ def main() -> None:
         rows = []
         for size in (int(s) for s in args.sizes.split(",")):
             store_ms, apply_ms, bare_ms = [], [], []
-            misses = store.cache_misses
+            reads = store.node_reads
             for r in range(args.repeats):
                 changes, inserted = block(keys, size, rnd)
                 t = time.perf_counter()
@@ -105,21 +143,27 @@ def main() -> None:
                     "apply_ms": round(statistics.median(apply_ms), 2),
                     "bare_ms": round(b, 2),
                     "ratio": round(s / b, 2),
-                    "node_cache_misses_per_block": (store.cache_misses - misses) // args.repeats,
+                    "node_reads_per_block": (store.node_reads - reads) // args.repeats,
                 }
             )
+            changes, inserted = block(keys, size, rnd)
+            rows[-1]["store_bytes"] = bytes_written(store, changes)
+            rows[-1]["bare_bytes"] = sum(len(k) + len(v) for k, v in changes.items())
+            keys.extend(inserted)
         store.close()
         bare.close()
 
     print(f"state: {args.state:,} keys (built in {build_s:.1f}s), repeats: {args.repeats}, "
           f"keep_recent: {args.keep_recent}, cache_size: {args.cache_size:,}")
     print()
-    print("| batch (keys) | store ms (median) | of which apply ms | bare plyvel ms (median) | ratio | node cache misses/block |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| batch (keys) | store ms (median) | of which apply ms | bare plyvel ms (median) | ratio "
+          "| store MB written | bare MB written | node reads/block |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(
             f"| {row['batch']:,} | {row['store_ms']:.1f} | {row['apply_ms']:.1f} | {row['bare_ms']:.1f} "
-            f"| {row['ratio']:.2f}x | {row['node_cache_misses_per_block']:,} |"
+            f"| {row['ratio']:.2f}x | {row['store_bytes'] / 1e6:.2f} | {row['bare_bytes'] / 1e6:.2f} "
+            f"| {row['node_reads_per_block']:,} |"
         )
     print()
     print(json.dumps({"state": args.state, "build_s": round(build_s, 1), "repeats": args.repeats,

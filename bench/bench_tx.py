@@ -2,9 +2,12 @@
 
 Builds a localnet (1 or 4 validators) in a temp folder, funds S senders, pre-signs N MsgSend txs,
 broadcasts them from S threads (one keep-alive HTTP connection each, broadcast_tx_sync or _async), and watches
-blocks as they commit. Throughput = N / (last commit seen - first broadcast).
+blocks as they commit. Throughput = N / (last commit seen - first broadcast). With --kvstore, runs alternate with
+the same load on CometBFT's built-in kvstore app (one validator, configured as the localnet's node): CometBFT's
+own ceiling, and our median tx/s as a fraction of it.
 
     .venv/bin/python bench/bench_tx.py --validators 1 --txs 10000 --senders 8
+    .venv/bin/python bench/bench_tx.py --validators 1 --txs 10000 --runs 5 --mode async --kvstore  # or --only-kvstore
     .venv/bin/python bench/bench_tx.py --profile     # per-tx CheckTx / FinalizeBlock cost, in process
 """
 
@@ -19,10 +22,12 @@ import os
 import pstats
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -32,9 +37,11 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci  # noqa: E402
 
 from app import GonkaApp  # noqa: E402
 from gonkad import genesis, localnet  # noqa: E402
+from gonkad.config import edit_cometbft_config  # noqa: E402
+from gonkad.paths import cometbft_binary  # noqa: E402
 from sdk.coins import Coins, parse_coins  # noqa: E402
 from sdk.crypto import secp256k1  # noqa: E402
-from sdk.client.rpc import CometRPC  # noqa: E402
+from sdk.client.rpc import CometRPC, RPCError  # noqa: E402
 from sdk.store.commitstore import CommitStore  # noqa: E402
 from sdk.tx import tx_hash  # noqa: E402
 from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
@@ -118,40 +125,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_localnet(validators: int, total: int, senders: int, mode: str) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "net"
-        try:
-            localnet.start(root, validators, "bench")
-            localnet.wait_for_height(root, 2, 120)
-            nodes = localnet.load(root).nodes
-            rpc = CometRPC(nodes[0].rpc)
-            keys = sender_keys(senders)
-            numbers = fund(root, rpc, keys)
-            batches = presign(keys, "bench", numbers, total // senders)
-            wanted = {tx_hash(t) for batch in batches for t in batch}
-            sent_at: dict[bytes, float] = {}
-            committed_at: dict[bytes, float] = {}
-            rejected: list[str] = []
-            failed: list[str] = []
-            watcher = threading.Thread(target=watch, args=(rpc, rpc.height(), wanted, committed_at, failed))
-            watcher.start()
-            threads = [
-                threading.Thread(target=broadcaster, args=(nodes[i % len(nodes)].rpc_port, txs, sent_at, rejected, mode))
-                for i, txs in enumerate(batches)
-            ]
-            pids = {name: localnet.live_pid(localnet.pid_file(Path(nodes[0].home), name), name)
-                    for name in ("gonkad", "cometbft")}
-            cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()} | {"client": time.process_time()}
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            watcher.join()
-            cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
-            cpu["client"] = time.process_time() - cpu_before["client"]
-        finally:
-            localnet.stop(root)
+def measure(rpc: CometRPC, ports: list[int], batches: list[list[bytes]], mode: str,
+            pids: dict[str, int]) -> dict[str, float]:
+    """Broadcast each batch from its own thread (ports taken in turn) while watching commits through ``rpc``: one
+    load for either app, so their numbers compare. CPU seconds of ``pids`` and of this client over the load."""
+    wanted = {tx_hash(t) for batch in batches for t in batch}
+    sent_at: dict[bytes, float] = {}
+    committed_at: dict[bytes, float] = {}
+    rejected: list[str] = []
+    failed: list[str] = []
+    watcher = threading.Thread(target=watch, args=(rpc, rpc.height(), wanted, committed_at, failed))
+    watcher.start()
+    threads = [threading.Thread(target=broadcaster, args=(ports[i % len(ports)], txs, sent_at, rejected, mode))
+               for i, txs in enumerate(batches)]
+    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()} | {"client": time.process_time()}
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    watcher.join()
+    cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+    cpu["client"] = time.process_time() - cpu_before["client"]
     if rejected or failed or len(committed_at) != len(wanted):
         raise RuntimeError(f"rejected {len(rejected)} failed {len(failed)} committed {len(committed_at)}/{len(wanted)}: "
                            f"{(rejected or failed)[:3]}")
@@ -165,6 +159,112 @@ def run_localnet(validators: int, total: int, senders: int, mode: str) -> dict[s
         **{f"cpu_{name}_s": seconds for name, seconds in cpu.items()},
         "wall_s": last - first,
     }
+
+
+def run_localnet(validators: int, total: int, senders: int, mode: str) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "net"
+        try:
+            localnet.start(root, validators, "bench")
+            localnet.wait_for_height(root, 2, 120)
+            nodes = localnet.load(root).nodes
+            rpc = CometRPC(nodes[0].rpc)
+            keys = sender_keys(senders)
+            numbers = fund(root, rpc, keys)
+            batches = presign(keys, "bench", numbers, total // senders)
+            pids = {name: localnet.live_pid(localnet.pid_file(Path(nodes[0].home), name), name)
+                    for name in ("gonkad", "cometbft")}
+            return measure(rpc, [n.rpc_port for n in nodes], batches, mode, pids)
+        finally:
+            localnet.stop(root)
+
+
+def bank_send_size() -> int:
+    """Bytes of one presigned bank send, the size kvstore txs are padded to."""
+    return len(presign(sender_keys(1), "bench", [1], 1)[0][0])
+
+
+def kvstore_txs(total: int, senders: int, size: int) -> list[list[bytes]]:
+    """Unique ``k<i>=v<i>`` txs, the value padded to ``size`` bytes, in batches as ``presign`` makes them."""
+    per_sender = total // senders
+    return [[f"k{i}=v{i}".ljust(size, "x").encode() for i in range(s * per_sender, (s + 1) * per_sender)]
+            for s in range(senders)]
+
+
+def stop_group(proc: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
+    """SIGTERM to the process group, SIGKILL if it outlives the grace period; reaped."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    except ProcessLookupError:
+        proc.wait()
+
+
+def run_kvstore(total: int, senders: int, mode: str, size: int) -> dict[str, float]:
+    """CometBFT's ceiling: the built-in kvstore app (in memory, no signatures, no Merkle tree) on one validator
+    whose config.toml and genesis consensus params are the 1-validator localnet's, so only the app differs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "kvstore"
+        subprocess.run([cometbft_binary(), "init", "--home", str(home)], check=True, capture_output=True)
+        p2p_port, rpc_port = localnet.free_ports(2)
+        node = localnet.NodeSpec(name="kvstore", home=str(home), p2p_port=p2p_port, rpc_port=rpc_port, abci_port=0,
+                                 grpc_port=0, node_id="")
+        settings = localnet.load_settings(validators=1)
+        config = localnet.consensus_settings(node, "", settings.consensus)
+        del config[""]["proxy_app"]  # the app is --proxy_app=kvstore
+        edit_cometbft_config(home, config)
+        genesis_path = home / "config" / "genesis.json"
+        doc = json.loads(genesis_path.read_text())
+        doc["consensus_params"] = genesis.merge_overrides(doc["consensus_params"], settings.consensus_params)
+        genesis_path.write_text(json.dumps(doc, indent=2) + "\n")
+        with (home / "cometbft.log").open("wb") as logfile:
+            proc = subprocess.Popen([cometbft_binary(), "start", "--home", str(home), "--proxy_app=kvstore"],
+                                    stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        try:
+            rpc = CometRPC(node.rpc)
+            deadline = time.monotonic() + 60
+            while True:  # height 2, as the localnet is waited for
+                try:
+                    if rpc.height() >= 2:
+                        break
+                except RPCError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"kvstore node made no blocks (exit {proc.returncode}); see its log:\n"
+                                       f"{(home / 'cometbft.log').read_text()[-2000:]}")
+                time.sleep(0.2)
+            return measure(rpc, [rpc_port], kvstore_txs(total, senders, size), mode, {"cometbft": proc.pid})
+        finally:
+            stop_group(proc)
+
+
+def compare(total: int, senders: int, runs: int, mode: str, with_gonka: bool) -> None:
+    """Gonka (1 validator) and kvstore runs alternated, so both see the machine in the same state; each run,
+    then the medians and their ratio."""
+    size = bank_send_size()
+    apps: dict[str, Callable[[], dict[str, float]]] = {}
+    if with_gonka:
+        apps["gonka"] = lambda: run_localnet(1, total, senders, mode)
+    apps["kvstore"] = lambda: run_kvstore(total, senders, mode, size)
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in apps}
+    print(f"kvstore txs padded to {size} bytes (one bank send), mode {mode}\n"
+          "| run | app | txs | tx/s | p50 ms | p99 ms |\n|---|---|---|---|---|---|")
+    for i in range(runs):
+        for name, run in apps.items():
+            r = run()
+            results[name].append(r)
+            print(f"| {i + 1} | {name} | {r['txs']} | {r['tx_per_s']:.0f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} |",
+                  flush=True)
+    medians = {name: statistics.median(r["tx_per_s"] for r in rs) for name, rs in results.items()}
+    for name, rs in results.items():
+        print(f"{name}: median {medians[name]:.0f} tx/s over {len(rs)} runs; node CPU seconds in the last run:",
+              {k: round(v, 1) for k, v in rs[-1].items() if k.startswith(("cpu", "wall"))})
+    if with_gonka:
+        print(f"gonka/kvstore: {medians['gonka'] / medians['kvstore']:.3f}")
 
 
 def profile(count: int) -> None:
@@ -212,9 +312,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--mode", choices=["sync", "async"], default="sync", help="broadcast_tx_sync or _async")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--kvstore", action="store_true",
+                        help="alternate each run with one on CometBFT's kvstore app (needs --validators 1)")
+    parser.add_argument("--only-kvstore", action="store_true", help="the kvstore runs alone")
     args = parser.parse_args()
     if args.profile:
         profile(args.txs)
+        return
+    if args.kvstore or args.only_kvstore:
+        if not args.only_kvstore and args.validators != [1]:
+            parser.error("--kvstore compares with the 1-validator localnet: pass --validators 1")
+        compare(args.txs, args.senders, args.runs, args.mode, with_gonka=not args.only_kvstore)
         return
     print("| validators | txs | median tx/s | p50 ms | p99 ms | runs (tx/s) |\n|---|---|---|---|---|---|")
     for validators in args.validators:

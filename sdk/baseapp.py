@@ -40,7 +40,7 @@ from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT, GasKV, GasMeter
 from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrOutOfGas, ErrUnauthorized, ErrUnknownRequest
 from sdk.module import Module, MsgRoute, QueryRoute, run_hook
 from sdk.store.cachekv import CacheKV
-from sdk.store.commitstore import CommitStore, Snapshot
+from sdk.store.commitstore import CommitStore, Snapshot, UnprovableError
 from sdk.store.proof import PROOF_OP_TYPE
 from sdk.codec import decode, decode_strict
 from sdk.invariants import Invariant, InvariantBroken, broken_invariants
@@ -669,8 +669,11 @@ class BaseApp(Application):
         if not prove:
             value = self.store.get_at(key, height)
             return abci.ResponseQuery(key=key, value=value or b"", height=height)
-        value, proof = self.store.prove(key, height)
-        op = proof_pb2.ProofOp(type=PROOF_OP_TYPE, key=key, data=proof.encode())
+        try:
+            value, proof = self.store.prove(key, height)
+        except UnprovableError as exc:
+            raise ErrInvalidRequest.wrap(str(exc)) from None
+        op = proof_pb2.ProofOp(type=PROOF_OP_TYPE, key=key, data=proof)
         return abci.ResponseQuery(
             key=key, value=value or b"", height=height, proof_ops=proof_pb2.ProofOps(ops=[op])
         )

@@ -10,7 +10,7 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
 from sdk.coins import parse_coins
 from sdk.crypto import secp256k1
-from sdk.store.proof import Proof, verify_membership
+from sdk.store.proof import verify_membership, verify_nonmembership
 from sdk.crypto import bech32
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from x.bank import keys as bank_keys
@@ -71,9 +71,16 @@ def test_restart_restores_height_and_hash_and_proofs_verify(tmp_path: Path) -> N
     key = bank_keys.STORE_PREFIX + bank_keys.balance_key(bech32.decode(BOB), "ngonka")
     reply = reopened.query(abci.RequestQuery(path="/store/key", data=key, height=1, prove=True))
     assert reply.code == 0 and reply.value == b"7"
-    proof = Proof.decode(reply.proof_ops.ops[0].data)
+    assert reply.proof_ops.ops[0].type == "ics23:jmt" and reply.proof_ops.ops[0].key == key
+    proof = reply.proof_ops.ops[0].data
     assert verify_membership(reopened.store.root_at(1), key, b"7", proof)
     assert not verify_membership(reopened.store.root_at(1), key, b"8", proof)
+    absent = key + b"!"
+    reply = reopened.query(abci.RequestQuery(path="/store/key", data=absent, height=1, prove=True))
+    assert reply.code == 0 and reply.value == b""
+    assert verify_nonmembership(reopened.store.root_at(1), absent, reply.proof_ops.ops[0].data)
+    other_root = bytes([reopened.store.root_at(1)[0] ^ 1]) + reopened.store.root_at(1)[1:]
+    assert not verify_nonmembership(other_root, absent, reply.proof_ops.ops[0].data)
 
 
 def test_only_configured_events_are_marked_for_indexing(tmp_path: Path) -> None:

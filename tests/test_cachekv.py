@@ -14,7 +14,7 @@ from sdk.store import CacheKV, CommitStore
 
 KEYS = [b"a", b"aa", b"ab", b"b", b"ba", b"c", b"\x00", b"\xff", b"\xff\x00", b"\xff\xff", b"m1", b"m2", b"m3"]
 keys_st = st.sampled_from(KEYS)
-values_st = st.binary(max_size=3)
+values_st = st.binary(min_size=1, max_size=3)
 range_st = st.tuples(
     st.sampled_from([b"", b"a", b"b", b"\xff", b"m"]), st.none() | keys_st, st.none() | keys_st, st.booleans()
 )
@@ -143,5 +143,6 @@ def test_validation() -> None:
         kv.delete(b"")
     with pytest.raises(ValueError):
         kv.set(b"k", None)  # type: ignore[arg-type]
-    kv.set(b"k", b"")
-    assert kv.get(b"k") == b"" and kv.has(b"k")
+    with pytest.raises(ValueError, match="non-empty"):
+        kv.set(b"k", b"")
+    assert kv.get(b"k") is None

@@ -1,7 +1,9 @@
-"""A real 4-validator network: agreement, a validator killed and restarted, gonkad killed mid-write."""
+"""A real 4-validator network: agreement, a validator killed and restarted, gonkad killed mid-write, and
+ICS23 proofs from a live node checked against the headers' app hashes."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -16,8 +18,11 @@ import pytest
 from gonkad import localnet
 from sdk.coins import parse_coins
 from sdk.crypto import secp256k1
+from sdk.client.proofs import ProofError, header_app_hash, proven_get, verify_proof_ops
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
+from sdk.crypto import bech32
+from x.bank import keys as bank_keys
 from nodes import kill_node
 
 pytestmark = pytest.mark.localnet
@@ -134,3 +139,36 @@ def test_gonkad_sigkilled_while_writing_recovers_same_app_hash(net4: Path) -> No
     assert writer.accepted > 10, "the transaction writer did not get transactions in"
     height = wait_caught_up(net4, "node3")
     assert_agreement(net4, height - 1)
+
+
+def test_proofs_from_a_live_node_verify_against_the_header_app_hash(net4: Path) -> None:
+    """The state after block H is proven against header H+1's app hash, by the ics23 verifier: a balance
+    that is there (existence) and one that is not (non-existence); a tampered proof, a wrong value or
+    another height's app hash fail."""
+    rpc = rpcs(net4)[1]
+    faucet = address_of(localnet.load_key(net4, "faucet"))
+    present = bank_keys.STORE_PREFIX + bank_keys.balance_key(bech32.decode(faucet), "ngonka")
+    absent = bank_keys.STORE_PREFIX + bank_keys.balance_key(bech32.decode(faucet), "no-such-denom")
+    height = rpc.height() - 1
+    value = proven_get(rpc, present, height)
+    assert value is not None and int(value) > 0
+    assert proven_get(rpc, absent, height) is None
+
+    app_hash = header_app_hash(rpc, height + 1)
+    for key, value in ((present, value), (absent, None)):
+        ops = rpc.abci_query("/store/key", key, height=height, prove=True)["proofOps"]["ops"]
+        verify_proof_ops(ops, key, value, app_hash)
+        data = bytearray(base64.b64decode(ops[0]["data"]))
+        data[len(data) // 2] ^= 0x01
+        tampered = [dict(ops[0], data=base64.b64encode(bytes(data)).decode())]
+        with pytest.raises(ProofError, match="does not verify"):
+            verify_proof_ops(tampered, key, value, app_hash)
+        with pytest.raises(ProofError, match="does not verify"):
+            verify_proof_ops(ops, key, b"1" if value is None else value + b"0", app_hash)
+        with pytest.raises(ProofError, match="another key"):
+            verify_proof_ops(ops, key + b"x", value, app_hash)
+    other = header_app_hash(rpc, 2)  # the state after block 1
+    assert other != app_hash
+    ops = rpc.abci_query("/store/key", present, height=height, prove=True)["proofOps"]["ops"]
+    with pytest.raises(ProofError, match="does not verify"):
+        verify_proof_ops(ops, present, value, other)

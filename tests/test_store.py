@@ -15,41 +15,45 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sdk.store import (
+    EMPTY_ROOT,
     CacheKV,
     CommitStore,
-    Proof,
+    UnprovableError,
     VersionUnavailableError,
     VersionView,
+    proof_spec,
     verify_membership,
     verify_nonmembership,
 )
-from sdk.store.smt import ZERO, node_child
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # A small key pool makes overwrites, deletes and shared hash prefixes frequent.
 POOL = [bytes([i]) for i in range(1, 41)] + [b"ab", b"abc", b"b\x00", b"\xff", b"\xff\xff"]
 keys_st = st.sampled_from(POOL)
-values_st = st.binary(max_size=6)
+values_st = st.binary(min_size=1, max_size=6)
 batch_st = st.dictionaries(keys_st, st.none() | values_st, max_size=12)
 history_st = st.lists(batch_st, min_size=1, max_size=8)
 
 
 def ref_root(model: dict[bytes, bytes]) -> bytes:
-    """The canonical root computed from scratch, straight from the README's rules."""
+    """The Jellyfish Merkle root computed from scratch: a binary sparse Merkle tree over the bits of
+    sha256(key), most significant first, a subtree of one leaf being that leaf, an empty one the
+    placeholder (the README's rules, independent of the crate)."""
 
     def h(b: bytes) -> bytes:
         return sha256(b).digest()
 
-    def build(items: list[tuple[str, bytes, bytes]], depth: int) -> bytes:
+    def build(items: list[tuple[int, bytes, bytes]], bit: int) -> bytes:
         if not items:
-            return ZERO
+            return EMPTY_ROOT
         if len(items) == 1:
-            return h(b"\x00" + items[0][1] + items[0][2])
-        children = [build([it for it in items if it[0][depth] == c], depth + 1) for c in "0123456789abcdef"]
-        return h(b"\x01" + b"".join(children))
+            return h(b"JMT::LeafNode" + items[0][1] + items[0][2])
+        left = [it for it in items if not it[0] >> (255 - bit) & 1]
+        right = [it for it in items if it[0] >> (255 - bit) & 1]
+        return h(b"JMT::IntrnalNode" + build(left, bit + 1) + build(right, bit + 1))
 
-    return build([(h(k).hex(), h(k), h(v)) for k, v in model.items()], 0)
+    return build([(int.from_bytes(h(k), "big"), h(k), h(v)) for k, v in model.items()], 0)
 
 
 def model_iter(model: dict[bytes, bytes], prefix: bytes, start: bytes | None, end: bytes | None, reverse: bool):
@@ -73,35 +77,25 @@ def opened(**kw: int) -> Iterator[tuple[CommitStore, str]]:
 
 
 def node_keys(store: CommitStore) -> set[bytes]:
-    return {k for k in store._db.iterator(include_value=False) if k[:1] in (b"n", b"k")}
+    return {k for k in store._db.iterator(include_value=False) if k[:1] == b"n"}
 
 
 def reachable_nodes(store: CommitStore) -> set[bytes]:
     """DB keys of every node reachable from a kept version's root."""
-    out: set[bytes] = set()
     oldest, latest = store.available_versions()
-
-    def visit(ref: bytes, path: str) -> None:
-        if len(ref) == 72:
-            out.add(b"k" + ref[32:])
-        elif ref:
-            key = b"n" + ref[32:40] + path.encode()
-            out.add(key)
-            node = store._load(key)
-            for i, c in enumerate("0123456789abcdef"):
-                visit(node_child(node, i), path + c)
-
-    for v in range(oldest, latest + 1):
-        visit(store._root_ref(v), "")
-    return out
+    return {k for v in range(max(oldest, 1), latest + 1) for k in store._tree.node_keys(v)}
 
 
 def check_proofs(store: CommitStore, model: dict[bytes, bytes], version: int, keys: list[bytes]) -> None:
     root = store.root_at(version)
+    if not model:
+        for k in keys:
+            with pytest.raises(UnprovableError):
+                store.prove(k, version)
+        return
     for k in keys:
         value, proof = store.prove(k, version)
         assert value == model.get(k)
-        assert Proof.decode(proof.encode()) == proof
         if value is None:
             assert verify_nonmembership(root, k, proof)
             assert not verify_membership(root, k, b"", proof)
@@ -183,7 +177,7 @@ def test_root_independent_of_history(final: dict[bytes, bytes], noise: dict[byte
         assert a.root_hash == b.root_hash == ref_root(final)
         b.apply({k: None for k in final})
         b.commit()
-        assert b.root_hash == ZERO
+        assert b.root_hash == EMPTY_ROOT
 
 
 def test_larger_random_histories_match_reference() -> None:
@@ -191,10 +185,11 @@ def test_larger_random_histories_match_reference() -> None:
     keys = [rnd.randbytes(rnd.randint(1, 12)) for _ in range(1500)]
     model: dict[bytes, bytes] = {}
     with opened(keep_recent=3, cache_size=50) as (store, path):
-        for _ in range(8):
+        for i in range(8):
             batch: dict[bytes, bytes | None] = {}
+            deletes = 0.3 if i % 2 else 0.0  # the tree updates blocks with and without deletions differently
             for k in rnd.sample(keys, 400):
-                batch[k] = None if rnd.random() < 0.3 else rnd.randbytes(rnd.randint(0, 40))
+                batch[k] = None if rnd.random() < deletes else rnd.randbytes(rnd.randint(1, 40))
             apply_to_model(model, batch)
             assert store.apply(batch) == ref_root(model)
             store.commit()
@@ -203,11 +198,12 @@ def test_larger_random_histories_match_reference() -> None:
         assert node_keys(store) == reachable_nodes(store)
         store.apply({k: None for k in keys})
         store.commit()
-        assert store.root_hash == ZERO
+        assert store.root_hash == EMPTY_ROOT
         assert list(store.iterate()) == []
         for _ in range(3):
             store.commit()
-        assert node_keys(store) == set()
+        assert node_keys(store) == reachable_nodes(store)
+        assert len(node_keys(store)) == 3  # the three kept versions' empty roots, nothing else
 
 
 def test_reopen_restores_state_and_drops_staged() -> None:
@@ -249,7 +245,7 @@ def test_apply_replaces_and_discard_drops() -> None:
         assert store.commit() == 2
         assert store.root_hash == r and store.get(b"z") is None
         assert store.available_versions() == (0, 2)
-        assert store.root_at(0) == ZERO
+        assert store.root_at(0) == EMPTY_ROOT
 
 
 def test_key_and_value_validation() -> None:
@@ -260,11 +256,10 @@ def test_key_and_value_validation() -> None:
             store.apply({"str": b"v"})  # type: ignore[dict-item]
         with pytest.raises(ValueError):
             store.get(b"")
-        store.apply({b"empty": b""})
+        with pytest.raises(ValueError, match="non-empty"):
+            store.apply({b"empty": b""})
         store.commit()
-        assert store.get(b"empty") == b"" and store.has(b"empty")
-        value, proof = store.prove(b"empty", 1)
-        assert value == b"" and verify_membership(store.root_hash, b"empty", b"", proof)
+        assert store.get(b"empty") is None and store.items_at(1) == []
 
 
 def test_tampered_proofs_fail() -> None:
@@ -278,32 +273,22 @@ def test_tampered_proofs_fail() -> None:
         absent = [rnd.randbytes(9) for _ in range(20)]
         for k in present + absent:
             value, proof = store.prove(k, 1)
-            raw = proof.encode()
-            for _ in range(10):
-                i = rnd.randrange(len(raw))
-                bad = bytearray(raw)
+            # A non-existence proof's own copy of the key is informational (the verifier judges the
+            # neighbours against the key it is asked about): flipping it changes nothing, so it is spared.
+            info = range(0) if value is not None else range(proof.index(k) - 2, proof.index(k) + len(k))
+            for _ in range(25):
+                bad = bytearray(proof)
+                i = rnd.choice([i for i in range(len(bad)) if i not in info])
                 bad[i] ^= 1 << rnd.randrange(8)
-                try:
-                    tampered = Proof.decode(bytes(bad))
-                except ValueError:
-                    continue
                 if value is None:
-                    assert not verify_nonmembership(root, k, tampered)
+                    assert not verify_nonmembership(root, k, bytes(bad))
                 else:
-                    assert not verify_membership(root, k, value, tampered)
-            # swap two siblings of one level
-            lvl = list(proof.levels[-1])
-            filled = [i for i, h in enumerate(lvl) if h != ZERO]
-            if len(filled) >= 2:
-                i, j = filled[:2]
-                lvl[i], lvl[j] = lvl[j], lvl[i]
-                swapped = Proof(proof.levels[:-1] + (tuple(lvl),), proof.leaf)
-                assert not (verify_membership(root, k, value, swapped) if value is not None
-                            else verify_nonmembership(root, k, swapped))
+                    assert not verify_membership(root, k, value, bytes(bad))
+            assert not verify_membership(root, k, value or b"v", proof[:-1])
             wrong_root = bytes([root[0] ^ 1]) + root[1:]
             if value is None:
                 assert not verify_nonmembership(wrong_root, k, proof)
-                assert not verify_nonmembership(ZERO, k, proof)
+                assert not verify_nonmembership(EMPTY_ROOT, k, proof)
             else:
                 assert not verify_membership(wrong_root, k, value, proof)
                 assert not verify_membership(root, k, value + b"!", proof)
@@ -312,26 +297,55 @@ def test_tampered_proofs_fail() -> None:
         _, p = store.prove(present[0], 1)
         assert not verify_membership(root, present[1], model[present[1]], p)
         assert not verify_nonmembership(root, present[1], p)
+        # a non-existence proof for a key that is there cannot be made, nor faked from a neighbour's
+        _, absent_proof = store.prove(absent[0], 1)
+        assert not verify_nonmembership(root, present[0], absent_proof)
 
 
 def test_verifiers_never_raise_on_garbage() -> None:
-    p = Proof((), None)
-    for args in [(b"", b"k", p), (ZERO, b"k", None), (ZERO, None, p), ("x", b"k", p), (ZERO, b"k", "proof")]:
-        assert verify_nonmembership(*args) in (True, False)  # type: ignore[arg-type]
-        assert verify_membership(args[0], args[1], b"v", args[2]) is False  # type: ignore[arg-type]
-    assert verify_membership(ZERO, b"k", None, p) is False  # type: ignore[arg-type]
-    assert verify_nonmembership(ZERO, b"k", p)  # empty tree proves absence
+    with opened() as (store, _):
+        store.apply({b"k": b"v", b"j": b"w"})
+        store.commit()
+        root = store.root_hash
+        _, p = store.prove(b"k", 1)
+        assert verify_membership(root, b"k", b"v", p)
+        for args in [(b"", b"k", p), (root, b"k", None), (root, None, p), ("x", b"k", p), (root, b"k", "proof"),
+                     (root, b"", p), (root, b"k", b""), (root, b"k", b"\xff" * 40)]:
+            assert verify_nonmembership(*args) is False  # type: ignore[arg-type]
+            assert verify_membership(args[0], args[1], b"v", args[2]) is False  # type: ignore[arg-type]
+        assert verify_membership(root, b"k", None, p) is False  # type: ignore[arg-type]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=200) | st.builds(lambda n, b: bytes([n]) + b, st.integers(0, 3), st.binary(max_size=120)))
-def test_proof_decode_garbage_raises_value_error_only(data: bytes) -> None:
-    try:
-        proof = Proof.decode(data)
-    except ValueError:
-        return
-    assert proof.encode() == data
-    assert verify_membership(ZERO, b"k", b"v", proof) in (True, False)
+@given(st.binary(max_size=300))
+def test_verifiers_refuse_random_bytes(data: bytes) -> None:
+    root = ref_root({b"k": b"v"})
+    assert verify_membership(root, b"k", b"v", data) is False
+    assert verify_nonmembership(root, b"q", data) is False
+
+
+def test_proof_spec_is_the_crates_jmt_spec() -> None:
+    """What a light client checks proofs against: sha256 leaves with the JMT domain separator,
+    keys and values prehashed, binary inner nodes with the placeholder as the empty child."""
+    from cosmpy.protos.cosmos.ics23.v1 import proofs_pb2
+
+    spec = proofs_pb2.ProofSpec.FromString(proof_spec())
+    assert spec.leaf_spec.prefix == b"JMT::LeafNode"
+    assert spec.leaf_spec.hash == proofs_pb2.SHA256 and spec.leaf_spec.prehash_key == proofs_pb2.SHA256
+    assert spec.leaf_spec.prehash_value == proofs_pb2.SHA256
+    assert list(spec.inner_spec.child_order) == [0, 1] and spec.inner_spec.child_size == 32
+    assert spec.inner_spec.empty_child == EMPTY_ROOT
+    assert spec.prehash_key_before_comparison
+
+
+def test_empty_tree_has_no_proof_but_a_clear_error() -> None:
+    with opened() as (store, _):
+        store.commit()
+        assert store.root_hash == EMPTY_ROOT == ref_root({})
+        with pytest.raises(UnprovableError, match="empty at version 1"):
+            store.prove(b"k", 1)
+        with pytest.raises(UnprovableError):
+            store.prove(b"k", 0)
 
 
 def test_pruning_keeps_db_bounded() -> None:
@@ -483,11 +497,11 @@ def test_walking_an_old_version_leaves_the_node_cache_alone() -> None:
         store.commit()
         store.apply({k: b"2" for k in keys[::2]})
         store.commit()
-        cached = dict(store._cache.nodes)
+        cached = store._tree.cached_nodes()
         view = store.state_at(1)
         assert isinstance(view, VersionView) and view.version == 1
         assert list(view.iterate()) == sorted((k, b"1") for k in keys)
-        assert store._cache.nodes == cached
+        assert store._tree.cached_nodes() == cached
 
 
 def test_initial_version_starts_history_above_one() -> None:

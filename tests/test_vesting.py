@@ -26,6 +26,7 @@ from sdk.coins import Coins
 from sdk.crypto import bech32, secp256k1
 from sdk.client.txbuilder import address_of
 from sdk.errors import ABCIError, ErrInsufficientFunds, ErrInvalidRequest
+from sdk.store import PRESENT
 from x.genutil.gentx import build_gentx
 from x.vesting import keys as vesting_keys
 from x.vesting.keeper import split
@@ -363,7 +364,7 @@ def test_invariants_catch_broken_accounting(tmp_path: Path) -> None:
         # epoch 2's part one short: the rate (50) falls by 1 at epoch 2 and by 49, not 50, at epoch 3
         store.set(vesting_keys.change_key(2, vestee), vesting_pb2.RateChange(
             address=bech32.encode(vestee), epoch=2, decrease=[{"denom": DENOM, "amount": "1"}]).SerializeToString())
-        store.set(vesting_keys.account_change_key(vestee, 2), b"")
+        store.set(vesting_keys.account_change_key(vestee, 2), PRESENT)
         key = vesting_keys.change_key(3, vestee)
         change = vesting_pb2.RateChange.FromString(store.get(key))
         change.decrease[0].amount = "49"

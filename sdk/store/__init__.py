@@ -1,17 +1,20 @@
-"""Versioned, Merkle-committed key-value storage: CommitStore, CacheKV branches, proofs."""
+"""Versioned, Merkle-committed key-value storage: CommitStore, CacheKV branches, ICS23 proofs."""
 
-from .cachekv import CacheKV, KVStore
-from .commitstore import CommitStore, VersionUnavailableError, VersionView
-from .proof import PROOF_OP_TYPE, Proof, verify_membership, verify_nonmembership
+from .cachekv import PRESENT, CacheKV, KVStore
+from .commitstore import EMPTY_ROOT, CommitStore, UnprovableError, VersionUnavailableError, VersionView
+from .proof import PROOF_OP_TYPE, proof_spec, verify_membership, verify_nonmembership
 
 __all__ = [
+    "EMPTY_ROOT",
+    "PRESENT",
     "PROOF_OP_TYPE",
     "CacheKV",
     "CommitStore",
+    "UnprovableError",
     "KVStore",
-    "Proof",
     "VersionUnavailableError",
     "VersionView",
+    "proof_spec",
     "verify_membership",
     "verify_nonmembership",
 ]

@@ -44,6 +44,17 @@ def check_key(key: object) -> None:
         raise ValueError(f"keys must be non-empty bytes, got {key!r}")
 
 
+PRESENT = b"\x01"
+"""The value of an entry that only says "this key is there" (an index): values are never empty."""
+
+
+def check_value(value: object) -> None:
+    """Values are non-empty bytes: an ICS23 existence proof carries its value, and an empty one is refused
+    (so an empty value would also leave its neighbours' absent keys unprovable)."""
+    if type(value) is not bytes or not value:
+        raise ValueError(f"values must be non-empty bytes, got {value!r:.40}")
+
+
 class CacheKV:
     """A write-buffer over a parent store (CommitStore or another CacheKV).
 
@@ -70,8 +81,7 @@ class CacheKV:
 
     def set(self, key: bytes, value: bytes) -> None:
         check_key(key)
-        if type(value) is not bytes:
-            raise ValueError(f"values must be bytes, got {type(value).__name__}")
+        check_value(value)
         if key not in self._writes:
             self._sorted = None
         self._writes[key] = value

@@ -1,54 +1,35 @@
-"""Versioned key-value store on LevelDB with a sparse Merkle commitment (see README.md).
+"""Versioned key-value store on LevelDB with a Jellyfish Merkle tree commitment (see README.md).
 
 One DB holds, by one-byte prefix:
-  ``l`` + key            -> value          latest committed state, for reads and iteration
-  ``n`` + ver8 + path    -> internal node  (path = nibbles as ASCII hex)
-  ``k`` + ver8 + keyhash -> leaf node      (u32 key length, key, value)
-  ``r`` + ver8           -> root reference of that version (b"" for the empty tree)
-  ``s`` + ver8           -> one blob listing the nodes that became stale at that version
-  ``m``                  -> latest version (u64) and oldest kept version (u64)
-Every version is written by one write batch, so a crash leaves the old or the new version.
-Not thread-safe: one writer, with reads from the same thread (the node cache is mutated by commit and by
-reads). The one exception is ``snapshot()``: taken on the owner's thread, a ``Snapshot`` of the
-latest-state table may then be read and closed on another thread while the owner goes on committing.
+  ``l`` + key              -> value        latest committed state, for reads and iteration
+  ``n`` + borsh(NodeKey)   -> tree node    (a leaf's record also holds its key and value)
+  ``s`` + ver8             -> one blob listing the nodes that became stale at that version
+  ``m``                    -> latest version (u64) and oldest kept version (u64)
+The tree itself is the ``jmt`` crate's, in the native module ``_jmt``: it reads committed nodes through
+``_load`` and returns what a version writes; every version is written by one write batch, so a crash
+leaves the old or the new version.
+Not thread-safe: one writer, with reads from the same thread (the native node cache is mutated by commit
+and read by proofs). The one exception is ``snapshot()``: taken on the owner's thread, a ``Snapshot`` of
+the latest-state table may then be read and closed on another thread while the owner goes on committing.
 """
 
 from __future__ import annotations
 
 import gc
 from bisect import bisect_left
-from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
-from hashlib import sha256
 from operator import itemgetter
 from typing import Any
 
 import plyvel
 
-from .cachekv import check_key, clip_range
-from .proof import Proof
-from .smt import (
-    LEAF_REF_LEN,
-    NIBBLE,
-    ZERO,
-    BatchUpdate,
-    check_ref,
-    decode_internal,
-    decode_leaf,
-    leaf_key,
-    leaf_refs,
-    node_hashes,
-    prepare_updates,
-    ref_hash,
-    walk,
-)
+from . import _jmt
+from .cachekv import check_key, check_value, clip_range
 
 LATEST = b"l"
 _LATEST_END = b"m"
-ROOT = b"r"
 STALE = b"s"
 META = b"m"
 
@@ -65,11 +46,15 @@ def _v8(version: int) -> bytes:
     return version.to_bytes(8, "big")
 
 
+EMPTY_ROOT: bytes = _jmt.EMPTY_ROOT
+"""Root hash of the empty tree (version 0): the crate's ``SPARSE_MERKLE_PLACEHOLDER_HASH``."""
+
+
 _LEN_BYTE = [bytes((n,)) for n in range(256)]
 
 
 def _pack_keys(keys: list[bytes]) -> bytes:
-    """Stale blob: each node key preceded by its length in one byte (keys are <= 73 bytes)."""
+    """Stale blob: each node key preceded by its length in one byte (node keys are <= 53 bytes)."""
     lb = _LEN_BYTE
     return b"".join([lb[len(k)] + k for k in keys])
 
@@ -195,49 +180,6 @@ class VersionUnavailableError(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
-class _NodeCache:
-    """Bounded map of internal-node DB key -> in-memory node.
-
-    Nodes of the latest tree down to depth d are pinned: nearly every block touches them,
-    and there are at most 1 + 16 + ... + 16^d of them, d chosen to keep that under half
-    the capacity. Everything else is evicted oldest-inserted first. FIFO, not LRU:
-    every node an update reads is replaced at commit (and dropped here as stale), so use
-    and insertion go together, and the hot path's lookup stays a bare dict.get.
-    """
-
-    __slots__ = ("nodes", "_order", "_capacity", "_pinned_key_len")
-
-    def __init__(self, capacity: int) -> None:
-        self.nodes: dict[bytes, bytes] = {}
-        self._order: deque[bytes] = deque()  # unpinned keys, oldest first; may hold dropped keys
-        self._capacity = capacity
-        depth, total = -1, 0
-        while total + 16 ** (depth + 1) <= capacity // 2:
-            depth += 1
-            total += 16**depth
-        self._pinned_key_len = 9 + depth  # b"n" + version8 + path of <= depth nibbles
-
-    def add(self, nodes: dict[bytes, bytes], latest: bool) -> None:
-        """Insert ``nodes``; pin the shallow ones if they belong to the latest tree (only
-        those are sure to be dropped as stale when replaced)."""
-        self.nodes.update(nodes)
-        if latest:
-            n = self._pinned_key_len
-            self._order.extend([k for k in nodes if len(k) > n])
-        else:
-            self._order.extend(nodes)
-        live, order = self.nodes, self._order
-        while len(live) > self._capacity and order:
-            live.pop(order.popleft(), None)
-        if len(order) > 2 * len(live) + 4096:
-            self._order = deque(k for k in order if k in live)  # forget dropped keys
-
-    def discard(self, keys: list[bytes]) -> None:
-        pop = self.nodes.pop
-        for k in keys:
-            pop(k, None)
-
-
 @dataclass(slots=True)
 class _Staged:
     """A computed but unwritten version: its write batch and what commit needs besides."""
@@ -245,8 +187,11 @@ class _Staged:
     version: int
     batch: Any  # plyvel.WriteBatch holding latest-table changes and new nodes
     root: bytes
-    nodes: dict[bytes, bytes]  # new internal nodes, for the cache
     stale: list[bytes]  # DB keys of nodes replaced or deleted by this version
+
+
+class UnprovableError(ValueError):
+    """What ICS23 cannot express: a proof against the empty tree (every proof stands on a leaf)."""
 
 
 class CommitStore:
@@ -259,19 +204,19 @@ class CommitStore:
             raise ValueError("keep_recent and cache_size must be >= 0")
         self._db = plyvel.DB(path, **DB_OPTIONS)
         self._keep_recent = keep_recent
-        self._cache = _NodeCache(cache_size)
+        self._tree = _jmt.Tree(self._load, cache_size)
         self._sync = sync
-        self.cache_misses = 0
-        """Internal nodes read from LevelDB because the cache lacked them (for tuning)."""
+        self.node_reads = 0
+        """Tree nodes read from LevelDB (the native cache lacked them), for tuning."""
         self._staged: _Staged | None = None
         self._first_version = 1
         meta = self._db.get(META)
         if meta is None:
-            self._version, self._oldest, self._root = 0, 0, b""
+            self._version, self._oldest, self._root = 0, 0, EMPTY_ROOT
         else:
             self._version = int.from_bytes(meta[:8], "big")
             self._oldest = int.from_bytes(meta[8:16], "big")
-            self._root = self._read_root(self._version)
+            self._root = self._tree.root_hash(self._version)
 
     # -- latest committed state --------------------------------------------------------
 
@@ -281,7 +226,7 @@ class CommitStore:
 
     @property
     def root_hash(self) -> bytes:
-        return ref_hash(self._root)
+        return self._root
 
     def get(self, key: bytes) -> bytes | None:
         check_key(key)
@@ -305,24 +250,31 @@ class CommitStore:
     def apply(self, changes: Mapping[bytes, bytes | None]) -> bytes:
         """Stage version+1 as the committed state plus ``changes`` (None = delete) and
         return its root hash. Nothing is persisted; a later apply replaces this one."""
+        updates = []
+        for key, value in changes.items():
+            check_key(key)
+            if value is not None:
+                check_value(value)
+            updates.append((key, value))
+        self._staged = None
+        version = self._version + 1 if self._version else self._first_version
         with _gc_paused():
-            ups = prepare_updates(changes)
-            self._staged = None
-            version = self._version + 1 if self._version else self._first_version
+            root, nodes, stale = self._tree.apply(version, updates, self._version == 0)
             batch = self._db.write_batch(sync=self._sync)
-            put = batch.put
-            for key, value in changes.items():
+            put, delete = batch.put, batch.delete
+            for key, value in updates:
                 if value is None:
-                    batch.delete(LATEST + key)
+                    delete(LATEST + key)
                 else:
                     put(LATEST + key, value)
-            upd = BatchUpdate(_v8(version), self._cache.nodes, self._load, put)
-            root = upd.run(self._root, ups)
-        self._staged = _Staged(version, batch, root, upd.nodes, upd.stale)
-        return ref_hash(root)
+            for key, record in nodes:
+                put(key, record)
+        self._staged = _Staged(version, batch, root, stale)
+        return root
 
     def discard(self) -> None:
         self._staged = None
+        self._tree.discard()
 
     def set_initial_version(self, version: int) -> None:
         """Make the first commit version ``version``, for a chain that starts above height 1 (InitChain's
@@ -332,7 +284,7 @@ class CommitStore:
             raise ValueError(f"the store already holds version {self._version}")
         if type(version) is not int or version < 1:
             raise ValueError(f"initial version must be a positive int, got {version!r}")
-        self._staged = None
+        self.discard()
         self._first_version = version
 
     def commit(self) -> int:
@@ -349,7 +301,6 @@ class CommitStore:
     def _commit(self, st: _Staged) -> None:
         ver8 = _v8(st.version)
         batch = st.batch
-        batch.put(ROOT + ver8, st.root)
         # A first version above 1 (set_initial_version) has no history below it to keep or prune.
         previous = self._oldest if st.version == self._version + 1 else st.version
         oldest = previous
@@ -363,11 +314,11 @@ class CommitStore:
                 blob = self._db.get(STALE + _v8(s))
                 keys = _unpack_keys(blob) if blob else []
                 batch.delete(STALE + _v8(s))
-            for k in keys:
-                batch.delete(k)
             pruned.extend(keys)
-        for v in range(previous, oldest):
-            batch.delete(ROOT + _v8(v))
+        # An empty block copies its root without making the old one stale: old roots go by version.
+        pruned.extend(_jmt.root_db_key(v) for v in range(max(previous, 1), oldest))
+        for k in pruned:
+            batch.delete(k)
         if st.stale and st.version > oldest:
             batch.put(STALE + ver8, _pack_keys(st.stale))
         batch.put(META, ver8 + _v8(oldest))
@@ -377,9 +328,9 @@ class CommitStore:
         self._version = st.version
         self._oldest = oldest
         self._root = st.root
-        self._cache.discard(st.stale)
-        self._cache.discard(pruned)
-        self._cache.add(st.nodes, latest=True)
+        self._tree.commit()
+        if pruned:
+            self._tree.forget(pruned)
 
     # -- history and proofs ------------------------------------------------------------
 
@@ -388,55 +339,46 @@ class CommitStore:
         return self._oldest, self._version
 
     def root_at(self, version: int) -> bytes:
-        return ref_hash(self._root_ref(version))
+        self._check_version(version)
+        if version == self._version:
+            return self._root
+        return EMPTY_ROOT if version == 0 else self._tree.root_hash(version)
 
     def items_at(self, version: int) -> list[tuple[bytes, bytes]]:
         """Every (key, value) of a kept version, sorted by key: the latest version from its table, an older
-        one by walking its whole tree (every leaf read once, bypassing the node cache that blocks use)."""
-        root = self._root_ref(version)
+        one by walking its whole tree (one LevelDB read per node, outside the node cache blocks use)."""
+        self._check_version(version)
         if version == self._version:
             return list(self.iterate())
-        load = partial(self._load, cache=False)
-        items = [self._read_leaf(ref, None) for ref in leaf_refs(root, load)]
+        if version == 0:
+            return []
+        items = self._tree.items(version)
         items.sort(key=itemgetter(0))
         return items
 
     def state_at(self, version: int) -> CommitStore | VersionView:
         """A read-only view of a kept version for ``CacheKV``/``Context``: the store itself at the latest
         version, else that version's ``items_at`` in memory. For reading a whole past state (export)."""
-        self._root_ref(version)
+        self._check_version(version)
         return self if version == self._version else VersionView(version, self.items_at(version))
 
     def get_at(self, key: bytes, version: int) -> bytes | None:
         check_key(key)
-        root = self._root_ref(version)
+        self._check_version(version)
         if version == self._version:
             return self._db.get(LATEST + key)
-        kh = sha256(key).digest()
-        _, end = walk(root, kh, self._load)
-        if end[40:] != kh:
-            return None
-        return self._read_leaf(end, key)[1]
+        return None if version == 0 else self._tree.get(key, version)
 
-    def prove(self, key: bytes, version: int) -> tuple[bytes | None, Proof]:
-        """The value of ``key`` at ``version`` (None if absent) and a proof of it against
-        ``root_at(version)``."""
+    def prove(self, key: bytes, version: int) -> tuple[bytes | None, bytes]:
+        """The value of ``key`` at ``version`` (None if absent) and an ICS23 ``CommitmentProof`` of it
+        (existence, or non-existence by its neighbours) against ``root_at(version)``.
+
+        Raises UnprovableError for a version whose tree is empty: ICS23 has no proof against it."""
         check_key(key)
-        root = self._root_ref(version)
-        kh = sha256(key).digest()
-        levels, end = walk(root, kh, self._load)
-        hx = kh.hex()
-        path = []
-        for depth, node in enumerate(levels):
-            hashes = list(node_hashes(node))
-            hashes[NIBBLE[hx[depth]]] = ZERO
-            path.append(tuple(hashes))
-        if not end:
-            return None, Proof(tuple(path), None)
-        leaf_kh = end[40:]
-        _, value = self._read_leaf(end, key if leaf_kh == kh else None)
-        proof = Proof(tuple(path), (leaf_kh, sha256(value).digest()))
-        return (value if leaf_kh == kh else None), proof
+        self._check_version(version)
+        if self.root_at(version) == EMPTY_ROOT:
+            raise UnprovableError(f"the state is empty at version {version}: there is nothing to prove against")
+        return self._tree.prove(key, version)
 
     def compact(self) -> None:
         """Compact the whole LevelDB, e.g. after a bulk load, so reads and writes stop
@@ -445,7 +387,7 @@ class CommitStore:
 
     def close(self) -> None:
         self._staged = None
-        self._cache = _NodeCache(0)
+        self._tree = _jmt.Tree(self._load, 0)  # drop the cache (and its hold on this store)
         self._db.close()
 
     def __enter__(self) -> CommitStore:
@@ -456,44 +398,15 @@ class CommitStore:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _root_ref(self, version: int) -> bytes:
+    def _check_version(self, version: int) -> None:
         if type(version) is not int or not self._oldest <= version <= self._version:
             raise VersionUnavailableError(
                 f"version {version!r} not available: kept versions are {self._oldest}..{self._version}"
             )
-        if version == self._version:
-            return self._root
-        return self._read_root(version)
 
-    def _read_root(self, version: int) -> bytes:
-        if version == 0:
-            return b""
-        data = self._db.get(ROOT + _v8(version))
-        if data is None:
-            raise VersionUnavailableError(f"no root recorded for version {version}")
-        return check_ref(data)
+    def _load(self, keys: list[bytes]) -> list[bytes | None]:
+        """Committed tree nodes by DB key, for the native tree (one call per tree level)."""
+        self.node_reads += len(keys)
+        get = self._db.get
+        return [get(k) for k in keys]
 
-    def _read_leaf(self, ref: bytes, expect_key: bytes | None) -> tuple[bytes, bytes]:
-        assert len(ref) == LEAF_REF_LEN
-        data = self._db.get(leaf_key(ref))
-        if data is None:
-            raise RuntimeError(f"store corrupt: missing leaf node {ref[40:].hex()}")
-        key, value = decode_leaf(data)
-        if expect_key is not None and key != expect_key:
-            raise RuntimeError("store corrupt: leaf holds another key")
-        return key, value
-
-    def _load(self, node_key: bytes, cache: bool = True) -> bytes:
-        """Committed internal node by DB key, through the cache; ``cache=False`` leaves a miss out of it
-        (a whole-tree walk would only evict the nodes blocks use)."""
-        node = self._cache.nodes.get(node_key)
-        if node is not None:
-            return node
-        data = self._db.get(node_key)
-        if data is None:
-            raise RuntimeError(f"store corrupt: missing internal node {node_key.hex()}")
-        self.cache_misses += 1
-        node = decode_internal(data)
-        if cache:
-            self._cache.add({node_key: node}, latest=False)
-        return node

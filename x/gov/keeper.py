@@ -15,6 +15,7 @@ from sdk.crypto import bech32
 from sdk.dec import legacy_dec_text, parse_share
 from sdk.errors import ABCIError
 from sdk.params import GOV_AUTHORITY
+from sdk.store import PRESENT
 from x.gov import keys, tally
 from x.gov.errors import (
     ErrInactiveProposal, ErrInvalidDepositDenom, ErrInvalidVote, ErrMinDepositTooSmall, ErrNotValidator,
@@ -110,9 +111,9 @@ class GovKeeper:
         """Put an active proposal in the queue of its period (by the time the period ends)."""
         store = ctx.kv(keys.STORE_PREFIX)
         if proposal.status == DEPOSIT_PERIOD:
-            store.set(keys.queue_key(keys.INACTIVE_QUEUE_PREFIX, ns_of(proposal.deposit_end_time), proposal.id), b"")
+            store.set(keys.queue_key(keys.INACTIVE_QUEUE_PREFIX, ns_of(proposal.deposit_end_time), proposal.id), PRESENT)
         elif proposal.status == VOTING_PERIOD:
-            store.set(keys.queue_key(keys.ACTIVE_QUEUE_PREFIX, ns_of(proposal.voting_end_time), proposal.id), b"")
+            store.set(keys.queue_key(keys.ACTIVE_QUEUE_PREFIX, ns_of(proposal.voting_end_time), proposal.id), PRESENT)
 
     def submit_proposal(
         self, ctx: Context, messages: Sequence[AnyPb], initial_deposit: Coins, proposer: bytes, metadata: str,

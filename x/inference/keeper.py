@@ -13,6 +13,7 @@ from sdk.address import module_address
 from sdk.context import Context, PrefixStore
 from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
+from sdk.store import PRESENT
 from x.inference import keys, work
 from x.inference.expected_keepers import (
     AccountKeeper, BankKeeper, EpochsKeeper, RewardsKeeper, StakeKeeper, VestingKeeper,
@@ -83,7 +84,7 @@ class InferenceKeeper:
         self.delete_node(ctx, operator, node.node_id)
         store.set(keys.node_key(operator, node.node_id), node.SerializeToString())
         for model in node.models:
-            store.set(keys.node_by_model_key(model, operator, node.node_id), b"")
+            store.set(keys.node_by_model_key(model, operator, node.node_id), PRESENT)
 
     def delete_node(self, ctx: Context, operator: bytes, node_id: str) -> bool:
         """Delete the node with its model index; whether there was one."""
@@ -120,12 +121,12 @@ class InferenceKeeper:
         expiry index while STARTED, the prune queue once ended."""
         store = self._store(ctx)
         self._put(ctx, inference)
-        store.set(keys.by_requester_key(bech32.decode(inference.requester), inference.start_height, inference.id), b"")
-        store.set(keys.by_executor_key(bech32.decode(inference.executor), inference.start_height, inference.id), b"")
+        store.set(keys.by_requester_key(bech32.decode(inference.requester), inference.start_height, inference.id), PRESENT)
+        store.set(keys.by_executor_key(bech32.decode(inference.executor), inference.start_height, inference.id), PRESENT)
         if inference.status == STARTED:
-            store.set(keys.expiry_key(inference.expiry_height, inference.id), b"")
+            store.set(keys.expiry_key(inference.expiry_height, inference.id), PRESENT)
         else:
-            store.set(keys.prune_key(inference.prune_height, inference.id), b"")
+            store.set(keys.prune_key(inference.prune_height, inference.id), PRESENT)
 
     def set_executor(self, ctx: Context, inference: Inference, executor: str) -> None:
         """A STARTED inference given to another executor (a reassignment): the record and its executor index."""
@@ -133,12 +134,12 @@ class InferenceKeeper:
         store.delete(keys.by_executor_key(bech32.decode(inference.executor), inference.start_height, inference.id))
         inference.executor = executor
         self._put(ctx, inference)
-        store.set(keys.by_executor_key(bech32.decode(executor), inference.start_height, inference.id), b"")
+        store.set(keys.by_executor_key(bech32.decode(executor), inference.start_height, inference.id), PRESENT)
 
     def put_ended(self, ctx: Context, inference: Inference) -> None:
         """Store a record that has just ended (finished or expired) and queue it at its ``prune_height``."""
         self._put(ctx, inference)
-        self._store(ctx).set(keys.prune_key(inference.prune_height, inference.id), b"")
+        self._store(ctx).set(keys.prune_key(inference.prune_height, inference.id), PRESENT)
 
     def delete_inference(self, ctx: Context, inference: Inference) -> None:
         store = self._store(ctx)
@@ -190,7 +191,7 @@ class InferenceKeeper:
             store.delete(leaf_key)
 
     def schedule_leaf_pruning(self, ctx: Context, work: inference_pb2.EpochWork) -> None:
-        self._store(ctx).set(keys.leaf_prune_key(work.leaves_until, work.epoch, bech32.decode(work.host)), b"")
+        self._store(ctx).set(keys.leaf_prune_key(work.leaves_until, work.epoch, bech32.decode(work.host)), PRESENT)
 
     def append_block_leaf(self, ctx: Context, height: int, leaf: bytes) -> None:
         """Add ``leaf`` after the leaves of block ``height`` so far."""

@@ -18,6 +18,7 @@ from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidCoins, ErrInvalidRequest
 from sdk.params import GOV_AUTHORITY
+from sdk.store import PRESENT
 from x.vesting import keys
 from x.vesting.expected_keepers import BankKeeper, EpochsKeeper
 from x.vesting.params import MAX_VESTING_EPOCHS, default_params
@@ -202,7 +203,7 @@ class VestingKeeper:
                 address=bech32.encode(address), epoch=epoch,
                 increase=to_proto({d: a for d, a in change.items() if a > 0}),
                 decrease=to_proto({d: -a for d, a in change.items() if a < 0})).SerializeToString())
-            store.set(keys.account_change_key(address, epoch), b"")
+            store.set(keys.account_change_key(address, epoch), PRESENT)
         else:
             store.delete(keys.change_key(epoch, address))
             store.delete(keys.account_change_key(address, epoch))
