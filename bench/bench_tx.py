@@ -9,6 +9,7 @@ own ceiling, and our median tx/s as a fraction of it.
     .venv/bin/python bench/bench_tx.py --validators 1 --txs 10000 --senders 8
     .venv/bin/python bench/bench_tx.py --validators 1 --txs 10000 --runs 5 --mode async --kvstore  # or --only-kvstore
     .venv/bin/python bench/bench_tx.py --profile     # per-tx CheckTx / FinalizeBlock cost, in process
+    .venv/bin/python bench/bench_tx.py --store-share 300   # the store's part of a block of 300 sends, in process
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -107,7 +108,6 @@ def watch(rpc: CometRPC, start_height: int, wanted: set[bytes], committed_at: di
         if rpc.height() <= height:
             time.sleep(0.02)
             continue
-        last_progress = time.monotonic()
         height += 1
         seen = time.perf_counter()
         txs = rpc.block(height)["block"]["data"]["txs"] or []
@@ -116,6 +116,7 @@ def watch(rpc: CometRPC, start_height: int, wanted: set[bytes], committed_at: di
             h = tx_hash(base64.b64decode(raw_b64))
             if h in wanted:
                 committed_at[h] = seen
+                last_progress = time.monotonic()  # a tx lost in the mempool ends the wait 20 s after the last of ours
                 if int(result.get("code", 0)):
                     failed.append(result.get("log", ""))
 
@@ -267,17 +268,74 @@ def compare(total: int, senders: int, runs: int, mode: str, with_gonka: bool) ->
         print(f"gonka/kvstore: {medians['gonka'] / medians['kvstore']:.3f}")
 
 
+def in_process_app(tmp: str, keys: list[secp256k1.PrivateKey], store: type[CommitStore] = CommitStore) -> GonkaApp:
+    """An app at height 1 in ``tmp`` with ``keys`` funded at genesis (account numbers 0, 1, ...)."""
+    app = GonkaApp(store(str(Path(tmp) / "db")))
+    state = genesis.default_app_state()
+    for key in keys:
+        state = genesis.add_genesis_account(state, address_of(key), [("ngonka", 10**15)])
+    app.init_chain(abci.RequestInitChain(chain_id="bench", initial_height=1, app_state_bytes=json.dumps(state).encode()))
+    app.finalize_block(abci.RequestFinalizeBlock(height=1))
+    app.commit(abci.RequestCommit())
+    return app
+
+
+class TimedStore(CommitStore):
+    """A CommitStore that adds the seconds its ``apply`` and ``commit`` take to ``spent``."""
+
+    spent = 0.0
+
+    def apply(self, changes: Mapping[bytes, bytes | None]) -> bytes:
+        start = time.perf_counter()
+        try:
+            return super().apply(changes)
+        finally:
+            TimedStore.spent += time.perf_counter() - start
+
+    def commit(self) -> int:
+        start = time.perf_counter()
+        try:
+            return super().commit()
+        finally:
+            TimedStore.spent += time.perf_counter() - start
+
+
+def store_share(per_block: int, blocks: int, new_recipients: bool) -> None:
+    """The store's part (tree update and write) of FinalizeBlock + Commit for blocks of bank sends, in process:
+    to the bench's one recipient, or each to a new account (more changed keys per block)."""
+    keys = sender_keys(4)
+    per_sender = per_block * blocks // len(keys)
+    if new_recipients:
+        signed = [[sign_tx(key, [send_msg(address_of(key), address_of(secp256k1.PrivateKey((10**6 + i * per_sender + seq)
+                                                                                          .to_bytes(32, "big"))),
+                                          Coins((("ngonka", 1),)))], "bench", i, seq, FEE, GAS)
+                   for seq in range(per_sender)] for i, key in enumerate(keys)]
+    else:
+        signed = presign(keys, "bench", list(range(len(keys))), per_sender)
+    txs = [t for batch in zip(*signed) for t in batch]
+    totals, shares = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        app = in_process_app(tmp, keys, TimedStore)
+        for b in range(blocks):
+            TimedStore.spent = 0.0
+            start = time.perf_counter()
+            response = app.finalize_block(abci.RequestFinalizeBlock(height=2 + b, txs=txs[b * per_block:(b + 1) * per_block]))
+            app.commit(abci.RequestCommit())
+            totals.append(time.perf_counter() - start)
+            shares.append(TimedStore.spent / totals[-1])
+            assert all(r.code == 0 for r in response.tx_results)
+        app.store.close()
+    total, share = statistics.median(totals), statistics.median(shares)
+    print(f"{per_block} sends a block ({'a new recipient each' if new_recipients else 'one recipient'}): "
+          f"FinalizeBlock + Commit {total * 1e3:.1f} ms, of which the store {share * total * 1e3:.1f} ms "
+          f"({share:.1%}), medians of {blocks} blocks")
+
+
 def profile(count: int) -> None:
     """CheckTx and FinalizeBlock per tx in process, and the top costs of FinalizeBlock."""
     with tempfile.TemporaryDirectory() as tmp:
-        app = GonkaApp(CommitStore(str(Path(tmp) / "db")))
         keys = sender_keys(4)
-        state = genesis.default_app_state()
-        for key in keys:
-            state = genesis.add_genesis_account(state, address_of(key), [("ngonka", 10**15)])
-        app.init_chain(abci.RequestInitChain(chain_id="bench", initial_height=1, app_state_bytes=json.dumps(state).encode()))
-        app.finalize_block(abci.RequestFinalizeBlock(height=1))
-        app.commit(abci.RequestCommit())
+        app = in_process_app(tmp, keys)
         signed = presign(keys, "bench", [0, 1, 2, 3], count // 2)
         half = count // 8
         txs = [t for batch in zip(*(b[:half] for b in signed)) for t in batch]
@@ -312,12 +370,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--mode", choices=["sync", "async"], default="sync", help="broadcast_tx_sync or _async")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--store-share", type=int, metavar="SENDS", default=0,
+                        help="in process: the store's part of blocks of SENDS bank sends (one recipient, then new ones)")
     parser.add_argument("--kvstore", action="store_true",
                         help="alternate each run with one on CometBFT's kvstore app (needs --validators 1)")
     parser.add_argument("--only-kvstore", action="store_true", help="the kvstore runs alone")
     args = parser.parse_args()
     if args.profile:
         profile(args.txs)
+        return
+    if args.store_share:
+        store_share(args.store_share, 8, new_recipients=False)
+        store_share(args.store_share, 8, new_recipients=True)
         return
     if args.kvstore or args.only_kvstore:
         if not args.only_kvstore and args.validators != [1]:

@@ -259,16 +259,14 @@ class CommitStore:
         self._staged = None
         version = self._version + 1 if self._version else self._first_version
         with _gc_paused():
-            root, nodes, stale = self._tree.apply(version, updates, self._version == 0)
             batch = self._db.write_batch(sync=self._sync)
+            root, stale = self._tree.apply(version, updates, self._version == 0, batch.put)
             put, delete = batch.put, batch.delete
             for key, value in updates:
                 if value is None:
                     delete(LATEST + key)
                 else:
                     put(LATEST + key, value)
-            for key, record in nodes:
-                put(key, record)
         self._staged = _Staged(version, batch, root, stale)
         return root
 

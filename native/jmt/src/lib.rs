@@ -1,7 +1,7 @@
 //! `sdk.store._jmt`: the Jellyfish Merkle tree of the `jmt` crate over the store's LevelDB, and the `ics23`
 //! verifier for its proofs. The tree never touches LevelDB itself: it reads committed nodes through the
-//! store's `load` callback and hands back what a version writes and what it makes stale, for the store to
-//! put into the block's one write batch. See sdk/store/README.md.
+//! store's `load` callback, puts what a version writes into the block's one write batch through the
+//! batch's `put`, and returns what it makes stale. See sdk/store/README.md.
 
 mod cache;
 mod reader;
@@ -15,7 +15,7 @@ use jmt::{KeyHash, OwnedValue, Sha256Jmt, Version};
 use prost::Message;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList};
 use sha2::Sha256;
 
 use cache::NodeCache;
@@ -44,7 +44,8 @@ struct Tree {
     staged: Option<Staged>,
 }
 
-type Update = (Vec<u8>, Option<Vec<u8>>);
+/// (key, value or None to delete), as the store passes them: bytes read in place, copied once.
+type Update<'py> = (Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>);
 
 #[pymethods]
 impl Tree {
@@ -55,15 +56,17 @@ impl Tree {
     }
 
     /// Compute `version` from the tree at `version - 1` (the empty tree if `empty_base`) and `changes`
-    /// (distinct keys; None deletes). Returns (root hash, [(DB key, record)] to write, [DB key] made
-    /// stale); nothing is written, and the version stays staged until `commit` or another `apply`.
+    /// (distinct keys; None deletes), handing each (DB key, record) the version writes to `put` (the
+    /// block's write batch). Returns (root hash, [DB key] made stale); the version stays staged until
+    /// `commit` or another `apply`.
     fn apply<'py>(
         &mut self,
         py: Python<'py>,
         version: Version,
-        changes: Vec<Update>,
+        changes: Vec<Update<'py>>,
         empty_base: bool,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyList>, Bound<'py, PyList>)> {
+        put: Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyList>)> {
         self.staged = None;
         if version == 0 {
             return Err(PyValueError::new_err("version 0 is the empty tree; versions start at 1"));
@@ -73,7 +76,8 @@ impl Tree {
         let reader = Reader::new(py, load, &self.cache, empty_base.then_some(base));
         let mut by_hash: HashMap<KeyHash, (Vec<u8>, Option<Vec<u8>>)> = HashMap::with_capacity(changes.len());
         for (key, value) in changes {
-            by_hash.insert(KeyHash::with::<Sha256>(&key), (key, value));
+            let key = key.as_bytes();
+            by_hash.insert(KeyHash::with::<Sha256>(key), (key.to_vec(), value.map(|v| v.as_bytes().to_vec())));
         }
         let mut hashes: Vec<KeyHash> = by_hash.keys().copied().collect();
         hashes.sort_unstable();
@@ -94,7 +98,6 @@ impl Tree {
         .map_err(corrupt)?;
 
         let moved = reader.take_leaves();
-        let puts = PyList::empty(py);
         let mut internal = Vec::new();
         for (key, node) in batch.node_batch.nodes() {
             let record = match node {
@@ -114,12 +117,12 @@ impl Tree {
                     encode(node, None)
                 }
             };
-            puts.append(PyTuple::new(py, [PyBytes::new(py, &db_key(key)), PyBytes::new(py, &record)])?)?;
+            put.call1((PyBytes::new(py, &db_key(key)), PyBytes::new(py, &record)))?;
         }
         let stale: Vec<NodeKey> = batch.stale_node_index_batch.iter().map(|s| s.node_key.clone()).collect();
         let stale_keys = PyList::new(py, stale.iter().map(|k| PyBytes::new(py, &db_key(k))))?;
         self.staged = Some(Staged { version, internal, stale });
-        Ok((PyBytes::new(py, &root.0), puts, stale_keys))
+        Ok((PyBytes::new(py, &root.0), stale_keys))
     }
 
     /// The staged version was written: its new internal nodes join the cache, the nodes it replaced and
@@ -137,8 +140,9 @@ impl Tree {
     }
 
     /// Drop pruned nodes (DB keys) from the cache.
-    fn forget(&mut self, keys: Vec<Vec<u8>>) -> PyResult<()> {
-        let keys: Vec<NodeKey> = keys.iter().map(|k| node_key_from_db(k)).collect::<Result<_>>().map_err(corrupt)?;
+    fn forget(&mut self, keys: Vec<Bound<'_, PyBytes>>) -> PyResult<()> {
+        let keys: Vec<NodeKey> =
+            keys.iter().map(|k| node_key_from_db(k.as_bytes())).collect::<Result<_>>().map_err(corrupt)?;
         self.cache.discard(keys.iter());
         Ok(())
     }
@@ -155,9 +159,10 @@ impl Tree {
     }
 
     /// The value of `key` in the tree at `version`, or None.
-    fn get(&self, py: Python<'_>, key: Vec<u8>, version: Version) -> PyResult<Option<Vec<u8>>> {
+    fn get<'py>(&self, py: Python<'py>, key: &[u8], version: Version) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let reader = Reader::new(py, self.load.bind(py), &self.cache, None);
-        Sha256Jmt::new(&reader).get(KeyHash::with::<Sha256>(&key), version).map_err(corrupt)
+        let value = Sha256Jmt::new(&reader).get(KeyHash::with::<Sha256>(key), version).map_err(corrupt)?;
+        Ok(value.map(|v| PyBytes::new(py, &v)))
     }
 
     /// (value or None, `cosmos.ics23.v1.CommitmentProof` bytes) for `key` at `version`: an existence or
@@ -165,16 +170,16 @@ impl Tree {
     fn prove<'py>(
         &self,
         py: Python<'py>,
-        key: Vec<u8>,
+        key: &[u8],
         version: Version,
-    ) -> PyResult<(Option<Vec<u8>>, Bound<'py, PyBytes>)> {
+    ) -> PyResult<(Option<Bound<'py, PyBytes>>, Bound<'py, PyBytes>)> {
         let reader = Reader::new(py, self.load.bind(py), &self.cache, None);
         let tree = Sha256Jmt::new(&reader);
         if matches!(reader_root(&reader, version)?, Node::Null) {
             return Err(PyValueError::new_err(format!("the tree is empty at version {version}: nothing to prove against")));
         }
-        let (value, proof) = tree.get_with_ics23_proof(key, version).map_err(corrupt)?;
-        Ok((value, PyBytes::new(py, &proof.encode_to_vec())))
+        let (value, proof) = tree.get_with_ics23_proof(key.to_vec(), version).map_err(corrupt)?;
+        Ok((value.map(|v| PyBytes::new(py, &v)), PyBytes::new(py, &proof.encode_to_vec())))
     }
 
     /// Every (key, value) of the tree at `version`, in key-hash order (read level by level).

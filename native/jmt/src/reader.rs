@@ -60,6 +60,22 @@ impl<'a, 'py> Reader<'a, 'py> {
         self.cache.get(key).cloned()
     }
 
+    fn is_known(&self, key: &NodeKey) -> bool {
+        self.is_empty_base(key) || self.fetched.borrow().contains_key(key) || self.cache.get(key).is_some()
+    }
+
+    /// The children of `key` if it is a known internal node, as (nibble, child version), without a copy.
+    fn known_children(&self, key: &NodeKey) -> Option<Vec<(u8, Version)>> {
+        let children = |node: &Node| match node {
+            Node::Internal(n) => Some(n.children_sorted().map(|(nib, c)| (u8::from(nib), c.version)).collect()),
+            _ => None,
+        };
+        if let Some(node) = self.fetched.borrow().get(key) {
+            return children(node);
+        }
+        self.cache.get(key).and_then(children)
+    }
+
     /// Read `keys` (none of them known) with one call to `load`; absent ones are left out.
     fn fetch(&self, keys: &[NodeKey]) -> Result<()> {
         if keys.is_empty() {
@@ -67,7 +83,7 @@ impl<'a, 'py> Reader<'a, 'py> {
         }
         let py_keys = PyList::new(self.py, keys.iter().map(|k| PyBytes::new(self.py, &db_key(k))))
             .map_err(|e| anyhow!("{e}"))?;
-        let records: Vec<Option<Vec<u8>>> = self
+        let records: Vec<Option<Bound<'py, PyBytes>>> = self
             .load
             .call1((py_keys,))
             .and_then(|r| r.extract())
@@ -79,7 +95,7 @@ impl<'a, 'py> Reader<'a, 'py> {
         let mut leaves = self.leaves.borrow_mut();
         for (key, record) in keys.iter().zip(records) {
             if let Some(record) = record {
-                let (node, leaf) = decode(&record)?;
+                let (node, leaf) = decode(record.as_bytes())?;
                 if let (Node::Leaf(l), Some(leaf)) = (&node, leaf) {
                     leaves.insert(l.key_hash(), leaf);
                 }
@@ -97,14 +113,13 @@ impl<'a, 'py> Reader<'a, 'py> {
         let mut depth = 0usize;
         while !frontier.is_empty() {
             let missing: Vec<NodeKey> =
-                frontier.iter().filter(|(k, _, _)| self.known(k).is_none()).map(|(k, _, _)| k.clone()).collect();
+                frontier.iter().filter(|(k, _, _)| !self.is_known(k)).map(|(k, _, _)| k.clone()).collect();
             self.fetch(&missing)?;
             let mut next = Vec::new();
             for (key, lo, hi) in frontier {
-                let Some(Node::Internal(node)) = self.known(&key) else { continue };
+                let Some(children) = self.known_children(&key) else { continue };
                 let mut i = lo;
-                for (nib, child) in node.children_sorted() {
-                    let n = u8::from(nib);
+                for (n, version) in children {
                     while i < hi && nibble(&key_hashes[i].0, depth) < n {
                         i += 1;
                     }
@@ -113,7 +128,7 @@ impl<'a, 'py> Reader<'a, 'py> {
                         i += 1;
                     }
                     if i > start {
-                        next.push((child_key(&key, child.version, n), start, i));
+                        next.push((child_key(&key, version, n), start, i));
                     }
                 }
             }
@@ -180,7 +195,7 @@ impl Reader<'_, '_> {
         let mut leaves = Vec::new();
         let mut frontier = vec![root_key(version)];
         while !frontier.is_empty() {
-            let missing: Vec<NodeKey> = frontier.iter().filter(|k| self.known(k).is_none()).cloned().collect();
+            let missing: Vec<NodeKey> = frontier.iter().filter(|k| !self.is_known(k)).cloned().collect();
             self.fetch(&missing)?;
             let mut next = Vec::new();
             for key in frontier {
