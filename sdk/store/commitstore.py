@@ -6,8 +6,8 @@ One DB holds, by one-byte prefix:
   ``s`` + ver8             -> one blob listing the nodes that became stale at that version
   ``m``                    -> latest version (u64) and oldest kept version (u64)
 The tree itself is the ``jmt`` crate's, in the native module ``_jmt``: it reads committed nodes through
-``_load`` and returns what a version writes; every version is written by one write batch, so a crash
-leaves the old or the new version.
+``_load`` and puts what a version writes into that version's write batch; every version is written by
+that one batch, so a crash leaves the old or the new version.
 Not thread-safe: one writer, with reads from the same thread (the native node cache is mutated by commit
 and read by proofs). The one exception is ``snapshot()``: taken on the owner's thread, a ``Snapshot`` of
 the latest-state table may then be read and closed on another thread while the owner goes on committing.
@@ -161,8 +161,9 @@ class VersionView:
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC for one batch: an update allocates ~10 containers per key, none
-    of them cyclic, and each collection they trigger would walk the whole young heap."""
+    """Pause the cyclic GC for one batch: a block's updates and records are tens of thousands of
+    short-lived tuples and bytes, none of them cyclic, and each collection they trigger would walk the
+    whole young heap."""
     if not gc.isenabled():
         yield
         return
