@@ -102,6 +102,9 @@ class InferenceQueries:
     def block_work(
         self, ctx: Context, req: query_pb2.QueryBlockWorkRequest
     ) -> query_pb2.QueryBlockWorkResponse:
+        """A height below 1 names no block (and has no key): ``sdk/18``, not a lookup that cannot succeed."""
+        if req.height < 1:
+            raise ErrInvalidRequest.wrap(f"height must be positive, got {req.height}")
         return query_pb2.QueryBlockWorkResponse(work=kept(
             self.keeper.get_block_work(ctx, req.height),
             f"no work root at height {req.height} (no inference finished then, or pruned)"))
