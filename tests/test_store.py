@@ -556,22 +556,45 @@ def block_changes(version: int) -> dict[bytes, bytes | None]:
     return sets | {b"k%d" % rnd.randrange(60_000): None for _ in range(2_000)}
 
 
+KILL_SEED_ENV = "GONKA_STORE_KILL_SEED"
+"""Set to a seed printed by a failed run of the kill test to repeat its kill timings."""
+
+
 def test_sigkill_while_committing_leaves_a_version_that_replays_to_its_root() -> None:
     """A process committing 22k-key blocks is SIGKILLed at random moments (most of a block's time is the
     tree update and the batch write); reopened, the store holds a whole committed version, whose root equals
-    the root of the same blocks replayed into a fresh store, and it goes on committing from there."""
-    rnd = random.Random(int.from_bytes(os.urandom(4), "big"))
+    the root of the same blocks replayed into a fresh store, and it goes on committing from there. The kill
+    moments come from a seed, printed and named in any failure (``GONKA_STORE_KILL_SEED`` repeats it)."""
+    seed = int(os.environ.get(KILL_SEED_ENV) or int.from_bytes(os.urandom(4), "big"))
+    delays = _kill_delays(seed)
+    print(f"kill test: seed {seed}, kills {', '.join(f'{d:.3f}' for d in delays)} s after a version "
+          f"({KILL_SEED_ENV}={seed} repeats them)")
+    try:
+        _kill_and_replay(delays)
+    except Exception as failure:  # a failed check, or a store that does not reopen
+        failure.add_note(f"kill timings from seed {seed} ({', '.join(f'{d:.3f}' for d in delays)} s): "
+                         f"rerun with {KILL_SEED_ENV}={seed}")
+        raise
+
+
+def _kill_delays(seed: int) -> list[float]:
+    """How long after each child's first committed version it is SIGKILLed."""
+    rnd = random.Random(seed)
+    return [rnd.uniform(0.05, 0.6) for _ in range(3)]
+
+
+def _kill_and_replay(delays: list[float]) -> None:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "db")
         roots: dict[int, str] = {}
-        for _ in range(3):
+        for delay in delays:
             child = subprocess.Popen([sys.executable, "-c", _COMMITTER, path, os.path.dirname(__file__)],
                                      stdout=subprocess.PIPE, text=True)
+            assert child.stdout is not None
             try:
-                assert child.stdout is not None
                 version, root = child.stdout.readline().split()  # at least one more version committed
                 roots[int(version)] = root
-                time.sleep(rnd.uniform(0.05, 0.6))
+                time.sleep(delay)
             finally:
                 child.send_signal(signal.SIGKILL)
                 child.wait()
