@@ -3,7 +3,8 @@ twenty short epochs (length 6: epoch n ≥ 1 starts at height 6n + 1, where epoc
 minted amounts equal ``epoch_issuance`` exactly and stop at the cap; the pool share, the split by reported
 work (reported with ``block(during=…)``), the fallback to x/stake's epoch weights when no work was reported,
 and the rounding dust are exact to the ngonka; fees collected in an epoch are paid at its end; the queries
-answer what state holds; every invariant holds after every block (the in-process chain checks them).
+(NextIssuance, HostRewards, Minted, x/vesting's Locked, x/pool's Totals) answer the amounts the test computes on
+its own, epoch by epoch; every invariant holds after every block (the in-process chain checks them).
 
 Hosts' shares vest through x/vesting (here over 4 epochs): the coins land in the host's balance, locked;
 one part of ⌊share / 4⌋ (the remainder in the first) is released at each of the next 4 epoch starts, the
@@ -21,7 +22,9 @@ import mpmath
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 
+from protogen.gonka.pool.v1 import query_pb2 as pool_query
 from protogen.gonka.rewards.v1 import query_pb2, tx_pb2
+from protogen.gonka.vesting.v1 import query_pb2 as vesting_query
 from sdk.address import module_address
 from sdk.cli.flags import message_dict
 from sdk.client.txbuilder import address_of, sign_tx
@@ -83,6 +86,31 @@ def coins_text(amounts: dict[str, int]) -> str:
     return str(Coins(sorted((d, a) for d, a in amounts.items() if a)))
 
 
+def amount_of(coins: Any) -> int:
+    """The ngonka in a repeated Coin field of a query's answer (0 when absent)."""
+    return sum(int(c.amount) for c in coins if c.denom == DENOM)
+
+
+def host_rewards(chain: InProcessChain, host: bytes) -> tuple[int, int, int]:
+    """x/rewards' HostRewards query: (rewarded, pending, vested) in ngonka."""
+    reply = chain.query(QUERY + "HostRewards", query_pb2.QueryHostRewardsRequest(host=bech32.encode(host)),
+                        query_pb2.QueryHostRewardsResponse)
+    return amount_of(reply.rewarded), amount_of(reply.pending), amount_of(reply.vested)
+
+
+def still_vesting(chain: InProcessChain, address: bytes) -> int:
+    """x/vesting's Locked query: the coins still vesting at the last block."""
+    reply = chain.query("/gonka.vesting.v1.Query/Locked", vesting_query.QueryLockedRequest(
+        address=bech32.encode(address)), vesting_query.QueryLockedResponse)
+    return amount_of(reply.vesting)
+
+
+def pool_inflow(chain: InProcessChain, source: str) -> int:
+    """x/pool's Totals query: what came in from ``source``."""
+    reply = chain.query("/gonka.pool.v1.Query/Totals", pool_query.QueryTotalsRequest(), pool_query.QueryTotalsResponse)
+    return sum(amount_of(entry.amount) for entry in reply.inflows if entry.source == source)
+
+
 def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path: Path) -> None:
     initial, decay, share = 1_000_003_337, "0.05", Fraction(1, 10)
     hosts = [bech32.decode(address_of(k)) for k in KEYS[:4]]
@@ -94,6 +122,8 @@ def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path:
         app = chain.app
         watched = hosts + WORKERS
         parts: dict[bytes, list[tuple[int, int]]] = {}  # host -> (release epoch, amount) of each share's parts
+        rewarded = {a: 0 for a in watched}  # what each address was paid in all, summed from expected_split
+        to_pool = 0  # the pool's shares (with the dust), summed from expected_split
         minted_total = 0
         for epoch in range(0, 21):
             work: dict[bytes, int] = {}
@@ -121,6 +151,12 @@ def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path:
                 response = chain.block(txs, during=during) if during else chain.block(txs)
                 assert all(r.code == 0 for r in response.tx_results), [r.log for r in response.tx_results]
             assert chain.balance(FEE_COLLECTOR) == fees_paid
+            if epoch >= 1:  # what the query says this epoch's end mints, against 80-digit arithmetic
+                reply = chain.query(QUERY + "NextIssuance", query_pb2.QueryNextIssuanceRequest(),
+                                    query_pb2.QueryNextIssuanceResponse)
+                exact = exact_issuance(initial, decay, epoch)
+                assert (reply.epoch, int(reply.amount), int(reply.uncapped), reply.denom) == (
+                    epoch, exact, exact, DENOM)
             # the first block of epoch + 1 pays epoch `epoch`
             before = {a: chain.balance(a) for a in watched}
             pool_before, supply_before = chain.balance(POOL), chain.supply()
@@ -144,8 +180,11 @@ def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path:
             assert chain.balance(POOL) == pool_before + pool[DENOM]
             assert chain.balance(FEE_COLLECTOR) == 0
             assert chain.balance(module_address("rewards")) == 0
+            to_pool += pool[DENOM]
+            assert pool_inflow(chain, pool_keys.SOURCE_REWARDS) == to_pool
             for a in watched:
                 assert chain.balance(a) == before[a] + shares.get(a, {}).get(DENOM, 0), (epoch, a)
+                rewarded[a] += shares.get(a, {}).get(DENOM, 0)
             if epoch % 3 == 2:
                 assert not work and set(shares) <= set(hosts)  # stake weights stood in
             else:
@@ -155,23 +194,18 @@ def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path:
                 part = amount // vest_epochs
                 parts.setdefault(a, []).extend(
                     [(epoch + 1, part + amount % vest_epochs)] + [(epoch + 1 + i, part) for i in range(1, vest_epochs)])
-            ctx = chain.context()
-            for a in watched:
+            for a in watched:  # x/vesting's and x/rewards' queries against the schedule written out above
                 locked = sum(amount for release, amount in parts.get(a, []) if release > epoch + 1)
-                assert app.vesting_keeper.schedule_locked(ctx, a).get(DENOM, 0) == locked, (epoch, a)
+                assert still_vesting(chain, a) == locked, (epoch, a)
+                assert host_rewards(chain, a) == (rewarded[a], locked, rewarded[a] - locked), (epoch, a)
         reply = chain.query(QUERY + "Minted", query_pb2.QueryMintedRequest(), query_pb2.QueryMintedResponse)
         assert (int(reply.minted), reply.denom) == (minted_total, DENOM)
         # work was dropped once paid
         assert app.rewards_keeper.all_work(chain.context()) == []
-        # HostRewards: the totals recorded per host add up to what their balances gained
+        # every watched address was paid (stake weights and work both stood in), the workers hold nothing else
+        assert all(rewarded.values()), rewarded
         for w in WORKERS:
-            reply = chain.query(QUERY + "HostRewards", query_pb2.QueryHostRewardsRequest(host=bech32.encode(w)),
-                                query_pb2.QueryHostRewardsResponse)
-            assert [(c.denom, int(c.amount)) for c in reply.rewarded] == [(DENOM, chain.balance(w))]
-            pending = sum(int(c.amount) for c in reply.pending)
-            vested = sum(int(c.amount) for c in reply.vested)
-            assert pending + vested == chain.balance(w)
-            assert pending == sum(amount for release, amount in parts.get(w, []) if release > 21)
+            assert chain.balance(w) == rewarded[w]
 
 
 def test_issuance_stops_at_the_cap(tmp_path: Path) -> None:
