@@ -348,13 +348,14 @@ def test_certificates_past_the_retention_are_pruned_with_their_sets(tmp_path: Pa
 def test_params_change_only_by_the_authority(tmp_path: Path) -> None:
     authority = KEYS[5]
     with make_chain(tmp_path / "db", authority=bech32.decode(address_of(authority))) as chain:
-        for signer, code in ((KEYS[1], 13), (authority, 0)):
+        for signer, codespace, code in ((KEYS[1], "gov", 13), (authority, "", 0)):  # gov/13: invalid authority
             account = chain.account(address_of(signer))
             assert account is not None
             msg = tx_pb2.MsgUpdateParams(authority=address_of(signer),
                                          params=bls_pb2.Params(certificate_retention_blocks=9))
             raw = sign_tx(signer, [msg], CHAIN, account.account_number, account.sequence, gas_limit=1_000_000)
-            assert chain.block([raw]).tx_results[0].code == code
+            result = chain.block([raw]).tx_results[0]
+            assert (result.codespace, result.code) == (codespace, code), result.log
         params = chain.query(QUERY + "Params", query_pb2.QueryParamsRequest(), query_pb2.QueryParamsResponse).params
         assert params.certificate_retention_blocks == 9
 

@@ -157,7 +157,8 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
         assert keys_of(new) == registered
         assert new.app.export_app_state()["bls"] == section
         # the imported indexes agree: host 0's key is still refused to host 2, and host 2 may replace its own
-        assert deliver(new, 2, register_msg(2, SECRETS[0])).code == 5
+        result = deliver(new, 2, register_msg(2, SECRETS[0]))
+        assert (result.codespace, result.code) == ("bls", 5), result.log  # ErrKeyUsed
         assert deliver(new, 2, register_msg(2, SECRETS[3])).code == 0
     # import re-checks every key and that its operator is a host, and refuses repeats
     first = section["keys"][0]
