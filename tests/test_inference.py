@@ -28,7 +28,7 @@ from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, merkle, secp256k1
-from sdk.crypto.request import inference_id, sign_request
+from sdk.crypto.request import inference_id, sign_release, sign_request
 from x.epochs import schedule
 from x.inference.work import work_leaf
 from chain import InProcessChain
@@ -45,7 +45,7 @@ OTHER = f"other/model-v2@sha256:{OTHER_SHA}"
 PRICE = 1_000
 COLLATERAL = [100 * GNK, 100 * GNK]
 PARAMS = {"timeout_blocks": "5", "retention_blocks": "20", "request_max_age_s": "60", "request_max_future_s": "30",
-          "max_tokens_limit": "4096", "payment_vesting_epochs": 2, "denom": DENOM}
+          "max_tokens_limit": "4096", "payment_vesting_epochs": 2, "denom": DENOM, "executor_window_blocks": "3"}
 
 
 def addr(key: secp256k1.PrivateKey) -> str:
@@ -442,15 +442,22 @@ def test_refused_starts_and_finishes_change_nothing(tmp_path: Path) -> None:
         assert balances(chain) == done and chain.supply() == supply
 
 
-def reassign(inference: bytes, executor: secp256k1.PrivateKey, ta: secp256k1.PrivateKey = TA
-             ) -> tx_pb2.MsgReassignInference:
-    return tx_pb2.MsgReassignInference(ta=addr(ta), id=inference, executor=addr(executor))
+def reassign(inference: bytes, executor: secp256k1.PrivateKey, ta: secp256k1.PrivateKey = TA,
+             released_by: secp256k1.PrivateKey | None = None) -> tx_pb2.MsgReassignInference:
+    """The reassignment; with ``released_by``'s release (the old executor's, when honest)."""
+    if released_by is None:
+        return tx_pb2.MsgReassignInference(ta=addr(ta), id=inference, executor=addr(executor))
+    return tx_pb2.MsgReassignInference(ta=addr(ta), id=inference, executor=addr(executor),
+                                       release=sign_release(released_by, inference),
+                                       release_pubkey=released_by.public_key)
 
 
 def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow(tmp_path: Path) -> None:
-    """A TA whose chosen node failed before any token gives the inference to another host serving the model:
-    the escrow stays, the old executor can no longer finish it, the new one can. Every refused reassignment
-    leaves the record, its indexes and the balances as they were."""
+    """A TA whose chosen node failed before any token gives the inference to another host serving the model,
+    with that host's release: at once, the escrow stays, the old executor can no longer finish it, the new one
+    can. Without the release, or with one the executor did not sign, it is refused inside the executor's window
+    (its answer may be on its way). Every refused reassignment leaves the record, its indexes and the balances
+    as they were."""
     with make_chain(tmp_path / "db", timeout_blocks="100") as chain:
         supply = chain.supply()
         msg = start(chain, max_tokens=50, body=b"to be reassigned")
@@ -472,6 +479,12 @@ def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow
             ("to the executor itself", reassign(the_id, HOST_A), TA, "inference", 18, "already the executor"),
             ("unknown id", reassign(b"\x02" * 32, HOST_B), TA, "inference", 13, ""),
             ("a short id", reassign(b"\x02" * 31, HOST_B), TA, "inference", 18, "id must be 32 bytes"),
+            ("no release, inside the window", reassign(the_id, HOST_B), TA, "inference", 20, addr(HOST_A)),
+            ("released by another host", reassign(the_id, HOST_B, released_by=HOST_B), TA, "inference", 21,
+             addr(HOST_B)),
+            ("a release of another inference", tx_pb2.MsgReassignInference(
+                ta=addr(TA), id=the_id, executor=addr(HOST_B), release=sign_release(HOST_A, id_of(other)),
+                release_pubkey=HOST_A.public_key), TA, "inference", 21, "not a valid signature"),
         ):
             result, response = deliver(chain, signer, message)
             assert (result.codespace, result.code) == (codespace, code), (name, result.log)
@@ -482,7 +495,7 @@ def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow
             assert get(chain, id_of(other)).executor == addr(HOST_B), name
         assert by_executor(HOST_A) == [the_id] and by_executor(HOST_B) == [id_of(other)]
 
-        result, response = deliver(chain, TA, reassign(the_id, HOST_B))
+        result, response = deliver(chain, TA, reassign(the_id, HOST_B, released_by=HOST_A))
         ok(result)
         assert events(response, "reassign_inference") == [{"id": the_id.hex(), "ta": addr(TA),
                                                             "previous": addr(HOST_A), "executor": addr(HOST_B)}]
@@ -490,6 +503,7 @@ def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow
         expected = inference_pb2.Inference()
         expected.CopyFrom(record)
         expected.executor = addr(HOST_B)
+        expected.assigned_height = chain.height
         assert moved == expected  # same escrow, fee, start and expiry heights: only the executor changed
         assert balances(chain) == before and chain.supply() == supply
         assert by_executor(HOST_A) == [] and by_executor(HOST_B) == [the_id, id_of(other)]
@@ -506,6 +520,33 @@ def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow
         assert balances(chain) == done and get(chain, the_id) == finished and chain.supply() == supply
 
 
+def test_an_executor_keeps_its_inference_for_its_window_and_its_finish_stands_after(tmp_path: Path) -> None:
+    """Without a release, a reassignment (or take-over) waits for the executor's window, and even then the old
+    executor's finish stands: the answer it was giving is paid if it lands first, once, and the new executor's
+    finish is then refused (the requester's TA cannot void a host's work in flight)."""
+    with make_chain(tmp_path / "db", timeout_blocks="100") as chain:
+        supply = chain.supply()
+        msg = start(chain, max_tokens=50, body=b"in flight")
+        ok(deliver(chain, TA, msg)[0])
+        the_id, before = id_of(msg), balances(chain)
+        assigned = get(chain, the_id).assigned_height
+        while chain.height < assigned + 2:
+            refused(deliver(chain, TA, reassign(the_id, HOST_B))[0], "inference", 20, f"until height {assigned + 3}")
+        assert get(chain, the_id).executor == addr(HOST_A)
+        ok(deliver(chain, TA, reassign(the_id, HOST_B))[0])  # the window is over
+        moved = get(chain, the_id)
+        assert (moved.executor, moved.previous_executor, moved.assigned_height) == (
+            addr(HOST_B), addr(HOST_A), chain.height)
+        ok(deliver(chain, HOST_A, finish(the_id, HOST_A, completion=20))[0])  # its answer landed first: paid
+        done = get(chain, the_id)
+        assert (done.status, done.executor, done.previous_executor, done.payment) == (
+            inference_pb2.STATUS_FINISHED, addr(HOST_A), "", 20 * PRICE)
+        refused(deliver(chain, HOST_B, finish(the_id, HOST_B, completion=20))[0], "inference", 14, "not the executor")
+        assert chain.balance(raw(HOST_A)) == before["host_a"] + 20 * PRICE
+        assert chain.balance(raw(HOST_B)) == before["host_b"]
+        assert chain.balance(raw(ALICE)) == before["alice"] + 30 * PRICE and chain.supply() == supply
+
+
 # --- params, genesis -------------------------------------------------------------------------------------------
 
 
@@ -513,8 +554,9 @@ def test_a_client_failing_over_to_another_ta_hands_the_inference_over_without_a_
     tmp_path: Path,
 ) -> None:
     """The same request (same body and timestamp: the same id) signed for another TA after the first one died:
-    the started inference passes to the new TA and executor; nothing more is escrowed; the old TA and executor
-    lose it; once finished, a further copy is a duplicate."""
+    inside the executor's window it is refused (the first host may be answering it: one payment, one answer);
+    after, the started inference passes to the new TA and executor; nothing more is escrowed; the old TA loses
+    it, and the old executor only keeps its finish; once finished, a further copy is a duplicate."""
     with make_chain(tmp_path / "db", timeout_blocks="100") as chain:
         supply = chain.supply()
         first = start(chain, max_tokens=40, body=b"failing over")
@@ -523,6 +565,10 @@ def test_a_client_failing_over_to_another_ta_hands_the_inference_over_without_a_
         again = start(chain, ta=TA2, executor=HOST_B, max_tokens=40, body=b"failing over",
                       timestamp=first.timestamp_ns)
         assert id_of(again) == the_id and again.signature != first.signature
+        record = get(chain, the_id)
+        while chain.height < record.assigned_height + 2:
+            refused(deliver(chain, TA2, again)[0], "inference", 20, addr(HOST_A))
+            assert get(chain, the_id) == record and balances(chain) == before
         result, response = deliver(chain, TA2, again)
         ok(result)
         assert events(response, "take_over_inference") == [{
@@ -532,8 +578,9 @@ def test_a_client_failing_over_to_another_ta_hands_the_inference_over_without_a_
         record = get(chain, the_id)
         assert (record.ta, record.executor, record.escrow) == (addr(TA2), addr(HOST_B), 40 * PRICE)
         assert balances(chain) == before and chain.supply() == supply  # escrowed once
+        assert record.previous_executor == addr(HOST_A)  # its finish would still stand
         refused(deliver(chain, TA, reassign(the_id, HOST_A))[0], "inference", 19, addr(TA2))
-        refused(deliver(chain, HOST_A, finish(the_id, HOST_A))[0], "inference", 14, "not the executor")
+        refused(deliver(chain, STRANGER, finish(the_id, STRANGER))[0], "inference", 14, "not the executor")
         refused(deliver(chain, TA2, again)[0], "inference", 9, the_id.hex())  # the same TA again
         ok(deliver(chain, HOST_B, finish(the_id, HOST_B, completion=10))[0])
         assert chain.balance(raw(ALICE)) == before["alice"] + 30 * PRICE  # refunded once, the rest paid
@@ -596,6 +643,7 @@ def test_seeded_random_run_with_exact_balances(tmp_path: Path) -> None:
         escrow = 0
         live: dict[bytes, tuple[tx_pb2.MsgStartInference, int]] = {}  # id -> (message, expiry height)
         leaves: dict[bytes, bytes] = {}
+        finished_at: dict[bytes, int] = {}  # id -> the height of its finish
         units: dict[tuple[int, bytes], int] = {}
         counts = {"started": 0, "finished": 0, "expired": 0}
         body = 0
@@ -645,6 +693,7 @@ def test_seeded_random_run_with_exact_balances(tmp_path: Path) -> None:
                     leaf = (f.id + host + f.response_hash + f.prompt_tokens.to_bytes(8, "big")
                             + f.completion_tokens.to_bytes(8, "big") + payment.to_bytes(8, "big"))
                     leaves[f.id] = leaf
+                    finished_at[f.id] = height
                     block_leaves.append(leaf)
                     units[(current, host)] = units.get((current, host), 0) + f.prompt_tokens + f.completion_tokens
                     counts["finished"] += 1
@@ -669,14 +718,23 @@ def test_seeded_random_run_with_exact_balances(tmp_path: Path) -> None:
             work = chain.query(QUERY + "EpochWork", query_pb2.QueryEpochWorkRequest(epoch=number, host=bech32.encode(host)),
                                query_pb2.QueryEpochWorkResponse).work
             assert work.final and work.units == total
+        # a finished record is kept retention_blocks after its finish: pruned in the block at finish height + that
+        retention = int(PARAMS["retention_blocks"])
+        kept = {the_id for the_id, at in finished_at.items() if at + retention > chain.height}
+        assert kept, f"no finished inference is still kept at height {chain.height}: nothing left to prove"
+        verified = 0
         for the_id, leaf in sorted(leaves.items()):
             record = chain.app.inference_keeper.get_inference(chain.context(), the_id)
+            assert (record is not None) == (the_id in kept), (the_id.hex(), finished_at[the_id], chain.height)
             if record is None:
-                continue  # pruned (retention 20 blocks)
+                assert query_code(chain, "WorkProof", query_pb2.QueryWorkProofRequest(id=the_id.hex())) == ("sdk", 38)
+                continue
             proof = chain.query(QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=the_id.hex()),
                                 query_pb2.QueryWorkProofResponse)
             assert proof.leaf == leaf and proof.final
             assert merkle.verify_inclusion(proof.root, leaf, proof.index, proof.total, list(proof.proof))
+            verified += 1
+        assert verified == len(kept) > 0
 
 
 def test_cli_commands_parse() -> None:
@@ -734,7 +792,7 @@ def test_a_batch_of_starts_judges_each_on_its_own(tmp_path: Path) -> None:
         assert "insufficient funds" in reply.results[1].log and "not registered" in reply.results[2].log
         assert [e["id"] for e in events(response, "start_inference")] == [id_of(m).hex() for m in good]
         assert get(chain, id_of(good[1])).status == inference_pb2.STATUS_STARTED
-        assert query_code(chain, "Inference", query_pb2.QueryInferenceRequest(id=id_of(broke).hex()))[1] != 0
+        assert query_code(chain, "Inference", query_pb2.QueryInferenceRequest(id=id_of(broke).hex())) == ("sdk", 38)
         after = balances(chain)
         assert (after["alice"], after["bob"], after["escrow"]) == (
             before["alice"] - 10 * PRICE, before["bob"] - 20 * PRICE, before["escrow"] + 30 * PRICE)
@@ -748,5 +806,5 @@ def test_a_batch_of_starts_judges_each_on_its_own(tmp_path: Path) -> None:
             tx = sign_tx(TA, [tx_pb2.MsgStartInferences(ta=addr(TA), starts=starts)], CHAIN, account.account_number,
                          account.sequence, gas_limit=100_000_000)
             checked = chain.check(tx)
-            assert checked.code != 0 and words in checked.log, checked.log
+            assert (checked.codespace, checked.code) == ("inference", 18) and words in checked.log, checked.log
         assert balances(chain) == after
