@@ -157,29 +157,57 @@ def test_chat_and_stream_and_discovery_from_one_url() -> None:
 
 
 def test_a_crashed_ta_mid_load_fails_over_and_each_request_is_answered_once() -> None:
-    with network(FakeNode("a", delay_s=0.01), FakeNode("b", delay_s=0.01)) as (ta1, ta2):
-        client = Gonka([ta1.url, ta2.url], USER, timeout=10)
-        total = 40
+    """40 requests from 8 threads, TA 1 first: the first 10 are answered by TA 1; the next 8 are started by TA 1
+    and held at its node when it crashes, so each fails over to TA 2 with the same body, timestamp and inference
+    id; the last 22 are sent only after the crash and answered by TA 2. Each request is answered once, and
+    nothing is started on a chain that went unanswered."""
+    total, first, held = 40, 10, 8
+    node_a = threading.Event()  # node a answers while set
+    node_a.set()
+    with network(FakeNode("a", delay_s=0.01, hold=node_a), FakeNode("b", delay_s=0.01)) as (ta1, ta2):
+        try:
+            recording = Recording()
+            client = Gonka([ta1.url, ta2.url], USER, timeout=10, transport=recording)
+            second_wave, crashed = threading.Event(), threading.Event()
 
-        def ask(i: int) -> tuple[str, str]:
-            raw = client.chat.completions.with_raw_response.create(
-                **{**CHAT, "messages": [{"role": "user", "content": f"question {i}"}]})
-            return raw.headers["x-inference-id"], raw.parse().choices[0].message.content or ""
+            def ask(i: int) -> tuple[str, str]:
+                if i >= first:  # the held wave once released, the rest once TA 1 has crashed
+                    assert (second_wave if i < first + held else crashed).wait(60), f"request {i} never released"
+                raw = client.chat.completions.with_raw_response.create(
+                    **{**CHAT, "messages": [{"role": "user", "content": f"question {i}"}]})
+                return raw.headers["x-inference-id"], raw.parse().choices[0].message.content or ""
 
-        with ThreadPoolExecutor(8) as pool:
-            futures = [pool.submit(ask, i) for i in range(total)]
-            wait_until(lambda: sum(f.done() for f in futures) >= 10, "the first answers did not come")
-            ta1.kill()
-            answers = [future.result(timeout=30) for future in futures]
-        chunks = list(client.chat.completions.create(**CHAT, stream=True))  # a stream cut mid-way is not
-        assert "".join(c.choices[0].delta.content or "" for c in chunks) == "b says hi"  # retried: none then
-        client.close()
+            with ThreadPoolExecutor(held) as pool:
+                futures = [pool.submit(ask, i) for i in range(total)]
+                answers = [future.result(timeout=30) for future in futures[:first]]
+                node_a.clear()
+                second_wave.set()
+                wait_until(lambda: len(ta1.chain.starts) == first + held and ta1.node.in_flight == held,
+                           "TA 1 did not start and forward the held requests")
+                ta1.kill()  # with 8 requests started and unanswered, and 22 not yet sent
+                crashed.set()
+                answers += [future.result(timeout=30) for future in futures[first:]]
+            chunks = list(client.chat.completions.create(**CHAT, stream=True))  # a stream cut mid-way is not
+            assert "".join(c.choices[0].delta.content or "" for c in chunks) == "b says hi"  # retried: none then
+            client.close()
+        finally:
+            node_a.set()
         ids = [answer_id for answer_id, _ in answers] + [client.last_inference_id]
         assert len(set(ids)) == total + 1  # every request answered, each once
-        assert {text for _, text in answers} <= {"a says hi", "b says hi"}
-        assert any(text == "b says hi" for _, text in answers) and any(text == "a says hi" for _, text in answers)
-        assert {i.hex() for i in starts(ta1, ta2)} == set(ids)  # nothing started on chain that went unanswered
-        assert len(ta2.chain.starts) == len(set(i.inference_id for i in ta2.chain.starts))
+        assert [text for _, text in answers] == ["a says hi"] * first + ["b says hi"] * (total - first)
+        assert {i.hex() for i in starts(ta1)} == set(ids[:first + held]) and len(ta1.chain.starts) == first + held
+        assert {i.hex() for i in starts(ta2)} == set(ids[first:]) and len(ta2.chain.starts) == total - first + 1
+        assert len(ta1.node.served) == first  # the held ones were never answered by node a
+        posts: dict[str, list[tuple[str, bytes, int, str]]] = {}
+        for post in recording.posts:
+            content = json.loads(post[1])["messages"][0]["content"]
+            posts.setdefault(content, []).append(post)
+        for i in range(first, first + held):  # failed over: the same body and timestamp, re-signed for TA 2
+            (url1, body1, stamp1, signature1), (url2, body2, stamp2, signature2) = posts[f"question {i}"]
+            assert (url1, url2) == (ta1.url, ta2.url) and (body1, stamp1) == (body2, stamp2)
+            assert signature1 != signature2
+        assert all(post[0] == ta1.url for i in range(first) for post in posts[f"question {i}"])
+        assert all(posts[f"question {i}"][-1][0] == ta2.url for i in range(first + held, total))
         assert client.last_ta is not None and client.last_ta.url == ta2.url
 
 
