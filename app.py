@@ -56,7 +56,8 @@ MODULE_ACCOUNT_PERMISSIONS: dict[str, tuple[str, ...]] = {
     stake_keys.BONDED_POOL: (auth_keys.STAKING,),
     stake_keys.UNBONDING_POOL: (auth_keys.STAKING,),
     slashing_keys.SLASHED_POOL: (),
-    gov_keys.MODULE_NAME: (auth_keys.BURNER,),  # holds proposal deposits; burns them on veto / missed quorum
+    gov_keys.MODULE_NAME: (auth_keys.BURNER,),  # the authority: passed proposals' messages run as it
+    gov_keys.DEPOSITS_ACCOUNT: (auth_keys.BURNER,),  # proposal deposits; burns them on veto / missed quorum
     pool_keys.POOL_ACCOUNT: (),
     rewards_keys.REWARDS_ACCOUNT: (auth_keys.MINTER,),
     inference_keys.INFERENCE_ACCOUNT: (),  # the escrow of started inferences

@@ -15,6 +15,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Unpack
 
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
@@ -35,7 +36,7 @@ from sdk.errors import ABCIError, ErrUnknownRequest
 from sdk.params import GOV_AUTHORITY
 from x.genutil.gentx import build_gentx
 from x.gov import keys as gov_keys
-from chain import InProcessChain
+from chain import AppOptions, InProcessChain
 
 CHAIN = "gonka-gov"
 DENOM = "ngonka"
@@ -48,6 +49,7 @@ SECOND = 10**9
 DEPOSIT_PERIOD, VOTING_PERIOD = 100 * SECOND, 60 * SECOND
 AUTHORITY = bech32.encode(GOV_AUTHORITY)
 GOV_ACCOUNT = GOV_AUTHORITY
+DEPOSITS_ACCOUNT = module_address("gov_deposits")
 POOL = module_address("pool")
 YES, NO, ABSTAIN, VETO = (gov_pb2.VOTE_OPTION_YES, gov_pb2.VOTE_OPTION_NO, gov_pb2.VOTE_OPTION_ABSTAIN,
                           gov_pb2.VOTE_OPTION_NO_WITH_VETO)
@@ -62,7 +64,11 @@ def addr(key: secp256k1.PrivateKey) -> str:
 class GovChain(InProcessChain):
     """Four validators by gentx, an outsider with funds, short gov periods; ``now`` is the last block time."""
 
-    def __init__(self, path: Path, pool_takes_burns: bool = True) -> None:
+    def __init__(self, path: Path, pool_takes_burns: bool = True,
+                 extra_accounts: dict[str, list[tuple[str, int]]] | None = None,
+                 **options: Unpack[AppOptions]) -> None:
+        """``extra_accounts``: more genesis balances (e.g. free coins of the gov account); ``options``: the
+        app's (``check_invariants=False`` for a test that breaks one on purpose)."""
         state = genesis.default_app_state()
         state["genutil"] = {"gen_txs": [base64.b64encode(build_gentx(
             key, f"v{i}", bytes([i + 1]) * 32, (DENOM, STAKE), CHAIN)).decode() for i, key in enumerate(VALIDATORS)]}
@@ -72,8 +78,9 @@ class GovChain(InProcessChain):
         if "pool" in state:
             state["pool"].setdefault("params", {})["burned_deposits_to_pool"] = pool_takes_burns
         funded = {addr(k): [(DENOM, FUNDS), ("uother", 10**9)] for k in [*VALIDATORS, OUTSIDER]}
+        funded.update(extra_accounts or {})
         self.now = 1_000 * SECOND
-        super().__init__(path, funded, chain_id=CHAIN, app_state=state, first_block=False)
+        super().__init__(path, funded, chain_id=CHAIN, app_state=state, first_block=False, **options)
         self.block(time_ns=self.now)
 
     def tick(self, seconds: int = 1, txs: list[bytes] | None = None) -> abci.ResponseFinalizeBlock:
@@ -156,9 +163,9 @@ def test_passed_proposal_changes_epoch_params_and_refunds(chain: GovChain) -> No
     proposal = chain.proposal(pid)
     assert proposal.status == gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD
     assert chain.balance(addr(proposer)) == before - MIN_DEPOSIT
-    assert chain.balance(GOV_ACCOUNT) == MIN_DEPOSIT
-    gov_account = chain.app.account_keeper.get_module_account(chain.context(), "gov")
-    assert gov_account is not None and list(gov_account.permissions) == ["burner"]
+    assert (chain.balance(DEPOSITS_ACCOUNT), chain.balance(GOV_ACCOUNT)) == (MIN_DEPOSIT, 0)
+    deposits_account = chain.app.account_keeper.get_module_account(chain.context(), "gov_deposits")
+    assert deposits_account is not None and list(deposits_account.permissions) == ["burner"]
     for key in VALIDATORS[:3]:
         assert chain.vote(key, pid, YES).code == 0
     live = chain.tally(pid)
@@ -171,7 +178,7 @@ def test_passed_proposal_changes_epoch_params_and_refunds(chain: GovChain) -> No
     assert chain.tally(pid) == done.final_tally_result
     assert chain.epochs_params() == NEW_EPOCHS
     assert chain.balance(addr(proposer)) == before
-    assert chain.balance(GOV_ACCOUNT) == 0
+    assert (chain.balance(DEPOSITS_ACCOUNT), chain.balance(GOV_ACCOUNT)) == (0, 0)
     # the next proposal takes the next id
     assert chain.submit(proposer, [epochs_update()]) == 2
 
@@ -210,7 +217,7 @@ def test_veto_and_missed_quorum_burn_the_deposit(tmp_path: Path, outcome: str, t
         done = chain.proposal(pid)
         assert done.status == gov_pb2.PROPOSAL_STATUS_REJECTED
         assert chain.balance(addr(proposer)) == before - MIN_DEPOSIT
-        assert chain.balance(GOV_ACCOUNT) == 0
+        assert (chain.balance(DEPOSITS_ACCOUNT), chain.balance(GOV_ACCOUNT)) == (0, 0)
         lost = MIN_DEPOSIT + extra
         if to_pool:
             assert chain.supply() == supply and chain.balance(POOL) == pool_before + lost
@@ -323,7 +330,7 @@ def test_deposit_period_runs_out_and_refunds(chain: GovChain) -> None:
                                               data=gov_query.QueryProposalRequest(proposal_id=pid).SerializeToString()))
     assert reply.code != 0  # removed
     assert chain.balance(addr(proposer)) == before  # burn_proposal_deposit_prevote is off
-    assert chain.balance(GOV_ACCOUNT) == 0
+    assert (chain.balance(DEPOSITS_ACCOUNT), chain.balance(GOV_ACCOUNT)) == (0, 0)
 
 
 def test_second_deposit_opens_voting(chain: GovChain) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from gonkad import genesis, localnet
+from sdk.address import module_address
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32
@@ -43,6 +44,7 @@ OVERRIDES = {
 _base = localnet.load_settings(validators=4, chain_id="gonka-gov")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 AUTHORITY = bech32.encode(GOV_AUTHORITY)
+DEPOSITS_ACCOUNT = bech32.encode(module_address("gov_deposits"))  # holds the deposits, apart from the authority
 NEW_EPOCHS = {"epoch_length": "30", "race_validation_offset": "4", "set_validators_offset": "8",
               "inference_offset": "9"}
 OTHER_EPOCHS = {**NEW_EPOCHS, "epoch_length": "25"}
@@ -182,9 +184,10 @@ def tallied_at(net: Net, pid: int, start: int) -> tuple[int, dict[str, str]]:
 
 
 def refund_in(net: Net, height: int, proposer: str) -> bool:
-    """Whether block ``height`` paid the deposit back from the gov account to ``proposer`` (validators'
+    """Whether block ``height`` paid the deposit back from the deposits account to ``proposer`` (validators'
     balances also move with rewards, so the transfer itself is the evidence)."""
-    return {"recipient": proposer, "sender": AUTHORITY, "amount": f"{DEPOSIT}{DENOM}"} in net.events(height, "transfer")
+    return {"recipient": proposer, "sender": DEPOSITS_ACCOUNT, "amount": f"{DEPOSIT}{DENOM}"} in net.events(
+        height, "transfer")
 
 
 def test_epoch_length_proposal_passes_and_the_next_epoch_uses_it(run: dict[str, Any]) -> None:
@@ -216,8 +219,8 @@ def test_vetoed_and_quorumless_proposals_burn_their_deposit(run: dict[str, Any],
     assert proposal["status"] == "PROPOSAL_STATUS_REJECTED", proposal
     height, event = tallied_at(net, pid, run["first_height"])
     assert event["tally"] == reason and event["deposits"] == "burned", event
-    burns = [e for e in net.events(height, "burn") if e["burner"] == AUTHORITY]
-    assert {"burner": AUTHORITY, "amount": f"{DEPOSIT}{DENOM}"} in burns, burns
+    burns = [e for e in net.events(height, "burn") if e["burner"] == DEPOSITS_ACCOUNT]
+    assert {"burner": DEPOSITS_ACCOUNT, "amount": f"{DEPOSIT}{DENOM}"} in burns, burns
     assert not refund_in(net, height, run["addresses"][run["proposers"][name]])
     deposits = net.query("gov", "deposits", str(pid)).get("deposits", [])
     assert deposits == []

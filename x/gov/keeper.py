@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 
 from cosmpy.protos.cosmos.gov.v1 import gov_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
@@ -31,6 +32,10 @@ PASSED, REJECTED, FAILED = (gov_pb2.PROPOSAL_STATUS_PASSED, gov_pb2.PROPOSAL_STA
 ACTIVE = (DEPOSIT_PERIOD, VOTING_PERIOD)
 POOL_SOURCE = "deposit"
 """x/pool's inflow source for governance deposits it takes instead of a burn."""
+END_BLOCK_FAILURE = "end block: "
+"""``failed_reason``'s prefix for a proposal whose end-block step failed (its deposits left unsettled)."""
+
+log = logging.getLogger("gonkad.gov")
 
 
 def timestamp(ns: int) -> Timestamp:
@@ -55,8 +60,9 @@ def covers(have: Coins, need: Coins) -> bool:
 
 
 class GovKeeper:
-    """Owns the ``gov/`` prefix; holds deposits in the ``gov`` module account and runs passed proposals'
-    messages through the app's router as the authority."""
+    """Owns the ``gov/`` prefix; holds deposits in the ``gov_deposits`` module account (apart from the
+    authority's, so a passed proposal can never spend them) and runs passed proposals' messages through the
+    app's router as the authority."""
 
     def __init__(
         self, accounts: AccountKeeper, bank: BankKeeper, stake: StakeKeeper, execute_packed: ExecutePacked,
@@ -71,7 +77,7 @@ class GovKeeper:
         self.execute_packed = execute_packed
         self.authority = authority
         self.pool = pool
-        self.module_account = module_address(keys.MODULE_NAME)
+        self.deposits_account = module_address(keys.DEPOSITS_ACCOUNT)
 
     # --- params and counters -----------------------------------------------------------------------
 
@@ -178,7 +184,7 @@ class GovKeeper:
         return self.add_deposit(ctx, proposal_id, depositor, amount)
 
     def add_deposit(self, ctx: Context, proposal_id: int, depositor: bytes, amount: Coins) -> bool:
-        """Move ``amount`` from the depositor into the gov account for an active proposal; True if this
+        """Move ``amount`` from the depositor into the deposits account for an active proposal; True if this
         deposit opened the voting period."""
         proposal = self.must_get_proposal(ctx, proposal_id)
         if proposal.status not in ACTIVE:
@@ -187,7 +193,8 @@ class GovKeeper:
         params = self.get_params(ctx)
         self.check_deposit_denoms(params, amount)
         # the module account comes into being with the first deposit (as other modules' accounts do)
-        self.bank.send_coins(ctx, depositor, self.accounts.ensure_module_account(ctx, keys.MODULE_NAME), amount)
+        self.bank.send_coins(ctx, depositor, self.accounts.ensure_module_account(ctx, keys.DEPOSITS_ACCOUNT),
+                             amount)
         total = add_coins(coins_from_proto(proposal.total_deposit), amount)
         del proposal.total_deposit[:]
         proposal.total_deposit.extend(total.to_proto())
@@ -222,16 +229,16 @@ class GovKeeper:
             if burn:
                 total = add_coins(total, amount)
             elif amount:
-                self.bank.send_coins(ctx, self.module_account, bech32.decode(deposit.depositor), amount)
+                self.bank.send_coins(ctx, self.deposits_account, bech32.decode(deposit.depositor), amount)
             store.delete(key)
         if not burn:
             return "refunded"
         if not total:
             return "burned"
         if self.pool.deposits_to_pool(ctx):
-            self.pool.fund_from_module(ctx, keys.MODULE_NAME, total, POOL_SOURCE)
+            self.pool.fund_from_module(ctx, keys.DEPOSITS_ACCOUNT, total, POOL_SOURCE)
             return "to_community_pool"
-        self.bank.burn_coins(ctx, keys.MODULE_NAME, total)
+        self.bank.burn_coins(ctx, keys.DEPOSITS_ACCOUNT, total)
         return "burned"
 
     # --- votes -------------------------------------------------------------------------------------------
@@ -276,14 +283,50 @@ class GovKeeper:
     def end_block(self, ctx: Context) -> None:
         """Proposals whose deposit period ended without the min deposit are dropped (deposits refunded, or
         burned with ``burn_proposal_deposit_prevote``); those whose voting period ended are tallied and, if
-        passed, executed."""
+        passed, executed. Each leaves its queue first and runs in a branch of its own (``_isolated``), so
+        one that fails is recorded on that proposal and can neither stall nor undo the others."""
         now = ctx.header.time_ns
         store = ctx.kv(keys.STORE_PREFIX)
-        for prefix, finish in ((keys.INACTIVE_QUEUE_PREFIX, self._drop), (keys.ACTIVE_QUEUE_PREFIX, self._finish)):
+        steps = ((keys.INACTIVE_QUEUE_PREFIX, self._drop, "inactive_proposal"),
+                 (keys.ACTIVE_QUEUE_PREFIX, self._finish, "active_proposal"))
+        for prefix, step, event in steps:
             due = [key for key, _ in store.iterate(prefix, end=prefix + keys.u64(now + 1))]
             for key in due:
                 store.delete(key)
-                finish(ctx, int.from_bytes(key[-8:], "big"))
+                self._isolated(ctx, int.from_bytes(key[-8:], "big"), step, event)
+
+    def _isolated(self, ctx: Context, proposal_id: int, step: Callable[[Context, int], None], event: str) -> None:
+        """One proposal's end-block step in a branch written (with its events and validator updates) only if
+        it returns; if it raises, the branch is dropped and the failure recorded on the proposal instead."""
+        branch = ctx.store.branch()  # type: ignore[attr-defined]
+        sub = ctx.with_store(branch)
+        try:
+            step(sub, proposal_id)
+        except ABCIError as err:
+            self._record_failure(ctx, proposal_id, err.log, event)
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug in one proposal's step must not stop the others
+            log.exception("gov: the end-block step of proposal %d failed; its writes are discarded", proposal_id)
+            self._record_failure(ctx, proposal_id, f"internal error: {type(exc).__name__}", event)
+            return
+        branch.write()
+        ctx.events.extend(sub.events)
+        ctx.validator_updates.extend(sub.validator_updates)
+
+    def _record_failure(self, ctx: Context, proposal_id: int, reason: str, event: str) -> None:
+        """A proposal whose end-block step failed: ``FAILED`` with the reason, its votes deleted, its deposits
+        left recorded (nothing was paid out, so they are still owed). It is out of its queue, never retried."""
+        reason = END_BLOCK_FAILURE + reason
+        proposal = self.get_proposal(ctx, proposal_id)
+        if proposal is not None:
+            store = ctx.kv(keys.STORE_PREFIX)
+            for key, _ in list(store.iterate(keys.votes_prefix(proposal_id))):
+                store.delete(key)
+            proposal.status = FAILED
+            proposal.failed_reason = reason
+            self.set_proposal(ctx, proposal)
+        ctx.emit(event, proposal_id=str(proposal_id), proposal_result="proposal_failed", deposits="unsettled",
+                 error=reason)
 
     def _drop(self, ctx: Context, proposal_id: int) -> None:
         burn = self.get_params(ctx).burn_proposal_deposit_prevote
@@ -320,8 +363,10 @@ class GovKeeper:
     # --- what must hold -----------------------------------------------------------------------------------
 
     def deposits_held(self, ctx: Context) -> str | None:
-        """The gov account holds exactly the deposits of the active proposals, and each active proposal's
-        total is the sum of its deposit records (finished ones have none)."""
+        """Every deposit record is owed to its depositor, so the deposits account holds at least their sum
+        (more harms no one: only a settlement takes coins out). Each active proposal's total is the sum of its
+        records; a finished proposal has none, except a ``FAILED`` one whose end-block step failed before
+        settling them, which keeps them all."""
         by_proposal: dict[int, Coins] = {}
         for deposit in self.deposits(ctx):
             by_proposal[deposit.proposal_id] = add_coins(by_proposal.get(deposit.proposal_id, Coins()),
@@ -329,7 +374,7 @@ class GovKeeper:
         total = Coins()
         for proposal in self.proposals(ctx):
             recorded = by_proposal.pop(proposal.id, Coins())
-            if proposal.status in ACTIVE:
+            if proposal.status in ACTIVE or (proposal.status == FAILED and recorded):
                 if coins_from_proto(proposal.total_deposit) != recorded:
                     return f"proposal {proposal.id} totals {coins_from_proto(proposal.total_deposit)} but its deposits sum to {recorded}"
                 total = add_coins(total, recorded)
@@ -337,9 +382,9 @@ class GovKeeper:
                 return f"finished proposal {proposal.id} still has deposits {recorded}"
         if by_proposal:
             return f"deposits for proposals that do not exist: {sorted(by_proposal)}"
-        held = self.bank.get_all_balances(ctx, self.module_account)
-        if held != total:
-            return f"the gov account holds {held or '0'} but active proposals' deposits are {total or '0'}"
+        held = self.bank.get_all_balances(ctx, self.deposits_account)
+        if not covers(held, total):
+            return f"the deposits account holds {held or '0'} but the deposits recorded are {total or '0'}"
         return None
 
 

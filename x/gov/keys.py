@@ -8,6 +8,7 @@
     0x20 | id(8) | voter(20)         -> cosmos.gov.v1.Vote
     0x30                             -> cosmos.gov.v1.Params
 
+Deposits are held by the module account ``gov_deposits`` (``DEPOSITS_ACCOUNT``), apart from the authority's.
 Times are block times in nanoseconds (big-endian, so the queues iterate in time order). Every integer is
 big-endian, so ids iterate in order.
 """
@@ -15,6 +16,10 @@ big-endian, so ids iterate in order.
 from __future__ import annotations
 
 MODULE_NAME = "gov"
+"""Also the authority's module account: a passed proposal's messages run as it, so it holds no deposits."""
+DEPOSITS_ACCOUNT = "gov_deposits"
+"""The module account that holds proposal deposits: no message signs for it and no MsgSend pays it, so only
+gov's settlement (refund, burn, to the community pool) moves its coins."""
 STORE_PREFIX = b"gov/"
 PROPOSAL_PREFIX = b"\x00"
 INACTIVE_QUEUE_PREFIX = b"\x01"

@@ -20,7 +20,7 @@ from sdk.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate
 from sdk.params import update_params_route
 from x.gov import keys, msg_server
 from x.gov.expected_keepers import PackedSigners
-from x.gov.keeper import ACTIVE, VOTING_PERIOD, GovKeeper
+from x.gov.keeper import ACTIVE, FAILED, VOTING_PERIOD, GovKeeper
 from x.gov.params import default_params, validate_params
 
 QUERY = "/cosmos.gov.v1.Query/"
@@ -42,8 +42,8 @@ class GovModule(BaseModule):
 
     def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
         """``cosmos.gov.v1.GenesisState``: params (default if left out), the next proposal id and, for an
-        exported chain, its proposals, deposits and votes; the gov account (bank's genesis) must hold
-        exactly the deposits of the active proposals."""
+        exported chain, its proposals, deposits and votes; the deposits account (bank's genesis) must hold at
+        least the deposits recorded (``deposits_held``)."""
         genesis = json_format.ParseDict(state, genesis_pb2.GenesisState(), ignore_unknown_fields=False)
         params = genesis.params if genesis.HasField("params") else default_params()
         validate_params(params)
@@ -59,8 +59,9 @@ class GovModule(BaseModule):
             k.queue(ctx, proposal)
         for deposit in genesis.deposits:
             proposal = k.get_proposal(ctx, deposit.proposal_id)
-            if proposal is None or proposal.status not in ACTIVE:
-                raise ValueError(f"gov genesis: deposit for proposal {deposit.proposal_id}, not an active one")
+            if proposal is None or proposal.status not in (*ACTIVE, FAILED):
+                raise ValueError(f"gov genesis: deposit for proposal {deposit.proposal_id}, neither an active one "
+                                 "nor a failed one whose deposits are unsettled")
             store.set(keys.deposit_key(deposit.proposal_id, bech32.decode(deposit.depositor)),
                       deposit.SerializeToString())
         for vote in genesis.votes:

@@ -16,6 +16,7 @@ from sdk.coins import coins_from_proto
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ABCIError, ErrInvalidCoins, ErrInvalidRequest, ErrUnknownRequest
+from sdk.module import type_url
 from x.gov.errors import (
     ErrInvalidProposal, ErrInvalidProposalMsg, ErrInvalidSigner, ErrInvalidVote, ErrMetadataTooLong,
     ErrNoProposalMsgs, ErrSummaryTooLong, ErrUnroutableProposalMsg,
@@ -26,11 +27,14 @@ from x.gov.keeper import GovKeeper, parse_options
 MAX_METADATA_LEN = 255
 """The SDK's default ``MaxMetadataLen``: proposal and vote metadata, and the title."""
 MAX_SUMMARY_LEN = 10_200
+SUBMIT_PROPOSAL_URL = type_url(tx_pb2.MsgSubmitProposal)
 
 
 def submit_validator(packed_signers: PackedSigners, authority: bytes) -> Callable[[Any], None]:
     """``MsgSubmitProposal``'s stateless check: proposer, title, summary, metadata, initial deposit, and each
-    message known to the router, valid, and signed by exactly the authority (else ``gov/13``)."""
+    message known to the router, valid, signed by exactly the authority (else ``gov/13``) and not itself a
+    ``MsgSubmitProposal`` (``gov/12``: a passed proposal would submit, and fund from the gov account, a new
+    proposal that no one has voted on yet)."""
 
     def validate(msg: tx_pb2.MsgSubmitProposal) -> None:
         parse_address(msg.proposer, "proposer")
@@ -62,6 +66,8 @@ def submit_validator(packed_signers: PackedSigners, authority: bytes) -> Callabl
                 got = ", ".join(bech32.encode(s) for s in signers) or "none"
                 raise ErrInvalidSigner.wrap(f"{what} must be signed by exactly the gov authority {expected}, "
                                             f"got {got}")
+            if packed.type_url == SUBMIT_PROPOSAL_URL:
+                raise ErrInvalidProposalMsg.wrap(f"{what}: a proposal may not submit proposals")
 
     return validate
 
