@@ -20,6 +20,7 @@ from gonkad import genesis
 from gonkad.paths import app_db
 from sdk.baseapp import stored_chain_id, stored_consensus_params
 from sdk.cli.flags import add_home
+from sdk.cli.jsonfile import read_json_object
 from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore, VersionUnavailableError
 
@@ -45,7 +46,7 @@ def export_genesis(home: Path, height: int | None = None) -> dict[str, Any]:
     node_genesis_path = home / "config" / "genesis.json"
     if not node_genesis_path.is_file():
         raise FileNotFoundError(f"{node_genesis_path} does not exist: {home} is not a node home")
-    node_genesis = json.loads(node_genesis_path.read_text())
+    node_genesis = read_json_object(node_genesis_path)
     store = open_stopped_store(home)
     try:
         oldest, latest = store.available_versions()

@@ -7,6 +7,7 @@ import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import Message
@@ -14,6 +15,7 @@ from google.protobuf.message import Message
 from app import GonkaApp
 from gonkad import genesis
 from sdk.cli.flags import add_home, checked_address
+from sdk.cli.jsonfile import read_json_object
 from sdk.coins import parse_coins
 from sdk.crypto import bech32
 from gonkad.cmd.keys import open_keyring
@@ -42,7 +44,7 @@ def cmd_add_account(args: argparse.Namespace) -> None:
     except ValueError:
         address = open_keyring(args).get(args.address_or_key).address
     coins = parse_coins(args.coins)
-    doc = json.loads(path.read_text())
+    doc = read_json_object(path)
     app_state = doc.get("app_state") or genesis.default_app_state()
     if any(a.get("address") == address for a in app_state["auth"]["accounts"]):
         raise ValueError(f"account {address} is already in the genesis")
@@ -51,9 +53,9 @@ def cmd_add_account(args: argparse.Namespace) -> None:
     print(f"added {address} with {coins}")
 
 
-def validate_genesis(path: Path) -> str:
-    """Run InitChain on a throwaway store: the app state is valid only if every module accepts it."""
-    doc = json.loads(path.read_text())
+def validate_genesis(path: Path, doc: dict[str, Any]) -> str:
+    """Run InitChain on a throwaway store: the app state of ``doc`` (read from ``path``) is valid only if every
+    module accepts it."""
     if not doc.get("chain_id"):
         raise ValueError(f"{path}: chain_id is empty")
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,7 +72,7 @@ def validate_genesis(path: Path) -> str:
 
 def cmd_gentx(args: argparse.Namespace) -> None:
     home = Path(args.home)
-    doc = json.loads(genesis_path(args).read_text())
+    doc = read_json_object(genesis_path(args))
     keyring = open_keyring(args)
     info = keyring.get(args.key)
     amount = dict(parse_coins(args.amount)).get(BOND_DENOM)
@@ -99,7 +101,7 @@ def cmd_collect_gentxs(args: argparse.Namespace) -> None:
     """Gentxs go into app_state.genutil; CometBFT's validator list is emptied so InitChain decides it."""
     path = genesis_path(args)
     folder = Path(args.gentx_dir) if args.gentx_dir else Path(args.home) / "config" / "gentx"
-    doc = json.loads(path.read_text())
+    doc = read_json_object(path)
     doc.setdefault("app_state", genesis.default_app_state())["genutil"] = {"gen_txs": gentx.collect_gentxs(folder)}
     doc["validators"] = []
     path.write_text(json.dumps(doc, indent=2) + "\n")
@@ -108,10 +110,9 @@ def cmd_collect_gentxs(args: argparse.Namespace) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> None:
     path = Path(args.file) if args.file else genesis_path(args)
+    doc = read_json_object(path)  # an unreadable file is its own one-line error, not "invalid"
     try:
-        chain_id = validate_genesis(path)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+        chain_id = validate_genesis(path, doc)
     except Exception as exc:  # noqa: BLE001 - any module's rejection is reported as one line
         raise ValueError(f"{path} is invalid: {exc}") from None
     print(f"File at {path} is a valid genesis file for chain {chain_id}")

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from sdk.cli.flags import add_tx_flags
+from sdk.cli.jsonfile import read_json_object
 from sdk.cli.tx import broadcast_messages
 from sdk.client.tx import TxError
 
@@ -33,7 +32,7 @@ def add_update_params_command(commands: argparse._SubParsersAction, msg_type: ty
     add_tx_flags(p)
 
     def run(args: argparse.Namespace) -> None:
-        params = json.loads(Path(args.params_file).read_text())
+        params = read_json_object(args.params_file)
         broadcast_messages(args, lambda sender: [update_params_message(msg_type, sender, params)])
 
     p.set_defaults(func=run)

@@ -13,6 +13,7 @@ from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2, tx_pb2
 from google.protobuf.message import Message
 
 from protogen.gonka.bls.v1 import tx_pb2 as bls_tx
+from sdk.cli.jsonfile import read_json_object
 from sdk.crypto import bech32, bls, secp256k1
 from sdk.tx import decode_tx
 from sdk.client.txbuilder import sign_tx
@@ -88,7 +89,7 @@ def collect_gentxs(folder: Path) -> list[str]:
     alone, or MsgCreateValidator then MsgRegisterBlsKey of the same operator."""
     collected = []
     for path in sorted(folder.glob("*.json")):
-        encoded = json.loads(path.read_text())["tx"]
+        encoded = read_json_object(path)["tx"]
         check_gentx_shape(decode_tx(base64.b64decode(encoded)).messages, str(path))
         collected.append(encoded)
     if not collected:

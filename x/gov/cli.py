@@ -21,6 +21,7 @@ from cosmpy.protos.cosmos.gov.v1 import gov_pb2, query_pb2, tx_pb2
 from google.protobuf import any_pb2, json_format, symbol_database
 
 from sdk.cli.flags import add_query_flags, add_tx_flags, message_dict, print_output
+from sdk.cli.jsonfile import read_json_file
 from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
@@ -76,10 +77,7 @@ def pack(message: Any, index: int) -> any_pb2.Any:
 
 def read_proposal(path: str, proposer: str) -> tx_pb2.MsgSubmitProposal:
     """The SDK's proposal file as a MsgSubmitProposal; a malformed one is a ValueError naming what is wrong."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not JSON: {exc}") from None
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object with messages, metadata, deposit, title, summary")
     unknown = sorted(set(data) - PROPOSAL_KEYS)
