@@ -10,11 +10,13 @@ from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 
 from sdk.errors import ErrInvalidCoins
 
-DENOM_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}$")
-COIN_RE = re.compile(r"^([0-9]+)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})$")
+# Every pattern ends in \Z, never $: Python's $ also matches before a final newline, so "ngonka\n" would
+# pass for a denom with every caller's ``.match``.
+DENOM_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}\Z")
+COIN_RE = re.compile(r"^([0-9]+)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})\Z")
 MAX_AMOUNT = (1 << 256) - 1
 """Amounts are bounded as the Cosmos SDK bounds ``math.Int``: 256 bits."""
-AMOUNT_RE = re.compile(r"^[0-9]{1,%d}$" % len(str(MAX_AMOUNT)))
+AMOUNT_RE = re.compile(r"^[0-9]{1,%d}\Z" % len(str(MAX_AMOUNT)))
 """ASCII digits only: ``str.isdigit`` and ``int`` also take full-width, Arabic-Indic and superscript digits."""
 
 
@@ -68,7 +70,7 @@ def parse_coins(text: str) -> Coins:
     return make_coins(pairs)
 
 
-DEC_COIN_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})$")
+DEC_COIN_RE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})\Z")
 
 
 def parse_dec_coins(text: str) -> tuple[tuple[str, Fraction], ...]:

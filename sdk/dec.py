@@ -11,7 +11,8 @@ import re
 from fractions import Fraction
 
 PRECISION = 18
-DEC_RE = re.compile(r"^([0-9]{1,30})(?:\.([0-9]{1,%d}))?$" % PRECISION)
+DEC_RE = re.compile(r"^([0-9]{1,30})(?:\.([0-9]{1,%d}))?\Z" % PRECISION)
+"""Ends in \\Z: Python's $ would also take the text with a newline after it."""
 
 
 def parse_dec(text: str, what: str) -> Fraction:

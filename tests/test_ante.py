@@ -52,7 +52,7 @@ def with_signature(tx: bytes, signature: bytes) -> bytes:
 
 
 def signed(body: tx_pb2.TxBody | bytes, gas: int = 100_000, fee: str = "1000ngonka", public_key: bytes | None = None,
-           auth_info_extra: bytes = b"") -> bytes:
+           auth_info_extra: bytes = b"", fee_denom: str = "ngonka") -> bytes:
     """ALICE's tx over any body (bytes: exactly those, unknown fields and all), signed as a wallet would."""
     body_bytes = body if isinstance(body, bytes) else body.SerializeToString()
     key = keys_pb2.PubKey(key=ALICE.public_key).SerializeToString() if public_key is None else public_key
@@ -61,7 +61,7 @@ def signed(body: tx_pb2.TxBody | bytes, gas: int = 100_000, fee: str = "1000ngon
         mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)),
     )
     auth = tx_pb2.AuthInfo(signer_infos=[signer], fee=tx_pb2.Fee(
-        amount=[coin_pb2.Coin(denom="ngonka", amount=fee.removesuffix("ngonka"))], gas_limit=gas))
+        amount=[coin_pb2.Coin(denom=fee_denom, amount=fee.removesuffix("ngonka"))], gas_limit=gas))
     auth_bytes = auth.SerializeToString() + auth_info_extra
     signature = ALICE.sign(sign_doc_bytes(body_bytes, auth_bytes, CHAIN, 0))
     return tx_pb2.TxRaw(body_bytes=body_bytes, auth_info_bytes=auth_bytes, signatures=[signature]).SerializeToString()
@@ -187,16 +187,26 @@ def test_multi_send_splits_one_input_and_rejects_unbalanced(chain: InProcessChai
     assert checked.code == 10 and "sum of inputs does not equal sum of outputs" in checked.log
 
 
-NOT_ASCII_AMOUNTS = ["\uff11\uff10", "\u0661\u0660", "\u00b2", "1" * 5000, "-1", " 10", "10 ", "+10", "0x10", ""]
+NOT_ASCII_AMOUNTS = ["\uff11\uff10", "\u0661\u0660", "\u00b2", "1" * 5000, "-1", " 10", "10 ", "10\n", "+10", "0x10", ""]
 
 
 @pytest.mark.parametrize("amount", NOT_ASCII_AMOUNTS, ids=["full-width", "arabic-indic", "superscript", "5000-digits",
-                                                            "negative", "lead-space", "trail-space", "plus", "hex",
-                                                            "empty"])
+                                                            "negative", "lead-space", "trail-space", "trail-newline",
+                                                            "plus", "hex", "empty"])
 def test_invalid_amount_text_is_invalid_coins(chain: InProcessChain, amount: str) -> None:
     """Only ASCII digits are amounts (the SDK's ^[0-9]+$), in a message and in the fee alike."""
     assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send(amount))])), 10, "malformed amount")
     assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), fee=amount), 10, "malformed amount")
+
+
+@pytest.mark.parametrize("denom", ["ngonka\n", "\nngonka", "ngonka\n\n", "ngonka "])
+def test_invalid_denom_with_a_newline_or_space_is_invalid_coins(chain: InProcessChain, denom: str) -> None:
+    """A denom is the whole text (Python's ``$`` also matches before a final newline): in a message and in
+    the fee alike, refused at CheckTx with ``sdk/10``."""
+    msg = bank_tx.MsgSend(from_address=address_of(ALICE), to_address=BOB, amount=[coin_pb2.Coin(denom=denom, amount="1")])
+    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(msg)])), 10, f"invalid denom {denom!r}")
+    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), fee_denom=denom), 10,
+                   f"invalid denom {denom!r}")
 
 
 def test_invalid_amount_over_256_bits(chain: InProcessChain) -> None:

@@ -191,6 +191,18 @@ def test_invalid_params_are_refused_even_from_the_authority(chain: ParamsChain, 
     assert chain.prefix_state(case.prefix, AUTHORITY) == before_state
 
 
+@pytest.mark.parametrize("field, text", [("free_weight_share", "0.5\n"), ("bond_denom", "ngonka\n")])
+def test_param_text_with_a_trailing_newline_is_refused(chain: ParamsChain, field: str, text: str) -> None:
+    """A decimal or a denom is the whole text: Python's ``$`` would let one more newline through into state."""
+    params = default_params()
+    setattr(params, field, text)
+    before_state = chain.prefix_state(stake_keys.STORE_PREFIX, AUTHORITY)
+    result, _ = chain.deliver(AUTHORITY, stake_tx.MsgUpdateParams(authority=address_of(AUTHORITY), params=params))
+    assert (result.codespace, result.code) == (ErrInvalidRequest.codespace, ErrInvalidRequest.code), result.log
+    assert repr(text) in result.log and "invalid params" in result.log
+    assert chain.prefix_state(stake_keys.STORE_PREFIX, AUTHORITY) == before_state
+
+
 def test_the_default_authority_is_the_gov_module_account() -> None:
     assert bech32.encode(GOV_AUTHORITY) == bech32.encode(auth_keys.module_address("gov"))
     assert bech32.encode(GOV_AUTHORITY).startswith("gonka1")

@@ -9,7 +9,7 @@ from sdk.cli.flags import add_query_flags, print_output
 from sdk.client.rpc import CometRPC
 from sdk.client.tx import plain_events
 
-HASH_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+HASH_RE = re.compile(r"^[0-9a-fA-F]{64}\Z")  # \Z: $ would take a final newline too
 
 
 def cmd_tx(args: argparse.Namespace) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from gonkad.paths import pid_file
 
-HOST_PORT = re.compile(r"^[A-Za-z0-9.\-\[\]:]+:\d{1,5}$")
+HOST_PORT = re.compile(r"^[A-Za-z0-9.\-\[\]:]+:\d{1,5}\Z")  # \Z: $ would take a final newline too
 
 
 def parse_port(text: str) -> int:

@@ -21,7 +21,7 @@ from x.pool.errors import ErrBadSource
 from x.pool.expected_keepers import AccountKeeper, BankKeeper
 from x.pool.params import default_params
 
-SOURCE_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+SOURCE_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")  # \Z: $ would take a final newline too
 
 
 class PoolKeeper:
