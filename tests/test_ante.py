@@ -52,13 +52,15 @@ def with_signature(tx: bytes, signature: bytes) -> bytes:
 
 
 def signed(body: tx_pb2.TxBody | bytes, gas: int = 100_000, fee: str = "1000ngonka", public_key: bytes | None = None,
-           auth_info_extra: bytes = b"", fee_denom: str = "ngonka") -> bytes:
-    """ALICE's tx over any body (bytes: exactly those, unknown fields and all), signed as a wallet would."""
+           auth_info_extra: bytes = b"", fee_denom: str = "ngonka", sequence: int = 0,
+           key_in_signer_info: bool = True) -> bytes:
+    """ALICE's tx over any body (bytes: exactly those, unknown fields and all), signed as a wallet would;
+    ``key_in_signer_info`` off leaves the public key out, as a wallet may once the chain has it."""
     body_bytes = body if isinstance(body, bytes) else body.SerializeToString()
     key = keys_pb2.PubKey(key=ALICE.public_key).SerializeToString() if public_key is None else public_key
     signer = tx_pb2.SignerInfo(
-        public_key=AnyPb(type_url=SECP256K1_PUBKEY_URL, value=key),
-        mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)),
+        public_key=AnyPb(type_url=SECP256K1_PUBKEY_URL, value=key) if key_in_signer_info else None,
+        mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)), sequence=sequence,
     )
     auth = tx_pb2.AuthInfo(signer_infos=[signer], fee=tx_pb2.Fee(
         amount=[coin_pb2.Coin(denom=fee_denom, amount=fee.removesuffix("ngonka"))], gas_limit=gas))
@@ -203,7 +205,8 @@ def test_invalid_amount_text_is_invalid_coins(chain: InProcessChain, amount: str
 def test_invalid_denom_with_a_newline_or_space_is_invalid_coins(chain: InProcessChain, denom: str) -> None:
     """A denom is the whole text (Python's ``$`` also matches before a final newline): in a message and in
     the fee alike, refused at CheckTx with ``sdk/10``."""
-    msg = bank_tx.MsgSend(from_address=address_of(ALICE), to_address=BOB, amount=[coin_pb2.Coin(denom=denom, amount="1")])
+    msg = bank_tx.MsgSend(from_address=address_of(ALICE), to_address=BOB,
+                          amount=[coin_pb2.Coin(denom=denom, amount="1")])
     assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(msg)])), 10, f"invalid denom {denom!r}")
     assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), fee_denom=denom), 10,
                    f"invalid denom {denom!r}")
@@ -223,6 +226,23 @@ def test_invalid_malformed_account_pubkey(chain: InProcessChain) -> None:
     body = tx_pb2.TxBody(messages=[pack(raw_send("1"))])
     assert_refused(chain, signed(body, public_key=b"\x0a\x21\x02"), 8, "malformed secp256k1 public key")
     assert_refused(chain, signed(body, public_key=b"\xff" * 8), 8, "malformed secp256k1 public key")
+
+
+def test_invalid_signer_pubkey_is_refused_when_the_account_already_has_one(chain: InProcessChain) -> None:
+    """Every key a SignerInfo carries is checked, as the SDK's SetPubKeyDecorator does, not only the first
+    one an account records: malformed bytes or another address's key are ``sdk/8``, nothing changed."""
+    to_self = send_msg(address_of(ALICE), address_of(ALICE), parse_coins("1ngonka"))
+    [first] = chain.block([sign_tx(ALICE, [to_self], CHAIN, 0, 0, gas_limit=100_000)]).tx_results  # no fee: FUNDS kept
+    alice = chain.account(address_of(ALICE))
+    assert first.code == 0 and alice is not None and alice.HasField("pub_key"), first.log
+    body = tx_pb2.TxBody(messages=[pack(raw_send("1"))])
+    for malformed in (b"\x0a\x21\x02", b"\xff" * 8, keys_pb2.PubKey(key=ALICE.public_key[:32]).SerializeToString()):
+        assert_refused(chain, signed(body, public_key=malformed, sequence=1), 8, "malformed secp256k1 public key")
+    other = keys_pb2.PubKey(key=secp256k1.PrivateKey(b"\x13" * 32).public_key).SerializeToString()
+    assert_refused(chain, signed(body, public_key=other, sequence=1), 8, "public key does not match the signer address")
+    # the key may be left out once the account has one, as the SDK allows
+    [ok] = chain.block([signed(body, sequence=1, key_in_signer_info=False)]).tx_results
+    assert ok.code == 0, ok.log
 
 
 def test_invalid_send_to_module_account(chain: InProcessChain) -> None:

@@ -10,6 +10,7 @@ import base64
 
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
+from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.codec import decode
 from sdk.coins import Coins, coins_from_proto, required_fees
@@ -117,12 +118,29 @@ def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, a
 
 
 def public_key_of(account, info, signer: bytes) -> bytes:  # type: ignore[no-untyped-def]
-    """The account's stored key, or on first use the key in the signer info, which must match the address."""
-    packed = account.pub_key if account.HasField("pub_key") else info.public_key
+    """The key that verifies ``signer``: the account's stored one, or on first use the signer info's.
+
+    A key the signer info carries (an ``Any`` with a type URL; the SDK reads an empty one as none) is checked
+    even when the account already has one, as the SDK's SetPubKeyDecorator checks every key given: a tx
+    carrying malformed key bytes or another address's key is refused, not executed with them ignored."""
+    given = signer_key(info.public_key, signer) if info.public_key.type_url else None
+    if account.HasField("pub_key"):
+        return signer_key(account.pub_key, signer)
+    if given is None:
+        raise ErrInvalidPubKey.wrap(
+            f"account {bech32.encode(signer)} has no public key yet: its signer info must carry one")
+    return given
+
+
+def signer_key(packed: AnyPb, signer: bytes) -> bytes:
+    """The secp256k1 key in ``packed``: well-formed and hashing to ``signer``, else ``sdk/8``."""
     if packed.type_url != SECP256K1_PUBKEY_URL:
         raise ErrInvalidPubKey.wrap(f"unsupported public key type {packed.type_url!r}")
     key = decode(keys_pb2.PubKey, packed.value, "secp256k1 public key", ErrInvalidPubKey).key
-    if len(key) != secp256k1.PUBKEY_LEN or secp256k1.address_bytes(key) != signer:
+    if len(key) != secp256k1.PUBKEY_LEN:
+        raise ErrInvalidPubKey.wrap(
+            f"malformed secp256k1 public key: {len(key)} bytes, expected {secp256k1.PUBKEY_LEN}")
+    if secp256k1.address_bytes(key) != signer:
         raise ErrInvalidPubKey.wrap("public key does not match the signer address")
     return key
 
