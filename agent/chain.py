@@ -37,8 +37,9 @@ class ChainView(Protocol):
         when the chain refuses it."""
         ...
 
-    def finished_by(self, inference_id: bytes) -> str | None:
-        """The executor (host address) of the inference when the chain has it FINISHED, else None."""
+    def executor_of(self, inference_id: bytes) -> str | None:
+        """The executor (host address) of the inference when the chain has it STARTED or FINISHED, else None: the
+        host that answers the same signed request again (a client failing over from another TA)."""
         ...
 
     def tas(self) -> list[str]:

@@ -3,11 +3,19 @@
 
     GET  /health, /v1/models, /v1/node/info   passed through to the ML node
     POST /v1/chat/completions                 a request a TA forwarded: checked (``agent.auth.check_forwarded``),
-                                              admitted only if the chain will pay for it (the start the TA sent
-                                              along, ``x.inference.client.StartAdmission``; 402 otherwise), sent to
-                                              the ML node, its answer relayed, and the finish derived from the
-                                              answer handed to the finisher (``x.inference.client.Finisher``)
+                                              parsed as the TA parses it (``agent.terms``), admitted only if the
+                                              chain will pay for it (the start the TA sent along,
+                                              ``x.inference.client.StartAdmission``; 402 otherwise) on the terms
+                                              its body asks (``node_body``), sent to the ML node, its answer relayed
+                                              once the start is committed, and the finish derived from the answer
+                                              handed to the finisher (``x.inference.client.Finisher``)
     GET  /v1/executor/status                  the finisher's counts and last outcomes
+
+A host serves an answer only when the chain is certain to pay for it: the node may start on a request once the
+quick checks pass (``admit``), but nothing of its answer leaves the host before the start (or reassignment) is in
+a committed block with this host as executor (``confirm``), and the same inference id is answered once
+(``one_answer``; a second request for it gets the first's kept answer). The cost is the wait for that block
+(bench/RESULTS.md).
 
 The URL a host registers on chain for its node (``gonkad tx inference register-node … URL``) is this proxy's:
 only the host sees its node's answer, and only the inference's executor may sign ``MsgFinishInference``.
@@ -46,6 +54,7 @@ import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,9 +62,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.auth import check_forwarded, header
 from agent.errors import AgentError, stream_failure_event
 from agent.server import read_body, send_error, send_json, uvicorn_config
+from agent.terms import ChatTerms, parse_request, parse_terms, terms_mismatch
 from agent.upstream import Pool, Response, UpstreamError, next_chunk
 from sdk.client.rpc import RPCError
 from sdk.client.signing import canonical_json
+from sdk.crypto import secp256k1
+from sdk.crypto.request import sign_release
 from x.inference.client import ChainError, Finish
 
 log = logging.getLogger("gonka.executor")
@@ -73,11 +85,27 @@ class FinishSink(Protocol):
     def submit(self, finish: Finish) -> Any: ...
 
 
+class Escrowed(Protocol):
+    """The terms a start escrowed: ``MsgStartInference`` or the committed ``Inference`` record."""
+
+    model: str
+    max_tokens: int
+    seed: int
+    params_hash: bytes
+
+
 class Admission(Protocol):
-    """Whether the chain will pay this host for an inference (``x.inference.client.StartAdmission``): returns, or
+    """Whether the chain will pay this host for an inference (``x.inference.client.StartAdmission``); each method
     raises ``ChainError`` (refused) or ``RPCError`` (the host's node did not answer). Synchronous; run off the loop."""
 
-    def admit(self, inference_id: bytes, start_tx: bytes) -> None: ...
+    def admit(self, inference_id: bytes, start_tx: bytes) -> Escrowed | None:
+        """The quick checks before the node works: the start ``start_tx`` carries (None: a reassignment)."""
+        ...
+
+    def confirm(self, inference_id: bytes) -> Escrowed:
+        """Blocks until the chain has committed the inference as started with this host as its executor: the
+        record. Nothing of the answer leaves the host before."""
+        ...
 
 
 class ExecutorConfig(BaseModel):
@@ -89,6 +117,10 @@ class ExecutorConfig(BaseModel):
     """A ``FinishSink``; its ``status()`` (when it has one) is ``GET /v1/executor/status``."""
     admission: Any
     """An ``Admission``: asked before the node works on a request."""
+    release_key: secp256k1.PrivateKey | None = None
+    """The host's key: when its node fails before answering, the TA gets its release (``X-Release``) and may
+    reassign the inference at once (x/inference README, "Reassignment"); without a key, only after the executor
+    window."""
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, lt=65536)
     connect_timeout_s: float = Field(2.0, gt=0)
@@ -169,6 +201,31 @@ def finish_of_answer(inference_id: bytes, answer: dict[str, Any]) -> Finish | No
     return digest.finish(inference_id, counted=False)
 
 
+def node_body(request: dict[str, Any], terms: ChatTerms, escrowed: Escrowed, body: bytes) -> bytes:
+    """What the node is asked for a request whose start escrowed ``escrowed``: the forwarded body, with
+    ``max_tokens`` set when the body left it to the TA's default and usage asked for in a stream that did not ask
+    (the finish needs it; ``_event`` takes it out again); 402 ``terms_mismatch`` unless the body's model,
+    max_tokens, seed and sampling parameters are those the start escrowed (its ``params_hash``), so the host
+    answers only what it is paid for."""
+    if terms.model != escrowed.model:
+        raise terms_mismatch(f"the body asks for {terms.model!r}, its start is for {escrowed.model!r}")
+    if terms.max_tokens not in (None, escrowed.max_tokens):
+        raise terms_mismatch(f"the body asks for {terms.max_tokens} tokens, its start escrowed "
+                             f"{escrowed.max_tokens}")
+    if terms.seed != escrowed.seed:
+        raise terms_mismatch(f"the body's seed {terms.seed} is not its start's {escrowed.seed}")
+    if terms.params_hash(escrowed.max_tokens, escrowed.seed) != escrowed.params_hash:
+        raise terms_mismatch("the body's sampling parameters are not those its start escrowed (params_hash)")
+    changes: dict[str, Any] = {}
+    if terms.max_tokens is None:
+        changes["max_tokens"] = escrowed.max_tokens
+    if terms.stream and not terms.include_usage:
+        changes["stream_options"] = {**(request.get("stream_options") or {}), "include_usage": True}
+    if not changes:
+        return body
+    return json.dumps({**request, **changes}, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def event_data(event: bytes) -> bytes | None:
     """The data of one server-sent event (its ``data:`` lines joined), None when it has none."""
     lines = [line[5:].lstrip(b" ") for line in event.splitlines() if line.startswith(b"data:")]
@@ -192,6 +249,8 @@ class Executor:
         self.answers: OrderedDict[bytes, tuple[bytes, bytes]] = OrderedDict()
         """Inference id → (content type, the bytes the TA got) of the last ``kept_answers`` finished answers."""
         self.replayed = 0
+        self.running: dict[bytes, asyncio.Future[None]] = {}
+        """Inference ids being answered now (``one_answer``)."""
         self.admitting = ThreadPoolExecutor(config.admission_threads, thread_name_prefix="admission")
         """Admissions wait on the chain node (and a start may wait for its TA's earlier ones), so they get threads
         of their own rather than asyncio's few shared ones."""
@@ -245,57 +304,98 @@ class Executor:
         body = await read_body(receive, self.config.max_body_bytes)
         if body is None:
             return
+        headers = dict(scope["headers"])
         try:
-            requester, ta = check_forwarded(dict(scope["headers"]), body)
+            requester, ta = check_forwarded(headers, body)
         except AgentError:
             self.refused += 1
             raise
+        request = parse_request(body)
+        terms = parse_terms(request)
         inference_id = requester.inference_id
-        if await self.answer_again(inference_id, send):
-            return
-        await self.admit(inference_id, header(dict(scope["headers"]), b"x-start-tx"))
-        try:
-            request = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            request = None
-        stream = isinstance(request, dict) and request.get("stream") is True
-        strip_usage = False
-        if stream and isinstance(request, dict):
-            options = request.get("stream_options")
-            if not (isinstance(options, dict) and options.get("include_usage") is True):
-                strip_usage = True  # the node is asked for usage; the client gets the stream it asked for
-                options = options if isinstance(options, dict) else {}
-                body = json.dumps({**request, "stream_options": {**options, "include_usage": True}},
-                                  separators=(",", ":"), ensure_ascii=False).encode()
-        gone = asyncio.ensure_future(receive())  # the body read whole, the TA's next message is its leaving
-        asking = asyncio.ensure_future(self._ask(body, stream))
-        try:
-            await asyncio.wait((asking, gone), return_when=asyncio.FIRST_COMPLETED)
-            if gone.done():  # not answered, not finished: a finish here could beat a take-over by another TA
-                if not asking.cancel() and asking.exception() is None:
-                    asking.result()[0].close()  # the answer came at the same moment; a failure closed it already
-                self._abandon(inference_id, "before the answer")
+        async with self.one_answer(inference_id):
+            if await self.answer_again(inference_id, send):
                 return
+            start = await self.admit(inference_id, header(headers, b"x-start-tx"))
+            confirming = asyncio.get_running_loop().run_in_executor(
+                self.admitting, self.config.admission.confirm, inference_id)
+            gone = asyncio.ensure_future(receive())  # the body read whole, the TA's next message is its leaving
+            asking: asyncio.Future[Any] | None = None
             try:
-                response, data, chunks = asking.result()
-            except (UpstreamError, TimeoutError) as error:
-                log.warning("inference %s: the ML node failed: %r", inference_id.hex(), error)
-                raise AgentError(502, "The ML node failed before answering.", "server_error",
-                                 "upstream_failed") from None
-            if chunks is None:
-                content_type = response.headers.get("content-type", "application/json").encode()
-                await send({"type": "http.response.start", "status": response.status,
-                            "headers": [(b"content-type", content_type)]})
-                await send({"type": "http.response.body", "body": data})
-                if response.status == 200 and self._finish(inference_id, ta, data):
-                    self._keep(inference_id, content_type, data)
-                return
-            await send({"type": "http.response.start", "status": 200,
-                        "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
-            await self._relay(inference_id, ta, response, data, chunks, strip_usage, gone, send)
+                if start is not None:  # the node works while the start goes into a block
+                    asking = asyncio.ensure_future(self._ask(node_body(request, terms, start, body), terms.stream))
+                await asyncio.wait((confirming, gone), return_when=asyncio.FIRST_COMPLETED)
+                if not confirming.done():
+                    self._abandon(inference_id, "before the start was in a block")
+                    return
+                record = await self.confirmed(inference_id, confirming)
+                node_request = node_body(request, terms, record, body)
+                if asking is None:
+                    asking = asyncio.ensure_future(self._ask(node_request, terms.stream))
+                await self.answer(inference_id, ta, terms, asking, gone, send)
+            finally:
+                gone.cancel()
+                confirming.cancel()
+                if asking is not None and not asking.done():
+                    asking.cancel()  # refused, or the TA left: the node's request is closed
+
+    @asynccontextmanager
+    async def one_answer(self, inference_id: bytes) -> AsyncIterator[None]:
+        """One request per inference id at a time: the same signed request again (through another TA, or twice
+        through one) waits for the first, then gets its kept answer (``answer_again``); so one payment never buys
+        two answers from this host."""
+        while (running := self.running.get(inference_id)) is not None:
+            await asyncio.shield(running)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.running[inference_id] = done
+        try:
+            yield
         finally:
-            gone.cancel()
-            asking.cancel()  # done by now unless this request was cancelled itself
+            del self.running[inference_id]
+            done.set_result(None)
+
+    async def confirmed(self, inference_id: bytes, confirming: asyncio.Future[Any]) -> Any:
+        """The committed record the admission confirmed; 402 ``unpaid`` when the chain did not start it for this
+        host, 503 when the host's chain node does not answer."""
+        try:
+            return await confirming
+        except ChainError as error:
+            self.unpaid += 1
+            log.warning("inference %s refused: %s", inference_id.hex(), error)
+            raise AgentError(402, f"This host will not be paid for the request: {error.message}",
+                             "invalid_request_error", "unpaid") from None
+        except RPCError as error:
+            raise AgentError(503, f"The host's chain node did not answer: {error}", "server_error",
+                             "chain_unavailable") from None
+
+    async def answer(self, inference_id: bytes, ta: str, terms: ChatTerms, asking: asyncio.Future[Any],
+                     gone: asyncio.Future[Any], send: Send) -> None:
+        """Relay the node's answer (paid for: confirmed on chain) unless the TA leaves first."""
+        await asyncio.wait((asking, gone), return_when=asyncio.FIRST_COMPLETED)
+        if gone.done():  # not answered, not finished: a finish here could beat a take-over by another TA
+            if not asking.cancel() and asking.exception() is None:
+                asking.result()[0].close()  # the answer came at the same moment; a failure closed it already
+            self._abandon(inference_id, "before the answer")
+            return
+        try:
+            response, data, chunks = asking.result()
+        except (UpstreamError, TimeoutError) as error:
+            log.warning("inference %s: the ML node failed: %r", inference_id.hex(), error)
+            raise AgentError(502, "The ML node failed before answering.", "server_error", "upstream_failed",
+                             headers=dict(self.release(inference_id))) from None
+        if chunks is None:
+            content_type = response.headers.get("content-type", "application/json").encode()
+            failed = response.status >= 500 or response.status == 429  # the TA tries another host
+            release = [(k.encode(), v.encode()) for k, v in self.release(inference_id)] if failed else []
+            await send({"type": "http.response.start", "status": response.status,
+                        "headers": [(b"content-type", content_type), *release]})
+            await send({"type": "http.response.body", "body": data})
+            if response.status == 200 and self._finish(inference_id, ta, data):
+                self._keep(inference_id, content_type, data)
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+        await self._relay(inference_id, ta, response, data, chunks, not terms.include_usage, gone, send)
 
     async def answer_again(self, inference_id: bytes, send: Send) -> bool:
         """The answer this host already gave to this signed request (its id: the requester's signature over the
@@ -311,22 +411,31 @@ class Executor:
         await send({"type": "http.response.body", "body": data})
         return True
 
+    def release(self, inference_id: bytes) -> list[tuple[str, str]]:
+        """The ``X-Release`` header (hex of the host's key ‖ its release signature) for an inference this host will
+        not answer, so its TA may give it to another host at once; none without a key."""
+        key = self.config.release_key
+        if key is None:
+            return []
+        return [("x-release", (key.public_key + sign_release(key, inference_id)).hex())]
+
     def _keep(self, inference_id: bytes, content_type: bytes, data: bytes) -> None:
         if self.config.kept_answers:
             self.answers[inference_id] = (content_type, data)
             while len(self.answers) > self.config.kept_answers:
                 self.answers.popitem(last=False)
 
-    async def admit(self, inference_id: bytes, start_tx: str | None) -> None:
-        """The request goes to the node only if the chain will pay for it (``ExecutorConfig.admission``): 402
-        ``unpaid`` otherwise, 503 when the host's chain node does not answer (the TA then tries another host)."""
+    async def admit(self, inference_id: bytes, start_tx: str | None) -> Any:
+        """The quick checks before the node works (``ExecutorConfig.admission``): the start the TA sent along
+        (None for a reassignment); 402 ``unpaid`` when it will surely not be paid, 503 when the host's chain node
+        does not answer (the TA then tries another host)."""
         try:
             raw = base64.b64decode(start_tx or "", validate=True)
         except ValueError:
             raw = b""
         try:
-            await asyncio.get_running_loop().run_in_executor(self.admitting, self.config.admission.admit,
-                                                             inference_id, raw)
+            return await asyncio.get_running_loop().run_in_executor(self.admitting, self.config.admission.admit,
+                                                                    inference_id, raw)
         except ChainError as error:
             self.unpaid += 1
             log.warning("inference %s refused: %s", inference_id.hex(), error)

@@ -21,6 +21,7 @@ class Metrics:
         self.total_s = 0.0
         self.retries = 0
         self.answered_again = 0
+        self.chain_retries = 0
 
     def observe(self, status: int, seconds: float) -> None:
         self.by_code[status] = self.by_code.get(status, 0) + 1
@@ -36,6 +37,8 @@ class Metrics:
                 "# HELP gonka_ta_answered_again_total Finished requests a failed-over client got again from the "
                 "host that finished them.", "# TYPE gonka_ta_answered_again_total counter",
                 f"gonka_ta_answered_again_total {self.answered_again}",
+                "# HELP gonka_ta_chain_retries_total Chain calls tried again while the TA's node did not answer.",
+                "# TYPE gonka_ta_chain_retries_total counter", f"gonka_ta_chain_retries_total {self.chain_retries}",
                 "# HELP gonka_ta_queue_length Requests waiting in the fee-priority queue.",
                 "# TYPE gonka_ta_queue_length gauge", f"gonka_ta_queue_length {queue_length}",
                 "# HELP gonka_ta_in_flight Requests sent to ML nodes and not yet answered.",

@@ -14,7 +14,6 @@ on a small machine, and a framework's routing, validation and middleware would s
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import time
@@ -29,8 +28,10 @@ from agent.errors import AgentError, bad_request, rate_limited, stream_failure_e
 from agent.metrics import Metrics
 from agent.queue import FeeQueue
 from agent.router import NoCapableNode, NodeState, Router
+from agent.terms import parse_request, parse_terms
 from agent.upstream import Pool, Response, UpstreamError, next_chunk
-from sdk.client.signing import canonical_json, sign_document
+from sdk.client.rpc import RPCError
+from sdk.client.signing import sign_document
 from sdk.crypto import bech32, secp256k1
 
 log = logging.getLogger("gonka.agent")
@@ -39,7 +40,6 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-SAMPLING_KEYS = ("temperature", "top_p", "stop", "logprobs", "top_logprobs", "n", "stream", "response_format")
 JSON = [(b"content-type", b"application/json")]
 GONE = 499
 """The status recorded for a client that left before its answer (nginx's convention); never sent."""
@@ -58,8 +58,11 @@ class AgentConfig(BaseModel):
     queue_bound: int = Field(256, ge=0)
     queue_timeout_s: float = Field(60.0, gt=0)
     retry_after_s: int = Field(1, ge=0)
-    window_old_s: float = Field(60.0, gt=0)
-    window_ahead_s: float = Field(30.0, ge=0)
+    window_old_s: float = Field(50.0, gt=0)
+    window_ahead_s: float = Field(20.0, ge=0)
+    """The request timestamp's window: the chain's (x/inference ``request_max_age_s`` 60, ``request_max_future_s``
+    30) less a 10 s margin, so what the TA admits is inside the chain's window at the block its start lands in
+    (that block's time may be seconds after the TA's clock, and lags real time by up to a block)."""
     replay_cache_size: int = Field(1_000_000, ge=1)
     poll_interval_s: float = Field(1.0, gt=0)
     poll_timeout_s: float = Field(1.0, gt=0)
@@ -72,22 +75,50 @@ class AgentConfig(BaseModel):
     max_body_bytes: int = Field(4 << 20, ge=1024)
     offload_chain_calls: bool = False
     """Run ChainView calls on a worker thread (for a view that does network I/O)."""
+    chain_retry_s: float = Field(15.0, ge=0)
+    """How long a request's chain calls (the requester's balance, the start) are tried again while the TA's node
+    does not answer (it is restarting), before the client gets 503 ``chain_unavailable`` (and fails over)."""
 
 
 class _Retry(Exception):
-    """The node failed before a byte reached the client: the request may go to another node."""
+    """The node failed before a byte reached the client: the request may go to another node. ``release``: the
+    host's ``X-Release`` (its key and signature giving the inference up), b"" when it gave none."""
+
+    def __init__(self, release: bytes = b"") -> None:
+        super().__init__()
+        self.release = release
+
+
+class _Unpaid(Exception):
+    """The host refused the request as unpaid (its start did not land for it: another host has the inference).
+    ``body``: its error body, relayed when no host the chain names answers instead."""
+
+    def __init__(self, body: bytes) -> None:
+        super().__init__()
+        self.body = body
+
+
+def is_unpaid(response: Response, data: bytes) -> bool:
+    if response.status != 402:
+        return False
+    try:
+        return json.loads(data)["error"]["code"] == "unpaid"
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
+def release_of(response: Response) -> bytes:
+    try:
+        release = bytes.fromhex(response.headers.get("x-release", ""))
+    except ValueError:
+        return b""
+    return release if len(release) == 33 + 64 else b""
 
 
 def chain_error(error: ChainError) -> AgentError:
     status, kind = {"insufficient_funds": (402, "insufficient_funds"),
                     "already_exists": (409, "invalid_request_error")}.get(error.reason, (400, "invalid_request_error"))
     return AgentError(status, f"The chain refused the inference: {error}", kind, error.reason)
-
-
-def positive_int(value: Any, param: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise bad_request(f"Invalid value for '{param}': expected a positive integer.", param)
-    return value
 
 
 class Agent:
@@ -133,6 +164,22 @@ class Agent:
         if self.config.offload_chain_calls:
             return await asyncio.to_thread(method, *args)
         return method(*args)
+
+    async def _chain_retrying(self, method: Callable[..., T], *args: Any) -> T:
+        """``_chain``, tried again while the node does not answer (``RPCError``: restarting, say) for up to
+        ``chain_retry_s``; then 503 ``chain_unavailable``, never a refusal the chain did not make."""
+        deadline = time.monotonic() + self.config.chain_retry_s
+        pause = 0.05
+        while True:
+            try:
+                return await self._chain(method, *args)
+            except RPCError as error:
+                if time.monotonic() >= deadline:
+                    raise AgentError(503, f"The TA's chain node does not answer: {error}", "server_error",
+                                     "chain_unavailable") from None
+                self.metrics.chain_retries += 1
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 1.0)
 
     async def refresh(self) -> None:
         """Re-read the chain's registry: models, and the nodes registered for each."""
@@ -226,50 +273,37 @@ class Agent:
         started = False
         state: NodeState | None = None
         try:
-            try:
-                request = json.loads(body)
-            except (ValueError, UnicodeDecodeError):
-                raise bad_request("We could not parse the JSON body of your request. The body must be valid JSON.")
-            if not isinstance(request, dict):
-                raise bad_request("The request body must be a JSON object.")
-            model_id = request.get("model")
-            if not isinstance(model_id, str):
-                raise bad_request("Missing required parameter: 'model'.", "model")
-            model = self.router.models.get(model_id)
+            terms = parse_terms(parse_request(body))
+            model = self.router.models.get(terms.model)
             if model is None:
-                raise AgentError(404, f"The model '{model_id}' does not exist or you do not have access to it.",
+                raise AgentError(404, f"The model '{terms.model}' does not exist or you do not have access to it.",
                                  "invalid_request_error", "model_not_found", "model")
-            tokens = request.get("max_completion_tokens")
-            param = "max_completion_tokens"
-            if tokens is None:
-                tokens, param = request.get("max_tokens"), "max_tokens"
-            max_tokens = config.default_max_tokens if tokens is None else positive_int(tokens, param)
+            model_id = model.id
+            max_tokens = config.default_max_tokens if terms.max_tokens is None else terms.max_tokens
             if max_tokens > model.context_length:
                 raise bad_request(f"max_tokens {max_tokens} is over the model's context of {model.context_length}.",
-                                  "max_tokens", "context_length_exceeded")
-            fee_value = request.get("fee_per_token")
+                                  terms.max_tokens_param, "context_length_exceeded")
+            fee_value = terms.fee_per_token
             if fee_value is None and b"x-fee-per-token" in headers:
                 try:
                     fee_value = int(headers[b"x-fee-per-token"])
                 except ValueError:
                     raise bad_request("X-Fee-Per-Token must be an integer.", "fee_per_token") from None
-            fee = model.price_per_token if fee_value is None else positive_int(fee_value, "fee_per_token")
+                if fee_value < 1:
+                    raise bad_request("X-Fee-Per-Token must be a positive integer.", "fee_per_token")
+            fee = model.price_per_token if fee_value is None else fee_value
             if fee < model.price_per_token:
                 raise bad_request(f"fee_per_token {fee} is below the model's price of {model.price_per_token}.",
                                   "fee_per_token", "fee_too_low")
-            stream = request.get("stream") is True
-            seed = request.get("seed")
+            stream = terms.stream
+            seed = terms.seed
             forward = body
             added: int | None = None
             if seed is None:
                 seed = added = default_seed(requester.inference_id)  # below 2**53, exact in JSON
                 forward = with_seed(body, seed)  # the host's executor takes it out again to check the signature
-            elif isinstance(seed, bool) or not isinstance(seed, int):
-                raise bad_request("Invalid value for 'seed': expected an integer.", "seed")
-            params = {key: request.get(key) for key in SAMPLING_KEYS}
-            params.update(model=model_id, max_tokens=max_tokens, seed=seed)
-            params_hash = hashlib.sha256(canonical_json(params)).digest()
-            spendable = await self._chain(self.chain.spendable, requester.address, config.denom)
+            params_hash = terms.params_hash(max_tokens, seed)
+            spendable = await self._chain_retrying(self.chain.spendable, requester.address, config.denom)
             if spendable < max_tokens * fee:
                 raise AgentError(402, f"{requester.address} can spend {spendable}{config.denom}; this request may "
                                       f"cost up to {max_tokens * fee}{config.denom} ({max_tokens} tokens × "
@@ -278,16 +312,17 @@ class Agent:
             if state is None:
                 return GONE
             executor: str | None = None
-            start_tx = b""
+            start_tx = release = b""
             tried: set[tuple[str, str]] = set()
             while True:
                 if state.node.operator != executor:
                     start = StartRequest(
                         requester.inference_id, requester.address, requester.pubkey, requester.signature,
                         requester.body_hash, requester.timestamp_ns, self.address, model_id, max_tokens, fee,
-                        state.node.operator, state.node.node_id, seed, params_hash, reassign=executor is not None)
+                        state.node.operator, state.node.node_id, seed, params_hash, reassign=executor is not None,
+                        release=release)
                     try:
-                        start_tx = await self._chain(self.chain.start_inference, start) or b""
+                        start_tx = await self._chain_retrying(self.chain.start_inference, start) or b""
                     except ChainError as error:
                         if error.reason == "already_exists" and executor is None:
                             answered = await self.answer_again(requester, forward, added, send)
@@ -302,7 +337,15 @@ class Agent:
                 try:
                     return await self.forward(state, forward, stream, requester.inference_id, receive, send,
                                               forward_headers(requester, self.address, added, start_tx))
-                except _Retry:
+                except _Unpaid as unpaid:  # a client's failover raced its first TA's start: that host has it
+                    answered = await self.answer_again(requester, forward, added, send)
+                    if answered is not None:
+                        return answered
+                    await send({"type": "http.response.start", "status": 402, "headers": JSON})
+                    await send({"type": "http.response.body", "body": unpaid.body})
+                    return 402
+                except _Retry as retry:
+                    release = retry.release
                     tried.add(state.key)
                     if len(tried) >= config.max_attempts:
                         raise AgentError(502, "The ML nodes failed before answering.", "server_error",
@@ -323,11 +366,11 @@ class Agent:
             raise
 
     async def answer_again(self, requester: Requester, body: bytes, seed: int | None, send: Send) -> int | None:
-        """A request the chain has FINISHED already (its client failed over from a TA that died after the answer
-        reached it): the same signed request to the host that finished it, which serves the answer it kept
-        (``agent/executor.py``, ``answer_again``); None when the chain has it otherwise or no node of that host
-        has it (then 409, as before)."""
-        executor = await self._chain(self.chain.finished_by, requester.inference_id)
+        """A request the chain has already (its client failed over from another TA): the same signed request to
+        the host the chain names, which serves it once: the answer it kept when it finished it, or the answer
+        itself when it is still the executor (``agent/executor.py``, ``one_answer``); None when the chain names
+        no host or no node of that host answers (then 409)."""
+        executor = await self._chain(self.chain.executor_of, requester.inference_id)
         headers = forward_headers(requester, self.address, seed)
         for state in [s for s in self.router.nodes.values() if s.node.operator == executor and s.alive]:
             try:
@@ -407,7 +450,7 @@ class Agent:
                                                     extra_headers=headers)
                 if response.status >= 500 or response.status == 429:
                     response.close()  # failed or full (other TAs' load) before answering: try another node
-                    raise _Retry()
+                    raise _Retry(release_of(response))
                 streaming = stream and response.status == 200
                 if streaming:
                     chunks = response.chunks()
@@ -421,6 +464,8 @@ class Agent:
             raise _Retry() from None
         extra = (b"x-inference-id", inference.hex().encode())
         if not streaming:
+            if is_unpaid(response, data):
+                raise _Unpaid(data)
             content_type = response.headers.get("content-type", "application/json").encode()
             await send({"type": "http.response.start", "status": response.status,
                         "headers": [(b"content-type", content_type), extra]})

@@ -10,7 +10,7 @@ import re
 import secrets
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationInfo, field_validator
 
 from mlnode.generate import MAX_TOP_LOGPROBS
 from mlnode.sampling import MAX_TEMPERATURE, SEED_BOUND
@@ -68,7 +68,7 @@ def random_seed() -> int:
 class StreamOptions(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    include_usage: bool = False
+    include_usage: StrictBool = False
 
 
 class ChatCompletionRequest(BaseModel):
@@ -87,9 +87,10 @@ class ChatCompletionRequest(BaseModel):
     seed: Seed = Field(default_factory=random_seed)
     stop: Stop = Field(default_factory=list)
     n: int = 1
-    stream: bool = False
+    stream: StrictBool = False
+    """Strict, as every hop parses it: ``"stream": "yes"`` is a 400, never a stream the TA does not see."""
     stream_options: StreamOptions | None = None
-    logprobs: bool = False
+    logprobs: StrictBool = False
     top_logprobs: int | None = Field(None, ge=0, le=MAX_TOP_LOGPROBS)
 
     @field_validator("temperature", "top_p", "seed", "stop", "n", "stream", "logprobs", mode="before")

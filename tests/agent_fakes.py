@@ -32,7 +32,7 @@ class ScriptedChain:
     starts: list[StartRequest] = field(default_factory=list)
     started: set[bytes] = field(default_factory=set)
     finished: dict[bytes, str] = field(default_factory=dict)
-    """Inference id → its executor, for the ones the scripted chain has FINISHED."""
+    """Inference id → its executor, for the ones the scripted chain has STARTED by another TA, or FINISHED."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def chain_id(self) -> str:
@@ -61,7 +61,7 @@ class ScriptedChain:
             self.starts.append(request)
             return start_tx(request)
 
-    def finished_by(self, inference_id: bytes) -> str | None:
+    def executor_of(self, inference_id: bytes) -> str | None:
         return self.finished.get(inference_id)
 
     def tas(self) -> list[str]:

@@ -28,7 +28,9 @@ from agent.chain import Model, Node
 from agent.errors import AgentError
 from agent.executor import Digest, Executor, ExecutorConfig, finish_of_answer
 from agent.server import Agent, AgentConfig
+from agent.terms import parse_terms
 from agent_fakes import FakeNode, ScriptedChain
+from mlnode.schemas import ChatCompletionRequest
 from protogen.gonka.inference.v1 import inference_pb2
 from sdk.client.rpc import RPCError
 from sdk.client.signing import SignedRequests, canonical_json, request_headers
@@ -63,26 +65,51 @@ class Recorder:
 
 @dataclass
 class Gate:
-    """An admission that records what it is asked and refuses while ``refuse`` is set."""
+    """An admission over a scripted chain: it records what it is asked, refuses while ``refuse`` is set, and
+    confirms an inference on the terms the scripted chain's start recorded (or ``escrow`` registered)."""
 
     asked: list[tuple[bytes, bytes]] = field(default_factory=list)
     refuse: Exception | None = None
+    chain: ScriptedChain | None = None
+    records: dict[bytes, inference_pb2.Inference] = field(default_factory=dict)
+    confirmed: list[bytes] = field(default_factory=list)
 
     def admit(self, inference_id: bytes, start_tx: bytes) -> None:
         self.asked.append((inference_id, start_tx))
         if self.refuse is not None:
             raise self.refuse
 
+    def escrow(self, content: bytes, inference_id: bytes, max_tokens: int = 256) -> None:
+        """A start of ``inference_id`` on the terms of the forwarded body ``content`` (what an honest TA sends)."""
+        terms = parse_terms(json.loads(content))
+        tokens = terms.max_tokens or max_tokens
+        self.records[inference_id] = inference_pb2.Inference(
+            id=inference_id, status=inference_pb2.STATUS_STARTED, executor=HOST, model=terms.model,
+            max_tokens=tokens, seed=terms.seed or 0, params_hash=terms.params_hash(tokens, terms.seed or 0))
+
+    def confirm(self, inference_id: bytes) -> inference_pb2.Inference:
+        self.confirmed.append(inference_id)
+        for start in reversed(self.chain.starts if self.chain is not None else []):
+            if start.inference_id == inference_id:
+                return inference_pb2.Inference(
+                    id=inference_id, status=inference_pb2.STATUS_STARTED, executor=start.executor,
+                    model=start.model, max_tokens=start.max_tokens, seed=start.seed, params_hash=start.params_hash)
+        if inference_id in self.records:
+            return self.records[inference_id]
+        raise ChainError("unpaid", "the chain has not started it")
+
 
 @contextmanager
 def stack(fake: FakeNode, gate: Gate | None = None) -> Iterator[tuple[str, str, Recorder]]:
     """The fake node, the executor proxy in front of it, and a TA routing to the proxy: (TA URL, proxy URL)."""
     recorder = Recorder()
+    gate = gate or Gate()
     with ExitStack() as stack:
         node_url = stack.enter_context(serve(fake))
         proxy = stack.enter_context(serve(Executor(ExecutorConfig(
-            mlnode=node_url, finisher=recorder, admission=gate or Gate())), lifespan="on"))
+            mlnode=node_url, finisher=recorder, admission=gate)), lifespan="on"))
         chain = ScriptedChain([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9})
+        gate.chain = chain
         ta = stack.enter_context(serve(Agent(AgentConfig(key=TA_KEY, chain=chain)), lifespan="on"))
         yield ta, proxy, recorder
 
@@ -156,10 +183,11 @@ class HangingNode:
 def test_a_ta_that_leaves_before_the_answer_gets_nothing_finished(stream: bool) -> None:
     """The TA dies (here: gives up) while the node works: the proxy closes the node's request, which frees its
     slot, and finishes nothing, so a retry through another TA can take the inference over on chain."""
-    node, recorder = HangingNode(), Recorder()
+    node, recorder, gate = HangingNode(), Recorder(), Gate()
     with serve(node) as node_url, serve(Executor(ExecutorConfig(mlnode=node_url, finisher=recorder,
-                                                                admission=Gate())), lifespan="on") as proxy:
-        headers, content = forwarded(json.dumps({**CHAT, "stream": stream}).encode())
+                                                                admission=gate)), lifespan="on") as proxy:
+        headers, content = forwarded(json.dumps({**CHAT, "stream": stream}).encode(), seed=7)
+        gate.escrow(content, bytes.fromhex(headers["x-inference-id"]))
         with pytest.raises(httpx.ReadTimeout):
             httpx.post(proxy + "/v1/chat/completions", content=content, headers=headers,
                        timeout=httpx.Timeout(10, read=0.5))
@@ -181,8 +209,8 @@ def forwarded(body: bytes, ta: str = TA_ADDRESS, key: secp256k1.PrivateKey = USE
 
 
 def test_the_proxy_refuses_what_no_requester_signed_and_forwards_nothing() -> None:
-    fake = FakeNode("fake")
-    with stack(fake) as (_, proxy, recorder):
+    fake, gate = FakeNode("fake"), Gate()
+    with stack(fake, gate) as (_, proxy, recorder):
         body = json.dumps(CHAT).encode()
         url = proxy + "/v1/chat/completions"
 
@@ -206,7 +234,8 @@ def test_the_proxy_refuses_what_no_requester_signed_and_forwards_nothing() -> No
         assert fake.served == [] and recorder.finishes == []
         assert httpx.get(proxy + "/v1/executor/status", timeout=10).json()["refused"] == 8
 
-        # Signed right and admitted (here: by a gate that takes anything), it is served.
+        # Signed right, admitted and started on chain on its terms, it is served.
+        gate.escrow(seeded, bytes.fromhex(seeded_headers["x-inference-id"]))
         response = httpx.post(url, content=seeded, headers=seeded_headers, timeout=10)
         assert response.status_code == 200 and fake.served[-1]["seed"] == 77
         assert len(recorder.finishes) == 1
@@ -521,3 +550,172 @@ def test_a_client_failing_over_after_its_answer_gets_it_again_paid_once(stream: 
             assert refused.status_code == 409 and refused.json()["error"]["code"] == "already_exists"
         assert httpx.get(proxy + "/v1/executor/status", timeout=10).json()["replayed"] == 1
 
+
+
+@pytest.mark.parametrize("value", [1, "true", "yes", 0, "false", []])
+def test_a_stream_that_is_not_a_boolean_is_refused_at_every_hop(value: Any) -> None:
+    """``"stream": 1`` (or "true", "yes", …) must not make one hop stream while another sees no stream (an answer
+    nobody finishes): the TA, the executor and the ML node's own schema each refuse it with a 400."""
+    fake, gate = FakeNode("fake"), Gate()
+    with stack(fake, gate) as (ta, proxy, recorder):
+        body = json.dumps({**CHAT, "stream": value}).encode()
+        through_ta = httpx.post(f"{ta}/v1/chat/completions", content=body, timeout=10, headers={
+            **request_headers(USER, body, TA_ADDRESS), "Content-Type": "application/json"})
+        headers, content = forwarded(body, seed=3)
+        gate.escrow(json.dumps({**CHAT, "seed": 3}).encode(), bytes.fromhex(headers["x-inference-id"]))
+        direct = httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=10)
+        for response in (through_ta, direct):
+            assert response.status_code == 400, response.text
+            assert response.json()["error"]["param"] == "stream"
+        assert (fake.served, recorder.finishes, gate.chain.starts, gate.confirmed) == ([], [], [], [])
+    with pytest.raises(ValueError, match="stream"):
+        ChatCompletionRequest.model_validate({**CHAT, "stream": value})
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 1.5, "7", True])
+def test_a_seed_the_chain_cannot_hold_is_a_400(seed: Any) -> None:
+    fake = FakeNode("fake")
+    with stack(fake) as (ta, _, _):
+        body = json.dumps({**CHAT, "seed": seed}).encode()
+        response = httpx.post(f"{ta}/v1/chat/completions", content=body, timeout=10, headers={
+            **request_headers(USER, body, TA_ADDRESS), "Content-Type": "application/json"})
+        assert response.status_code == 400 and response.json()["error"]["param"] == "seed", response.text
+        assert fake.served == []
+
+
+def test_the_start_terms_bind_the_answer() -> None:
+    """A start escrowing 1 token for a body asking 200 (a TA of the requester's own): the executor refuses it,
+    402 ``terms_mismatch``, and its node answers nothing; so for another model, seed or sampling parameters.
+    A body leaving max_tokens to the TA's default is sent to the node with the escrowed max_tokens."""
+    fake, gate = FakeNode("fake"), Gate()
+    with stack(fake, gate) as (_, proxy, recorder):
+        asked = json.dumps({**CHAT, "max_tokens": 200, "seed": 5}).encode()
+        for escrowed, words in ((json.dumps({**CHAT, "max_tokens": 1, "seed": 5}), "200 tokens"),
+                                (json.dumps({**CHAT, "max_tokens": 200, "seed": 6}), "seed 5"),
+                                (json.dumps({**CHAT, "max_tokens": 200, "seed": 5, "temperature": 0}), "sampling"),
+                                (json.dumps({**CHAT, "model": "m2", "max_tokens": 200, "seed": 5}), "'m1'")):
+            headers, content = forwarded(asked)
+            gate.escrow(escrowed.encode(), bytes.fromhex(headers["x-inference-id"]))
+            response = httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=10)
+            assert response.status_code == 402, response.text
+            assert response.json()["error"]["code"] == "terms_mismatch" and words in response.json()["error"]["message"]
+        assert (fake.served, recorder.finishes) == ([], [])
+        no_limit = {key: value for key, value in CHAT.items() if key != "max_tokens"}
+        headers, content = forwarded(json.dumps(no_limit).encode(), seed=9)
+        gate.escrow(content, bytes.fromhex(headers["x-inference-id"]), max_tokens=4)
+        assert httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers,
+                          timeout=10).status_code == 200
+        assert fake.served[-1]["max_tokens"] == 4
+
+
+class HeldGate(Gate):
+    """A gate whose ``confirm`` waits for ``release`` (the start's block), then confirms or refuses."""
+
+    def __init__(self, refuse_confirm: bool = False) -> None:
+        super().__init__()
+        self.release, self.refuse_confirm = threading.Event(), refuse_confirm
+
+    def admit(self, inference_id: bytes, start_tx: bytes) -> Any:
+        super().admit(inference_id, start_tx)
+        return self.records[inference_id]  # the start the TA sent along carries the terms
+
+    def confirm(self, inference_id: bytes) -> inference_pb2.Inference:
+        assert self.release.wait(10)
+        if self.refuse_confirm:
+            raise ChainError("unpaid", "the start was refused in its block")
+        return super().confirm(inference_id)
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_nothing_leaves_the_host_before_the_start_is_committed(refused: bool) -> None:
+    """The node works while the start goes into a block, but the TA gets no byte before the chain has it; a start
+    the block refused (the requester spent its funds meanwhile) is a 402, and the node's answer is dropped."""
+    fake, gate = FakeNode("fake"), HeldGate(refuse_confirm=refused)
+    with stack(fake, gate) as (_, proxy, recorder):
+        headers, content = forwarded(json.dumps({**CHAT, "stream": True}).encode(), seed=1)
+        gate.escrow(content, bytes.fromhex(headers["x-inference-id"]))
+        answered: list[httpx.Response] = []
+        poster = threading.Thread(target=lambda: answered.append(httpx.post(
+            f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=20)))
+        poster.start()
+        deadline = time.monotonic() + 10
+        while not fake.served and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(fake.served) == 1  # the node was asked at once …
+        time.sleep(0.3)
+        assert answered == []  # … but nothing came back before the start was in a block
+        gate.release.set()
+        poster.join(20)
+        if refused:
+            assert answered[0].status_code == 402 and answered[0].json()["error"]["code"] == "unpaid"
+            assert recorder.finishes == []
+        else:
+            assert answered[0].status_code == 200 and b"[DONE]" in answered[0].content
+            assert len(recorder.finishes) == 1
+
+
+def test_the_same_signed_request_twice_at_once_is_answered_once() -> None:
+    """Through two TAs at the same moment (or twice through one): the second waits for the first and gets its
+    kept answer; the node answers once and one finish is made."""
+    fake, gate = FakeNode("fake", delay_s=0.1), Gate()
+    with stack(fake, gate) as (_, proxy, recorder):
+        headers, content = forwarded(json.dumps(CHAT).encode(), seed=2)
+        gate.escrow(content, bytes.fromhex(headers["x-inference-id"]))
+        answers: list[httpx.Response] = []
+
+        def post() -> None:
+            answers.append(httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=20))
+
+        threads = [threading.Thread(target=post) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(20)
+        assert [a.status_code for a in answers] == [200, 200] and answers[0].content == answers[1].content
+        assert (len(fake.served), len(recorder.finishes)) == (1, 1)
+        assert httpx.get(proxy + "/v1/executor/status", timeout=10).json()["replayed"] == 1
+
+
+def test_a_start_while_the_tas_node_restarts_is_tried_again_not_refused() -> None:
+    """The TA's node does not answer for a moment (restarting): the balance read and the start are tried again
+    and the request is answered; a node that stays away past ``chain_retry_s`` is 503, never a 402."""
+    fake = FakeNode("fake")
+
+    class Restarting(ScriptedChain):
+        down = 3
+
+        def start_inference(self, request: Any) -> bytes:
+            if self.down:
+                self.down -= 1
+                raise RPCError("node 127.0.0.1:26657 unreachable: connection refused")
+            return super().start_inference(request)
+
+    gate = Gate()
+    with serve(fake) as node_url, serve(Executor(ExecutorConfig(mlnode=node_url, finisher=Recorder(),
+                                                                admission=gate)), lifespan="on") as proxy:
+        chain = gate.chain = Restarting([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)],
+                                        {USER_ADDRESS: 10**9})
+        with serve(Agent(AgentConfig(key=TA_KEY, chain=chain, chain_retry_s=5)), lifespan="on") as ta:
+            chat = client(ta)
+            assert chat.chat.completions.create(**CHAT).choices[0].message.content == "fake says hi"
+            assert "gonka_ta_chain_retries_total 3" in httpx.get(f"{ta}/metrics", timeout=10).text
+        chain.down = 1000
+        with serve(Agent(AgentConfig(key=TA_KEY, chain=chain, chain_retry_s=0.3)), lifespan="on") as ta:
+            with pytest.raises(openai.InternalServerError) as failure:
+                client(ta).chat.completions.create(**CHAT)
+            assert failure.value.status_code == 503 and failure.value.code == "chain_unavailable"
+
+
+def test_the_ta_admits_only_timestamps_the_chain_will_take_where_its_start_lands() -> None:
+    """The chain takes a request stamped at most 30 s after (60 s before) its block's time; the block's time may be
+    seconds from the TA's clock, so the TA's window is the chain's less 10 s: 25 s ahead is refused at once (401),
+    never answered and then refused in the block."""
+    fake = FakeNode("fake")
+    with stack(fake) as (ta, _, _):
+        body = json.dumps(CHAT).encode()
+        for offset_s in (25, -55):
+            stamp = time.time_ns() + offset_s * 10**9
+            response = httpx.post(f"{ta}/v1/chat/completions", content=body, timeout=10, headers={
+                **request_headers(USER, body, TA_ADDRESS, stamp), "Content-Type": "application/json"})
+            assert response.status_code == 401 and response.json()["error"]["code"] == "stale_timestamp"
+        assert fake.served == []

@@ -473,13 +473,13 @@ def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow
                 executor=addr(key)), query_pb2.QueryInferencesResponse).inferences]
 
         for name, message, signer, codespace, code, words in (
+            ("no release, inside the window", reassign(the_id, HOST_B), TA, "inference", 20, addr(HOST_A)),
             ("another TA", reassign(the_id, HOST_B, TA2), TA2, "inference", 19, addr(TA)),
             ("to a non-host", reassign(the_id, STRANGER), TA, "inference", 5, addr(STRANGER)),
             ("to a host not serving the model", reassign(id_of(other), HOST_A), TA, "inference", 11, OTHER),
             ("to the executor itself", reassign(the_id, HOST_A), TA, "inference", 18, "already the executor"),
             ("unknown id", reassign(b"\x02" * 32, HOST_B), TA, "inference", 13, ""),
             ("a short id", reassign(b"\x02" * 31, HOST_B), TA, "inference", 18, "id must be 32 bytes"),
-            ("no release, inside the window", reassign(the_id, HOST_B), TA, "inference", 20, addr(HOST_A)),
             ("released by another host", reassign(the_id, HOST_B, released_by=HOST_B), TA, "inference", 21,
              addr(HOST_B)),
             ("a release of another inference", tx_pb2.MsgReassignInference(

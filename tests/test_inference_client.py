@@ -291,6 +291,7 @@ def test_admission_takes_a_start_for_this_host_that_is_funded() -> None:
 
 def test_admission_refuses_what_no_start_pays_for() -> None:
     host = Host(HOST_KEY, spendable=10**9)
+    host.script.answers["Inference"] = RPCError("NOT_FOUND: no inference")  # nor a committed start
     the_id, for_another = start_tx(HOSTS[1])
     host.refused(the_id, for_another, "naming this host")
     own_id, own = start_tx(host.client.address)
@@ -362,3 +363,40 @@ def test_admission_finds_its_start_in_a_batch() -> None:
     host.admission.admit(mine_id, batch)  # its escrow of 30 fits the balance exactly
     host.refused(theirs_id, batch, "naming this host")
     host.refused(start_tx(host.client.address, timestamp_ns=3)[0], batch, "naming this host")  # not in it
+
+
+def test_confirm_waits_for_the_committed_start_naming_this_host() -> None:
+    """``confirm`` answers from the committed record only: it returns once the application has committed the start
+    with this host as executor, and refuses when, ``confirm_blocks`` committed heights on, there is none or it
+    names another host (a start refused in its block: funds spent meanwhile, a failed reassignment, a timestamp
+    outside the block's window)."""
+    host = Host(HOST_KEY, spendable=10**9)
+    heights = iter(range(20, 1000))
+    host.client.rpc.app_height = lambda: next(heights)  # type: ignore[method-assign]
+    host.admission = StartAdmission(host.client, confirm_blocks=3, confirm_poll_s=0.0)
+    the_id, _ = start_tx(host.client.address)
+    mine = inference_pb2.Inference(id=the_id, status=inference_pb2.STATUS_STARTED, executor=host.client.address,
+                                   max_tokens=10)
+    answers = [RPCError("NOT_FOUND: no inference"), RPCError("NOT_FOUND: no inference"),
+               query_pb2.QueryInferenceResponse(inference=mine)]
+
+    def answer(request: Message) -> Message:
+        next_answer = answers.pop(0)
+        if isinstance(next_answer, Exception):
+            raise next_answer
+        return next_answer
+
+    host.script.answers["Inference"] = answer
+    assert host.admission.confirm(the_id) == mine and answers == []
+    for status, executor in ((inference_pb2.STATUS_STARTED, HOSTS[1]), (inference_pb2.STATUS_EXPIRED,
+                                                                         host.client.address)):
+        host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=inference_pb2.Inference(
+            id=the_id, status=status, executor=executor))
+        calls = host.script.calls.count("Inference")
+        with pytest.raises(ChainError) as refusal:
+            host.admission.confirm(the_id)
+        assert refusal.value.reason == "unpaid" and executor in refusal.value.message
+        assert host.script.calls.count("Inference") - calls == 4  # once at the start, once per new height
+    host.script.answers["Inference"] = RPCError("NOT_FOUND: no inference")
+    with pytest.raises(ChainError, match="no record"):
+        host.admission.confirm(the_id)

@@ -65,7 +65,7 @@ def cmd_start(args: argparse.Namespace) -> None:
                                query_pb2.QueryParamsResponse)
         query_account(finisher.rpc, finisher.address)  # … and the host's account exists
         executor = Executor(ExecutorConfig(mlnode=mlnode, finisher=finisher, admission=StartAdmission(finisher),
-                                           host=args.host, port=port))
+                                           release_key=key, host=args.host, port=port))
         listener, url = listen(args.host, port)
         finisher.start()
         try:

@@ -46,6 +46,11 @@ class CometRPC:
     def height(self) -> int:
         return int(self.status()["sync_info"]["latest_block_height"])
 
+    def app_height(self) -> int:
+        """The last height the application committed (ABCI ``Info``): what a query answers from, which may trail
+        ``height()`` (the block store) for the moment the block is executed."""
+        return int(self.call("abci_info")["response"].get("last_block_height") or 0)
+
     def block(self, height: int) -> dict[str, Any]:
         return self.call("block", height=str(height))
 

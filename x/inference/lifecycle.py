@@ -11,12 +11,14 @@ from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
 from sdk.coins import Coins, make_coins
 from sdk.context import Context
 from sdk.crypto import bech32
-from sdk.crypto.request import inference_id
+from sdk.crypto import secp256k1
+from sdk.crypto.request import inference_id, verify_release
 from sdk.errors import ErrInsufficientFunds
 from x.inference import keys, work
 from x.inference.errors import (
-    ErrDuplicate, ErrFeeTooLow, ErrInvalidInference, ErrMaxTokens, ErrNotExecutor, ErrNotHost, ErrNotServing,
-    ErrNotStarted, ErrNotTA, ErrTimestamp, ErrTooManyTokens, ErrUnknownInference, ErrUnknownModel,
+    ErrDuplicate, ErrExecutorWindow, ErrFeeTooLow, ErrInvalidInference, ErrInvalidRelease, ErrMaxTokens,
+    ErrNotExecutor, ErrNotHost, ErrNotServing, ErrNotStarted, ErrNotTA, ErrTimestamp, ErrTooManyTokens,
+    ErrUnknownInference, ErrUnknownModel,
 )
 from x.inference.keeper import EXPIRED, FINISHED, STARTED, Inference, InferenceKeeper
 
@@ -92,7 +94,7 @@ def start(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgStartInference) 
         id=the_id, requester=msg.requester, ta=msg.ta, executor=msg.executor, model=model.id,
         max_tokens=msg.max_tokens, fee_per_token=msg.fee_per_token, escrow=escrow, body_hash=msg.body_hash,
         timestamp_ns=msg.timestamp_ns, seed=msg.seed, params_hash=msg.params_hash, start_height=height,
-        status=STARTED, expiry_height=height + params.timeout_blocks, denom=params.denom,
+        status=STARTED, expiry_height=height + params.timeout_blocks, denom=params.denom, assigned_height=height,
     )
     keeper.set_inference(ctx, inference)
     ctx.emit("start_inference", id=the_id.hex(), requester=msg.requester, ta=msg.ta, executor=msg.executor,
@@ -100,21 +102,39 @@ def start(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgStartInference) 
     return inference
 
 
+def check_window(ctx: Context, inference: Inference, params: inference_pb2.Params) -> None:
+    """The executor has the inference alone for ``executor_window_blocks`` from its assignment (``inference/20``):
+    its answer may be on its way, and a second executor would serve the same payment again."""
+    free_at = inference.assigned_height + params.executor_window_blocks
+    if ctx.header.height < free_at:
+        raise ErrExecutorWindow.wrap(f"inference {inference.id.hex()} is {inference.executor}'s until height "
+                                     f"{free_at}; before, only with its release")
+
+
+def assign(keeper: InferenceKeeper, ctx: Context, inference: Inference, executor: str, released: bool) -> None:
+    """Give a STARTED inference to ``executor`` at this height. Unless the old executor released it, its finish
+    still stands (``previous_executor``): its answer may be in flight, and it is paid if it finishes first."""
+    inference.previous_executor = "" if released else inference.executor
+    inference.assigned_height = ctx.header.height
+    keeper.set_executor(ctx, inference, executor)
+
+
 def take_over(
     keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgStartInference, inference: Inference, executor: bytes
 ) -> Inference:
     """The same request started again through another TA: the requester's client failed over (same body and
     timestamp, so the same id, signed for the new TA, which ``validate_basic`` checked). A STARTED inference
-    passes to the new TA and executor with its escrow, on the same terms; anything else is a duplicate, never
-    charged twice (``inference/9``)."""
+    passes to the new TA and executor with its escrow, on the same terms, once its executor's window is over
+    (``inference/20``); anything else is a duplicate, never charged twice (``inference/9``)."""
     same_terms = (msg.model, msg.max_tokens, msg.fee_per_token, msg.seed, msg.params_hash) == (
         inference.model, inference.max_tokens, inference.fee_per_token, inference.seed, inference.params_hash)
     if inference.status != STARTED or bech32.decode(msg.ta) == bech32.decode(inference.ta) or not same_terms:
         raise ErrDuplicate.wrap(f"inference {inference.id.hex()} was already started; a retried request is not "
                                 "charged again")
+    check_window(ctx, inference, keeper.get_params(ctx))
     previous_ta, previous_executor = inference.ta, inference.executor
     inference.ta = msg.ta
-    keeper.set_executor(ctx, inference, bech32.encode(executor))  # stores the record with its new TA too
+    assign(keeper, ctx, inference, bech32.encode(executor), released=False)  # stores the new TA too
     ctx.emit("take_over_inference", id=inference.id.hex(), previous_ta=previous_ta, ta=inference.ta,
              previous_executor=previous_executor, executor=inference.executor)
     return inference
@@ -126,7 +146,9 @@ def take_over(
 def reassign(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgReassignInference) -> Inference:
     """MsgReassignInference: the TA that started a STARTED inference gives it to another host serving its model
     (its node failed before any token reached the client). The escrow, fee, expiry and everything else stay;
-    only the executor changes, so the old one can no longer finish it (``inference/14``)."""
+    only the executor changes. With the old executor's release (its key and signature giving the inference up)
+    at once, and the old one can no longer finish it (``inference/14``); without, only after its window
+    (``inference/20``), and its finish still stands."""
     inference = keeper.get_inference(ctx, msg.id)
     if inference is None:
         raise ErrUnknownInference.wrap(f"no inference {msg.id.hex()}")
@@ -141,8 +163,15 @@ def reassign(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgReassignInfer
         raise ErrNotHost.wrap(f"executor {msg.executor} is not a registered host")
     if not keeper.serves(ctx, executor, inference.model):
         raise ErrNotServing.wrap(f"executor {msg.executor} has no node serving {inference.model}")
+    released = bool(msg.release)
+    if released and secp256k1.address_bytes(msg.release_pubkey) != bech32.decode(inference.executor):
+        raise ErrInvalidRelease.wrap(f"the release is signed by "
+                                     f"{bech32.encode(secp256k1.address_bytes(msg.release_pubkey))}, not by the "
+                                     f"executor {inference.executor}")
+    if not released:
+        check_window(ctx, inference, keeper.get_params(ctx))
     previous = inference.executor
-    keeper.set_executor(ctx, inference, bech32.encode(executor))
+    assign(keeper, ctx, inference, bech32.encode(executor), released)
     ctx.emit("reassign_inference", id=inference.id.hex(), ta=inference.ta, previous=previous,
              executor=inference.executor)
     return inference
@@ -156,7 +185,7 @@ def finishable(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgFinishInfer
     inference = keeper.get_inference(ctx, msg.id)
     if inference is None:
         raise ErrUnknownInference.wrap(f"no inference {msg.id.hex()}")
-    if msg.executor != inference.executor:
+    if msg.executor not in (inference.executor, inference.previous_executor):
         raise ErrNotExecutor.wrap(f"{msg.executor} is not the executor of inference {msg.id.hex()} "
                                   f"({inference.executor} is)")
     if inference.status != STARTED:
@@ -189,6 +218,9 @@ def settle(
 def finish(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgFinishInference) -> tuple[int, int]:
     """MsgFinishInference: pay the executor (vested), refund the rest, report the work; (payment, refund)."""
     inference = finishable(keeper, ctx, msg)
+    if msg.executor != inference.executor:  # the previous executor finished first: its answer is the one paid
+        keeper.set_executor(ctx, inference, msg.executor)
+    inference.previous_executor = ""
     params = keeper.get_params(ctx)
     payment = msg.completion_tokens * inference.fee_per_token
     refund = settle(keeper, ctx, inference, payment, params)

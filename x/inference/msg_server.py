@@ -12,14 +12,14 @@ from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
 from sdk.address import parse_address
 from sdk.context import Context
 from sdk.crypto import bech32, secp256k1
-from sdk.crypto.request import verify_request
+from sdk.crypto.request import verify_release, verify_request
 from sdk.errors import ABCIError
 from sdk.store.cachekv import CacheKV
 from sdk.params import check_authority
 from x.inference import lifecycle
 from x.inference.errors import (
-    ErrInvalidInference, ErrInvalidModel, ErrInvalidNode, ErrInvalidSignature, ErrMaxTokens, ErrNotHost,
-    ErrRequesterMismatch, ErrUnknownModel, ErrUnknownNode,
+    ErrInvalidInference, ErrInvalidModel, ErrInvalidNode, ErrInvalidRelease, ErrInvalidSignature, ErrMaxTokens,
+    ErrNotHost, ErrRequesterMismatch, ErrUnknownModel, ErrUnknownNode,
 )
 from x.inference.keeper import InferenceKeeper
 
@@ -165,9 +165,13 @@ def validate_finish(msg: tx_pb2.MsgFinishInference) -> None:
 
 
 def validate_reassign(msg: tx_pb2.MsgReassignInference) -> None:
+    """Addresses and id; a release, when given, the executor's valid signature over this id (``inference/21``;
+    whose key it is, the handler checks against the record)."""
     parse_address(msg.ta, "ta")
     parse_address(msg.executor, "executor")
     _length(msg.id, 32, "id")
+    if (msg.release or msg.release_pubkey) and not verify_release(msg.release_pubkey, msg.id, msg.release):
+        raise ErrInvalidRelease.wrap("release is not a valid signature of release_pubkey over this inference id")
 
 
 # --- the handlers ---------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ TA hands the executor the start it sent (``X-Start-Tx``: the signed ``MsgStartIn
 ``MsgReassignInference`` or take-over that names this host), and the executor admits the request when:
 
 1. that transaction names this inference and this host as its executor (a start in it, alone or in a
-   ``MsgStartInferences``); and
+   ``MsgStartInferences``) — or, sent without one (a client failing over through another TA, which the chain
+   told of this host), the committed record is STARTED with this host as its executor; and
 2. the host's own node takes it into its mempool (``broadcast_tx_sync`` answers code 0, or that it has it
    already) — or, when it is refused (say, already in a block, so its sequence is spent), the committed record
    is STARTED with this host as executor. A TA sends its starts to its own node one sequence after another, so
@@ -18,8 +19,18 @@ TA hands the executor the start it sent (``X-Start-Tx``: the signed ``MsgStartIn
    twice): CheckTx does not run the escrow, so without this a requester with funds for one request could have
    many served at once, all but one unpaid.
 
-A refusal is ``ChainError("unpaid", …)``. What is left: several hosts admitting the same requester's requests at
-the same moment each count only their own; each loses at most the requester's balance.
+These checks are quick and keep the node from working for what will surely be refused, but none of them proves
+payment: CheckTx runs no message's state rules, and the requester may spend the same funds in the same block
+(a send in another node's mempool), a reassignment may fail, a timestamp may fall out of the block's window. So
+the answer itself waits for ``confirm``:
+
+4. the committed state has the inference STARTED with this host as its executor (``Query/Inference`` once per
+   height the application commits, ``abci_info``), within ``confirm_blocks`` heights of the admission (a start in
+   the mempool is in the next block) and ``confirm_timeout_s`` seconds (a stalled chain). Its escrow is then held
+   by the module account and only this host's finish can take it (a take-over waits for the executor's time,
+   x/inference README). The node may work meanwhile; nothing of its answer leaves the host before this.
+
+A refusal is ``ChainError("unpaid", …)``.
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 
@@ -38,7 +51,7 @@ from sdk.crypto.request import inference_id as request_id
 from sdk.errors import ABCIError
 from sdk.module import type_url
 from sdk.tx import decode_tx
-from x.inference.client.base import ChainClient
+from x.inference.client.base import Cached, ChainClient
 from x.inference.client.chain_types import ChainError
 from x.inference.client.view import BANK
 
@@ -49,9 +62,21 @@ IN_MEMPOOL = "tx already exists in cache"
 SEQUENCE = re.compile(r"expected (\d+), got (\d+)")
 
 
-def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> tuple[str, int] | None:
-    """(requester, escrow) of the start in ``start_tx`` for ``inference`` with ``executor``; (\"\", 0) for a
-    reassignment to ``executor`` (its escrow is held already); None when the transaction names neither."""
+@dataclass(frozen=True)
+class Named:
+    """What a start transaction says of one inference for this host: the start itself (its requester, escrow and
+    terms), or None for a reassignment to it (its escrow is held already, its terms are the record's)."""
+
+    start: tx_pb2.MsgStartInference | None
+
+    @property
+    def escrow(self) -> int:
+        return self.start.max_tokens * self.start.fee_per_token if self.start is not None else 0
+
+
+def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> Named | None:
+    """The start in ``start_tx`` of ``inference`` with ``executor``, or a reassignment of it to ``executor``; None
+    when the transaction names neither."""
     try:
         tx = decode_tx(start_tx)
     except ABCIError:
@@ -67,29 +92,42 @@ def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> tuple[str,
                     continue
                 if start.executor == executor and \
                         request_id(requester, start.body_hash, start.timestamp_ns) == inference:
-                    return start.requester, start.max_tokens * start.fee_per_token
+                    return Named(start)
         elif message.type_url == REASSIGN:
             reassign = tx_pb2.MsgReassignInference.FromString(message.value)
             if reassign.id == inference and reassign.executor == executor:
-                return "", 0
+                return Named(None)
     return None
 
 
 class StartAdmission:
-    """``admit(inference_id, start_tx)`` for the host whose chain client is ``client`` (its finisher): returns when
-    the chain will pay, raises ``ChainError("unpaid", …)`` otherwise. Thread-safe; it does network I/O."""
+    """For the host whose chain client is ``client`` (its finisher): ``admit(inference_id, start_tx)`` (checks 1–3)
+    returns the start the transaction carries (None for a reassignment) or raises ``ChainError("unpaid", …)``;
+    ``confirm(inference_id)`` (check 4) returns the committed record or raises it. Thread-safe; network I/O."""
 
     def __init__(self, client: ChainClient, denom: str = "ngonka", pending_blocks: int = 2,
-                 gap_wait_s: float = 3.0, gap_retry_s: float = 0.05) -> None:
+                 gap_wait_s: float = 3.0, gap_retry_s: float = 0.05, confirm_blocks: int = 3,
+                 confirm_timeout_s: float = 30.0, confirm_poll_s: float = 0.02,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.denom = denom
         self.pending_blocks = pending_blocks
         self.gap_wait_s, self.gap_retry_s = gap_wait_s, gap_retry_s
+        self.confirm_blocks, self.confirm_timeout_s, self.confirm_poll_s = confirm_blocks, confirm_timeout_s, \
+            confirm_poll_s
+        self.clock = clock
+        self.app_height = Cached(confirm_poll_s, client.rpc.app_height, clock)
+        """The application's committed height, read once per poll for every waiting request together."""
         self.lock = threading.Lock()
         self.admitted: dict[str, deque[tuple[int, int]]] = {}
         """Per requester, (height when admitted, escrow) of what is not yet surely in a block."""
 
-    def admit(self, inference: bytes, start_tx: bytes) -> None:
+    def admit(self, inference: bytes, start_tx: bytes) -> tx_pb2.MsgStartInference | None:
+        if not start_tx:  # a client failing over through another TA: the committed record is the start
+            record = self.client.inference(inference)
+            if record is not None and record.status == inference_pb2.STATUS_STARTED \
+                    and record.executor == self.client.address:
+                return None
         named = named_escrow(start_tx, inference, self.client.address) if start_tx else None
         if named is None:
             raise ChainError("unpaid", f"no start of inference {inference.hex()} naming this host "
@@ -100,10 +138,32 @@ class StartAdmission:
                     or record.executor != self.client.address:
                 raise ChainError("unpaid", f"the chain refused the start of inference {inference.hex()} and holds "
                                            "no running one for this host")
-            return  # on chain already: its escrow is held
-        requester, escrow = named
-        if escrow:
-            self._reserve(requester, escrow)
+            return named.start  # on chain already: its escrow is held
+        if named.start is not None:
+            self._reserve(named.start.requester, named.escrow)
+        return named.start
+
+    def confirm(self, inference: bytes) -> inference_pb2.Inference:
+        """The committed record of ``inference``, once it is STARTED with this host as its executor; ``ChainError``
+        when it is not within ``confirm_blocks`` committed heights (or ``confirm_timeout_s``)."""
+        deadline = self.clock() + self.confirm_timeout_s
+        first = last = self.app_height.get()
+        record = self.client.inference(inference)
+        while True:
+            if record is not None and record.status == inference_pb2.STATUS_STARTED \
+                    and record.executor == self.client.address:
+                return record
+            if last - first >= self.confirm_blocks or self.clock() >= deadline:
+                break
+            time.sleep(self.confirm_poll_s)
+            height = self.app_height.get()
+            if height != last:
+                last = height
+                record = self.client.inference(inference)
+        held = "no record" if record is None else \
+            f"it {inference_pb2.Status.Name(record.status)} with executor {record.executor}"
+        raise ChainError("unpaid", f"the chain has not started inference {inference.hex()} with this host "
+                                   f"{self.client.address} (at height {last}: {held})")
 
     def _in_mempool(self, start_tx: bytes) -> bool:
         deadline = time.monotonic() + self.gap_wait_s

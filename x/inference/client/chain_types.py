@@ -51,6 +51,9 @@ class StartRequest:
     reassign: bool = False
     """True when a node failed before answering and the same inference goes to another host's node: the same
     id with a new executor (the TA never sends a reassignment once a token has reached the client)."""
+    release: bytes = b""
+    """For a reassignment: the failed executor's key (33 bytes) ‖ its release signature (64), from its
+    ``X-Release`` header; b"" when it gave none (the chain then waits for the executor window)."""
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ class Finisher(ChainClient):
     For each queued finish a step reads the inference (``Query/Inference``):
 
     - unknown: the TA's start may still be in the mempool; dropped after ``unknown_timeout_s``;
-    - STARTED with this host as executor: sent, at most ``max_batch`` finishes per transaction (gas
+    - STARTED with this host as executor, or as the previous executor (taken over or reassigned without its
+      release, so its finish still stands): sent, at most ``max_batch`` finishes per transaction (gas
       ``gas_per_message`` each), ``completion_tokens`` capped at the inference's ``max_tokens``; when still
       STARTED ``confirm_blocks`` blocks after a send it is sent again, up to ``max_sends`` sends, then dropped;
     - STARTED with another executor (reassigned, or taken over with a new executor): waited on, since only
@@ -197,8 +198,8 @@ class Finisher(ChainClient):
             if record.status != inference_pb2.STATUS_STARTED:
                 self._end(item, "dropped", "expired" + (f" after {item.sends} sends" if item.sends else ""))
                 continue
-            if record.executor != self.address:
-                continue  # reassigned or taken over: not this host's to finish unless it comes back
+            if self.address not in (record.executor, record.previous_executor):
+                continue  # reassigned or taken over with its release: not this host's unless it comes back
             if item.sends and height < item.sent_height + self.confirm_blocks:
                 continue  # the last send may still be on its way into a block
             if item.sends >= self.max_sends:

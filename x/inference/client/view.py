@@ -10,9 +10,9 @@ through the TA's ``TxSigner``: the answer is CheckTx's. Starts go through a ``St
 while a transaction is on its way go out together in the next one, as one ``MsgStartInferences`` (a lone start as
 itself). CheckTx runs the ante handler and the messages'
 stateless checks only; the messages' own rules (the escrow, a known id) run in the block. So before a start, the
-view asks the chain whether the id is already known (``check_known``), which turns a request that ended, or that
-this TA started, into ``already_exists``; one another TA started and still running is taken over (the client
-failed over to this TA).
+view asks the chain whether the id is already known (``check_known``), which turns it into ``already_exists``:
+the TA then asks the host the chain names (``executor_of``) with the same signed request, which serves it, or its
+kept answer, once (the client failed over to this TA). A take-over on chain waits for the executor's window.
 """
 
 from __future__ import annotations
@@ -113,25 +113,22 @@ class ChainInferenceView(ChainClient):
     def tas(self) -> list[str]:
         return list(self._tas)
 
-    def finished_by(self, inference_id: bytes) -> str | None:
+    def executor_of(self, inference_id: bytes) -> str | None:
         found = self.inference(inference_id)
-        return found.executor if found is not None and found.status == inference_pb2.STATUS_FINISHED else None
+        running = found is not None and found.status in (inference_pb2.STATUS_STARTED, inference_pb2.STATUS_FINISHED)
+        return found.executor if running else None
 
     def known(self, inference_id: bytes) -> bool:
-        """Whether the committed state has the inference and it cannot pass to this TA: ended, or started by this
-        TA already (False when the node cannot tell). One another TA started and that is still running is the
-        client failing over: the start takes it over (x/inference README, "Take-over")."""
-        found = self.inference(inference_id)
-        if found is None:
-            return False
-        return found.status != inference_pb2.STATUS_STARTED or found.ta == self.address
+        """Whether the committed state has the inference (False when the node cannot tell)."""
+        return self.inference(inference_id) is not None
 
     # --- the TA's transactions -----------------------------------------------------------------------------------
 
     def message(self, request: StartRequest) -> Message:
         """What ``request`` becomes on chain: a start, or the reassignment of the inference to a new executor."""
         if request.reassign:
-            return tx_pb2.MsgReassignInference(ta=self.address, id=request.inference_id, executor=request.executor)
+            return tx_pb2.MsgReassignInference(ta=self.address, id=request.inference_id, executor=request.executor,
+                                               release=request.release[33:], release_pubkey=request.release[:33])
         return tx_pb2.MsgStartInference(
             ta=self.address, requester=request.requester, requester_pubkey=request.requester_pubkey,
             body_hash=request.body_hash, timestamp_ns=request.timestamp_ns, signature=request.signature,
