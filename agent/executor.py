@@ -328,7 +328,7 @@ class Executor:
                 if not confirming.done():
                     self._abandon(inference_id, "before the start was in a block")
                     return
-                record = await self.confirmed(inference_id, confirming)
+                record = await self.chain_answer(inference_id, confirming)
                 node_request = node_body(request, terms, record, body)
                 if asking is None:
                     asking = asyncio.ensure_future(self._ask(node_request, terms.stream))
@@ -354,11 +354,11 @@ class Executor:
             del self.running[inference_id]
             done.set_result(None)
 
-    async def confirmed(self, inference_id: bytes, confirming: asyncio.Future[Any]) -> Any:
-        """The committed record the admission confirmed; 402 ``unpaid`` when the chain did not start it for this
-        host, 503 when the host's chain node does not answer."""
+    async def chain_answer(self, inference_id: bytes, asking: Awaitable[Any]) -> Any:
+        """What the admission answered (``admit``'s start, ``confirm``'s record); 402 ``unpaid`` when the chain will
+        not pay this host, 503 when the host's chain node does not answer (the TA then tries another host)."""
         try:
-            return await confirming
+            return await asking
         except ChainError as error:
             self.unpaid += 1
             log.warning("inference %s refused: %s", inference_id.hex(), error)
@@ -433,17 +433,8 @@ class Executor:
             raw = base64.b64decode(start_tx or "", validate=True)
         except ValueError:
             raw = b""
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self.admitting, self.config.admission.admit,
-                                                                    inference_id, raw)
-        except ChainError as error:
-            self.unpaid += 1
-            log.warning("inference %s refused: %s", inference_id.hex(), error)
-            raise AgentError(402, f"This host will not be paid for the request: {error.message}",
-                             "invalid_request_error", "unpaid") from None
-        except RPCError as error:
-            raise AgentError(503, f"The host's chain node did not answer: {error}", "server_error",
-                             "chain_unavailable") from None
+        return await self.chain_answer(inference_id, asyncio.get_running_loop().run_in_executor(
+            self.admitting, self.config.admission.admit, inference_id, raw))
 
     async def _ask(self, body: bytes, stream: bool) -> tuple[Response, bytes, AsyncIterator[bytes] | None]:
         """Send the request to the node: its response and whole body, or, for a stream it answers with 200, its
