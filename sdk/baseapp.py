@@ -40,7 +40,7 @@ from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT, GasKV, GasMeter
 from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrOutOfGas, ErrUnauthorized, ErrUnknownRequest
 from sdk.module import Module, MsgRoute, QueryRoute, run_hook
 from sdk.store.cachekv import CacheKV
-from sdk.store.commitstore import CommitStore, Snapshot, UnprovableError
+from sdk.store.commitstore import CommitStore, Snapshot, UnprovableError, VersionSnapshot, VersionUnavailableError
 from sdk.store.proof import PROOF_OP_TYPE
 from sdk.codec import decode, decode_strict
 from sdk.invariants import Invariant, InvariantBroken, broken_invariants
@@ -52,7 +52,9 @@ log = logging.getLogger("gonkad.app")
 AnteHandler = Callable[[Context, Tx, list[bytes]], None]
 T = TypeVar("T")
 QueryJob = Callable[[], abci.ResponseQuery]
-CommittedWork = Callable[[Snapshot, BlockHeader], T]
+CommittedState = Snapshot | VersionSnapshot
+"""A committed version frozen for a job: the latest, or a kept older one for a query at its height."""
+CommittedWork = Callable[[CommittedState, BlockHeader], T]
 """What a job does with the committed state: its snapshot and the header of its block."""
 STORE_PREFIX = b"baseapp/"
 """State the framework owns, written at InitChain; no module's prefix may overlap it."""
@@ -300,7 +302,7 @@ class BaseApp(Application):
             events=[*ante_ctx.events, *msg_ctx.events]
         )
 
-    def simulate(self, raw: bytes, state: Snapshot, header: BlockHeader) -> abci.ExecTxResult:
+    def simulate(self, raw: bytes, state: CommittedState, header: BlockHeader) -> abci.ExecTxResult:
         """Run a transaction fully against the committed state and throw the writes away (gas estimate).
 
         ``state`` and ``header`` come from ``committed_job``, so this may run on a worker thread. Asking
@@ -564,7 +566,8 @@ class BaseApp(Application):
 
     # Proofs and historic reads (``/store/key``, ``/app/root``) walk the Merkle tree through the store's
     # node cache, which only the loop thread may touch: they are answered at once. Module queries and
-    # simulations read only the latest state: they become jobs over a snapshot of it.
+    # simulations become jobs over a snapshot: of the latest state, or for a module query at a past kept
+    # height (ABCI's ``height``, gRPC's ``x-cosmos-block-height``) of that version, read without the cache.
 
     def query(self, req: abci.RequestQuery) -> abci.ResponseQuery:
         """Answer at once on the calling thread (tests, tools); the servers use ``begin_query``."""
@@ -578,14 +581,29 @@ class BaseApp(Application):
         except ABCIError as err:
             return failed_query(err, req.height)
 
-    def committed_job(self, work: CommittedWork[T]) -> Callable[[], T]:
-        """``work`` bound to the committed state as of now, as a job that a worker thread may run.
+    def query_height(self, requested: int) -> int:
+        """The committed height a query at ``requested`` reads (0: the latest), as the Cosmos SDK answers
+        one: ``sdk/18`` for a negative height or one not committed yet."""
+        latest = self.store.version
+        if requested < 0:
+            raise ErrInvalidRequest.wrap(f"height {requested} is negative")
+        if requested > latest:
+            raise ErrInvalidRequest.wrap(f"height {requested} is not committed yet; latest is {latest}")
+        return requested or latest
+
+    def committed_job(self, work: CommittedWork[T], height: int = 0) -> Callable[[], T]:
+        """``work`` bound to the committed state at ``height`` (0: the latest) as of now, as a job that a
+        worker thread may run; ``query_height``'s errors for a height that names no block, ``sdk/38`` for
+        one no longer kept.
 
         Call it on the loop thread: the snapshot, its version and the chain id are taken there, between
         two ABCI calls, so the job sees one block's state whole even if a Commit lands while it runs.
         ``work`` must read nothing else of the app's mutable state; the job releases the snapshot.
         """
-        snapshot = self.store.snapshot()
+        try:
+            snapshot = self.store.snapshot_at(self.query_height(height))
+        except VersionUnavailableError as exc:
+            raise ErrNotFound.wrap(str(exc)) from None
         header = BlockHeader(self.chain_id, snapshot.version, 0)
 
         def job() -> T:
@@ -595,7 +613,7 @@ class BaseApp(Application):
         return job
 
     def query_module(
-        self, route: QueryRoute, request: Message, state: Snapshot | CommitStore, header: BlockHeader
+        self, route: QueryRoute, request: Message, state: CommittedState | CommitStore, header: BlockHeader
     ) -> Message:
         """A module query against a snapshot from ``committed_job`` (so possibly on a worker thread), or
         against the store itself on the loop thread (``query_bounded``)."""
@@ -606,10 +624,7 @@ class BaseApp(Application):
         return self.query_module(route, request, self.store, BlockHeader(self.chain_id, self.store.version, 0))
 
     def _query(self, req: abci.RequestQuery) -> abci.ResponseQuery | QueryJob:
-        latest = self.store.version
-        height = req.height or latest
-        if height > latest:
-            raise ErrInvalidRequest.wrap(f"height {height} is not committed yet; latest is {latest}")
+        height = self.query_height(req.height)
         path = "/" + req.path.lstrip("/")
         if path == "/store/key":
             return self._query_key(req.data, height, req.prove)
@@ -620,31 +635,30 @@ class BaseApp(Application):
         route = self.query_routes.get(path)
         if route is None:
             raise ErrUnknownRequest.wrap(f"unknown query path {req.path!r}")
-        if height != latest:
-            raise ErrInvalidRequest.wrap("module queries read the latest committed state; omit the height")
         request = decode(route.request_type, req.data, "query request")
-        if route.bounded:
-            return abci.ResponseQuery(value=self.query_bounded(route, request).SerializeToString(), height=latest)
-        return self._query_job(req.height, partial(self._query_route, route, request))
+        if route.bounded and height == self.store.version:
+            return abci.ResponseQuery(value=self.query_bounded(route, request).SerializeToString(), height=height)
+        return self._query_job(req.height, partial(self._query_route, route, request), height)
 
-    def _query_job(self, height: int, work: CommittedWork[abci.ResponseQuery]) -> QueryJob:
-        """A ``committed_job`` whose errors become answers, as ``begin_query``'s own do."""
+    def _query_job(self, height: int, work: CommittedWork[abci.ResponseQuery], at: int = 0) -> QueryJob:
+        """A ``committed_job`` at height ``at`` (0: the latest) whose errors become answers (at ``height``, the
+        request's), as ``begin_query``'s own do."""
 
-        def answer(state: Snapshot, header: BlockHeader) -> abci.ResponseQuery:
+        def answer(state: CommittedState, header: BlockHeader) -> abci.ResponseQuery:
             try:
                 return work(state, header)
             except ABCIError as err:
                 return failed_query(err, height)
 
-        return self.committed_job(answer)
+        return self.committed_job(answer, at)
 
     def _query_route(
-        self, route: QueryRoute, request: Message, state: Snapshot, header: BlockHeader
+        self, route: QueryRoute, request: Message, state: CommittedState, header: BlockHeader
     ) -> abci.ResponseQuery:
         value = self.query_module(route, request, state, header).SerializeToString()
         return abci.ResponseQuery(value=value, height=header.height)
 
-    def _query_simulate(self, raw_tx: bytes, state: Snapshot, header: BlockHeader) -> abci.ResponseQuery:
+    def _query_simulate(self, raw_tx: bytes, state: CommittedState, header: BlockHeader) -> abci.ResponseQuery:
         result = self.simulate(raw_tx, state, header)
         if result.code:
             return abci.ResponseQuery(

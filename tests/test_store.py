@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from hashlib import sha256
 
@@ -22,7 +23,9 @@ from sdk.store import (
     EMPTY_ROOT,
     CacheKV,
     CommitStore,
+    Snapshot,
     UnprovableError,
+    VersionSnapshot,
     VersionUnavailableError,
     VersionView,
     proof_spec,
@@ -374,6 +377,45 @@ def test_pruning_keeps_db_bounded() -> None:
                     model[k] = val
             assert store.root_at(v) == ref_root(model)
             check_proofs(store, model, v, keys[:10])
+
+
+def test_version_snapshot_reads_its_version_on_another_thread_after_it_is_pruned() -> None:
+    """A query at a past height reads a ``snapshot_at`` of that version on a worker thread while blocks
+    commit and prune it: its point reads and every iteration are the version's, to the end."""
+    rnd = random.Random(5)
+    keys = [rnd.randbytes(3) for _ in range(40)] + [b"ab", b"abc", b"ac"]
+    with opened(keep_recent=3) as (store, _):
+        for i in range(3):
+            store.apply({k: rnd.randbytes(5) for k in rnd.sample(keys, 20)} | {keys[i]: None})
+            store.commit()
+        expected = dict(store.items_at(1))
+        latest = store.snapshot_at(3)
+        snapshot = store.snapshot_at(1)
+        assert isinstance(latest, Snapshot) and isinstance(snapshot, VersionSnapshot)
+        latest.close()
+        for _ in range(3):  # prunes version 1 and then 2, nodes and all
+            store.apply({k: rnd.randbytes(5) for k in rnd.sample(keys, 20)} | {k: None for k in rnd.sample(keys, 5)})
+            store.commit()
+        with pytest.raises(VersionUnavailableError, match="version 1 not available: kept versions are 4..6"):
+            store.snapshot_at(1)
+
+        def read() -> list[object]:
+            with snapshot:
+                points = {k: snapshot.get(k) for k in keys}
+                ranges = [list(snapshot.iterate(*bounds, reverse=reverse))
+                          for bounds in ((), (b"a",), (b"", b"ab", b"b"), (b"", None, b"\x80"))
+                          for reverse in (False, True)]
+                return [points, ranges, {k: snapshot.get(k) for k in keys}]
+
+        with ThreadPoolExecutor(1) as worker:
+            points, ranges, points_after_iterating = worker.submit(read).result()
+        assert points == points_after_iterating == {k: expected.get(k) for k in keys}
+        view = VersionView(1, sorted(expected.items()))
+        assert ranges == [list(view.iterate(*bounds, reverse=reverse))
+                          for bounds in ((), (b"a",), (b"", b"ab", b"b"), (b"", None, b"\x80"))
+                          for reverse in (False, True)]
+        assert ranges[0] == sorted(expected.items()) and ranges[2] == [(k, v) for k, v in sorted(expected.items())
+                                                                       if k.startswith(b"a")]
 
 
 def test_keep_recent_enabled_after_unpruned_history() -> None:

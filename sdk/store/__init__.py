@@ -1,7 +1,9 @@
 """Versioned, Merkle-committed key-value storage: CommitStore, CacheKV branches, ICS23 proofs."""
 
 from .cachekv import PRESENT, CacheKV, KVStore
-from .commitstore import EMPTY_ROOT, CommitStore, UnprovableError, VersionUnavailableError, VersionView
+from .commitstore import (
+    EMPTY_ROOT, CommitStore, Snapshot, UnprovableError, VersionSnapshot, VersionUnavailableError, VersionView,
+)
 from .proof import PROOF_OP_TYPE, proof_spec, verify_membership, verify_nonmembership
 
 __all__ = [
@@ -12,6 +14,8 @@ __all__ = [
     "CommitStore",
     "UnprovableError",
     "KVStore",
+    "Snapshot",
+    "VersionSnapshot",
     "VersionUnavailableError",
     "VersionView",
     "proof_spec",

@@ -159,6 +159,60 @@ class VersionView:
         return ((keys[n], values[n]) for n in span)
 
 
+class VersionSnapshot:
+    """One kept version older than the latest, frozen for a query at that height, with ``Snapshot``'s
+    threading rule: taken on the store's thread, then read and closed on one other thread.
+
+    Its reads walk the version's tree inside a LevelDB snapshot (a commit that prunes the version meanwhile
+    cannot pull nodes from under it) through a native tree of its own, made by the reading thread (a tree
+    may be used only by the thread that made it) and without the store's node cache, which only the store's
+    thread may touch. A ``get`` walks one path; the tree orders keys by their hash, so the first ``iterate``
+    reads the whole version once (``items_at``'s walk) and later reads use that.
+    """
+
+    __slots__ = ("version", "_snapshot", "_tree", "_view")
+
+    def __init__(self, snapshot: Any, version: int) -> None:
+        self.version = version
+        self._snapshot = snapshot
+        self._tree: Any = None
+        self._view: VersionView | None = None
+
+    def _load(self, keys: list[bytes]) -> list[bytes | None]:
+        get = self._snapshot.get
+        return [get(k) for k in keys]
+
+    def _reader(self) -> Any:
+        if self._tree is None:
+            self._tree = _jmt.Tree(self._load, 0)
+        return self._tree
+
+    def get(self, key: bytes) -> bytes | None:
+        check_key(key)
+        if self._view is not None:
+            return self._view.get(key)
+        return None if self.version == 0 else self._reader().get(key, self.version)
+
+    def iterate(
+        self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
+    ) -> Iterator[tuple[bytes, bytes]]:
+        if self._view is None:
+            items = self._reader().items(self.version) if self.version else []
+            items.sort(key=itemgetter(0))
+            self._view = VersionView(self.version, items)
+        return self._view.iterate(prefix, start, end, reverse)
+
+    def close(self) -> None:
+        self._tree = self._view = None
+        self._snapshot.close()
+
+    def __enter__(self) -> VersionSnapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic GC for one batch: a block's updates and records are tens of thousands of
@@ -245,6 +299,14 @@ class CommitStore:
     def snapshot(self) -> Snapshot:
         """The latest committed state as of now, frozen; see ``Snapshot`` for the threading rule."""
         return Snapshot(self._db.snapshot(), self._version)
+
+    def snapshot_at(self, version: int) -> Snapshot | VersionSnapshot:
+        """A kept version frozen as of now, for a query at that height: ``snapshot()`` for the latest, else a
+        ``VersionSnapshot`` (same threading rule). VersionUnavailableError if it is not kept."""
+        self._check_version(version)
+        if version == self._version:
+            return self.snapshot()
+        return VersionSnapshot(self._db.snapshot(), version)
 
     # -- writing -----------------------------------------------------------------------
 

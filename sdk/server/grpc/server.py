@@ -5,11 +5,18 @@ loop and between two ABCI requests, to a snapshot of the committed state (``Base
 and then awaited on the node's query workers (sdk/server/workers.py), so consensus is not held up behind
 it; other state reads are done on the loop without awaiting. CometBFT RPC calls are awaited in a thread
 so the loop keeps serving ABCI (BroadcastTx waits on CheckTx, which this same loop answers).
+
+Module queries honour the Cosmos SDK's ``x-cosmos-block-height`` request header: a kept height's state
+answers (read from that version, ``BaseApp.committed_job``), a malformed, negative or future one is
+INVALID_ARGUMENT, a pruned one NOT_FOUND; every answer's initial metadata carries the header with the height
+that answered (the latest without one). The tx and tendermint services answer from CometBFT or the latest
+state and do not read it.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from functools import partial
@@ -41,6 +48,13 @@ log = logging.getLogger("gonkad.grpc")
 Handler = Callable[[Any], Awaitable[Message]]
 Methods = dict[str, tuple[type[Message], Handler]]
 """One service's implemented methods: method name -> (request type, coroutine answering it)."""
+ContextHandler = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Message]]
+"""A method that also reads the call's metadata and may send its own (module queries: the block height)."""
+ContextMethods = dict[str, tuple[type[Message], ContextHandler]]
+
+HEIGHT_HEADER = "x-cosmos-block-height"
+_INT64 = re.compile(r"[+-]?[0-9]{1,19}")
+"""What Go's strconv.ParseInt(text, 10, 64), which the Cosmos SDK reads the header with, takes (in range)."""
 
 STOP_GRACE_S = 2.0
 
@@ -62,13 +76,13 @@ def status_code(err: ABCIError) -> grpc.StatusCode:
     return _STATUS.get((err.codespace, err.code), grpc.StatusCode.UNKNOWN)
 
 
-def unary_handler(path: str, request_type: type[Message], handler: Handler) -> grpc.RpcMethodHandler:
+def unary_handler(path: str, request_type: type[Message], handler: ContextHandler) -> grpc.RpcMethodHandler:
     """The request is parsed here rather than by grpc so that bad bytes are INVALID_ARGUMENT, as over ABCI."""
 
     async def handle(data: bytes, context: grpc.aio.ServicerContext) -> bytes:
         try:
             request = decode(request_type, data, request_type.DESCRIPTOR.full_name)
-            return (await handler(request)).SerializeToString()
+            return (await handler(request, context)).SerializeToString()
         except ABCIError as err:
             code, details = status_code(err), err.log
         except RPCError as err:
@@ -81,9 +95,21 @@ def unary_handler(path: str, request_type: type[Message], handler: Handler) -> g
     return grpc.unary_unary_rpc_method_handler(handle)
 
 
-def query_services(app: BaseApp, workers: Executor | None) -> dict[str, Methods]:
+def requested_height(metadata: grpc.aio.Metadata | None) -> int:
+    """The height the call's ``x-cosmos-block-height`` header names (0 without one); ``sdk/18`` unless it is
+    one base-10 int64 (its range against the chain is ``BaseApp.query_height``'s to check)."""
+    values = [value for key, value in (metadata or ()) if key == HEIGHT_HEADER]
+    if not values:
+        return 0
+    if len(values) > 1 or not _INT64.fullmatch(values[0]) or not -(2**63) <= int(values[0]) < 2**63:
+        shown = values[0] if len(values) == 1 else values
+        raise ErrInvalidRequest.wrap(f"invalid {HEIGHT_HEADER} header {shown!r}: not a base-10 int64")
+    return int(values[0])
+
+
+def query_services(app: BaseApp, workers: Executor | None) -> dict[str, ContextMethods]:
     """Every module query route, grouped by gRPC service ("/pkg.Service/Method")."""
-    services: dict[str, Methods] = {}
+    services: dict[str, ContextMethods] = {}
     for path, route in app.query_routes.items():
         service, _, method = path.lstrip("/").rpartition("/")
         if not service or not method:
@@ -92,12 +118,21 @@ def query_services(app: BaseApp, workers: Executor | None) -> dict[str, Methods]
     return services
 
 
-def _query_handler(app: BaseApp, route: QueryRoute, workers: Executor | None) -> Handler:
-    async def handle(request: Message) -> Message:
-        if route.bounded:
+def _query_handler(app: BaseApp, route: QueryRoute, workers: Executor | None) -> ContextHandler:
+    async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
+        height = app.query_height(requested_height(context.invocation_metadata()))
+        await context.send_initial_metadata(((HEIGHT_HEADER, str(height)),))
+        if route.bounded and height == app.store.version:
             return app.query_bounded(route, request)
         # The snapshot holds committed state only: a block staged but not yet committed is invisible.
-        return await run_job(workers, app.committed_job(partial(app.query_module, route, request)))
+        return await run_job(workers, app.committed_job(partial(app.query_module, route, request), height))
+
+    return handle
+
+
+def _without_context(handler: Handler) -> ContextHandler:
+    async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
+        return await handler(request)
 
     return handle
 
@@ -116,12 +151,13 @@ class GRPCServer:
         self.port = 0
         self._server: grpc.aio.Server | None = None
 
-    def services(self) -> dict[str, Methods]:
+    def services(self) -> dict[str, ContextMethods]:
         services = query_services(self.app, self.workers)
         for service in (TxService(self.app, self.rpc, self.workers), TendermintService(self.app, self.rpc)):
             if service.NAME in services:
                 raise ValueError(f"service {service.NAME} is also registered by a module")
-            services[service.NAME] = service.methods()
+            services[service.NAME] = {method: (request_type, _without_context(handler))
+                                      for method, (request_type, handler) in service.methods().items()}
         return services
 
     async def start(self) -> None:
