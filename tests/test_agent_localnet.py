@@ -6,11 +6,12 @@ gRPC, ``MsgStartInference`` signed with the TA's key and sent with ``broadcast_t
 ``faucet`` key sends chat requests with the official ``openai`` client signed by
 ``sdk.client.signing.SignedRequests``: the answer comes back, the TA starts the inference on chain (escrow), the
 executor proxy derives the finish from its node's answer and its ``Finisher`` sends ``MsgFinishInference`` signed
-by the host: within a few blocks the inference is ``FINISHED`` with the node's token counts, the requester paid
-exactly ``completion_tokens × fee_per_token`` (the rest refunded), the host's payment is in its balance and
-locked by vesting, the escrow account is back where it was and the supply is unchanged. An unfunded key gets 402
-and nothing is started; a request straight to the executor proxy without a requester's signature gets 401 and
-nothing is served or finished. Both programs stop cleanly on SIGTERM (exit code 0, pid files removed).
+by the host: in a block after its start and before its expiry the inference is ``FINISHED`` with the node's
+token counts, the requester paid exactly ``completion_tokens × fee_per_token`` (the rest refunded), the host's
+payment is in its balance and locked by vesting, the escrow account is back where it was and the supply is
+unchanged. An unfunded key gets 402 and nothing is started; a request straight to the executor proxy without a
+requester's signature gets 401 and nothing is served or finished. Both programs stop cleanly on SIGTERM (exit
+code 0, pid files removed).
 
 The genesis sets the rewards' issuance cap to 0 and an epoch of 100,000 blocks, so no epoch ends (nothing minted,
 nothing released from vesting) while the amounts are compared.
@@ -18,6 +19,7 @@ nothing released from vesting) while the amounts are compared.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import selectors
@@ -31,20 +33,25 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 
 from agent_fakes import FakeNode
 from chain_reads import DENOM, QUERY, balance, committed, finished, gonkad, sent_ok, supply, vesting
 from gonkad import genesis, localnet
 from gonkad.paths import pid_file
 from nodes import running_localnet
-from protogen.gonka.inference.v1 import inference_pb2, query_pb2
+from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC
 from sdk.client.signing import SignedRequests, request_headers, verify_identity
-from sdk.client.txbuilder import address_of
+from sdk.client.txbuilder import address_of, query_account
+from sdk.consensus import INJECTED_ENTRY_MAGIC
 from sdk.crypto import bech32, secp256k1
+from sdk.crypto.request import inference_id as id_of_request
 from sdk.keyring.keyring import Keyring
+from sdk.module import type_url
+from sdk.tx import Tx, decode_tx
 from servers import serve
 
 pytestmark = pytest.mark.localnet
@@ -65,6 +72,35 @@ ANSWER = hashlib.sha256(b"fake says hi").digest()
 NO_LOGPROBS = hashlib.sha256(b"").digest()
 PROMPT_TOKENS, COMPLETION_TOKENS = 5, 3
 """What the fake node reports in its usage."""
+HEIGHT_TIMEOUT_S = 30
+"""How long a wait for a few more blocks may take before the chain counts as stalled."""
+START, STARTS, FINISH = (type_url(t) for t in (tx_pb2.MsgStartInference, tx_pb2.MsgStartInferences,
+                                                tx_pb2.MsgFinishInference))
+SEQUENCE_MISMATCH = "account sequence mismatch"
+
+
+def wait_height(rpc: CometRPC, height: int, what: str, timeout_s: float = HEIGHT_TIMEOUT_S) -> int:
+    """Wait until the chain has committed ``height``; a stalled chain fails the test with ``what``."""
+    deadline = time.monotonic() + timeout_s
+    while (current := rpc.height()) < height:
+        assert time.monotonic() < deadline, f"{what}: height {height} not reached in {timeout_s}s (at {current})"
+        time.sleep(0.1)
+    return current
+
+
+def block_txs(rpc: CometRPC, first: int, last: int) -> list[tuple[str, Tx]]:
+    """Every transaction committed in blocks ``first``..``last``: (its signer's address, the decoded tx). The
+    entries the proposer injects (x/bls's certificate) are not transactions and are left out."""
+    found = []
+    for height in range(first, last + 1):
+        for encoded in rpc.block(height)["block"]["data"]["txs"] or []:
+            entry = base64.b64decode(encoded)
+            if entry.startswith(INJECTED_ENTRY_MAGIC):
+                continue
+            tx = decode_tx(entry)
+            pubkey = keys_pb2.PubKey.FromString(tx.auth_info.signer_infos[0].public_key.value).key
+            found.append((bech32.encode(secp256k1.address_bytes(pubkey)), tx))
+    return found
 
 
 def executor_status(url: str, condition: Callable[[dict[str, Any]], bool], timeout_s: float = 10) -> dict[str, Any]:
@@ -174,7 +210,8 @@ def test_a_signed_chat_request_is_answered_started_and_finished_with_exact_amoun
     record = finished(querier, inference_id)
     payment = COMPLETION_TOKENS * FEE
     assert record.status == inference_pb2.STATUS_FINISHED
-    assert record.finish_height - record.start_height <= 5  # within a few blocks of the start
+    # the finisher sends only for a record it reads as STARTED (a later block), and a finish after expiry is refused
+    assert record.start_height < record.finish_height <= record.expiry_height, record
     assert (record.requester, record.ta, record.executor, record.model) == (
         requester, net["ta_address"], host, MODEL)
     assert (record.max_tokens, record.fee_per_token, record.escrow, record.denom) == (
@@ -196,16 +233,20 @@ def test_a_signed_chat_request_is_answered_started_and_finished_with_exact_amoun
 
 
 def test_concurrent_requests_a_stream_and_a_sequence_used_elsewhere(net: dict[str, Any]) -> None:
-    """Eight requests at once: every start is signed at its own sequence (the view's lock), every finish is
-    sent by the executor's finisher (several per transaction when they come together), and all are FINISHED with
-    their exact payments. A stream is finished too, with the usage the executor asked the node for. Then the TA's
-    key sends a transaction of its own outside the TA, so the TA's counted sequence is stale: its next start is
-    refused by CheckTx (``sdk/32``), re-signed at the sequence the node expects, and goes through."""
-    ta, querier, root = net["ta"], net["querier"], net["root"]
+    """Eight requests at once: the TA's starts go out in transactions at its consecutive sequences, none refused
+    for its sequence (the view's lock; several starts may share a ``MsgStartInferences``), every inference is
+    finished once, in a transaction the host signed with ``MsgFinishInference``s only (its finisher; how it
+    batches them is tests/test_executor.py's), and all are FINISHED with their exact payments. A stream is
+    finished too, with the usage the executor asked the node for. Then the TA's key sends a transaction of its
+    own outside the TA, so the TA's counted sequence is stale: its next start is refused by CheckTx
+    (``sdk/32``), re-signed at the sequence the node expects, and goes through."""
+    ta, querier, root, host = net["ta"], net["querier"], net["root"], net["host"]
+    rpc = CometRPC(net["rpc"])
     faucet = localnet.load_key(root, "faucet")
     requester = address_of(faucet)
     chat = client(ta, faucet, net["ta_address"])
     before, supply_before = balance(querier, requester), supply(querier)
+    first_height, first_sequence = rpc.height() + 1, query_account(rpc, net["ta_address"]).sequence
 
     def ask(i: int) -> str:
         raw = chat.chat.completions.with_raw_response.create(
@@ -222,6 +263,21 @@ def test_concurrent_requests_a_stream_and_a_sequence_used_elsewhere(net: dict[st
         (inference_pb2.STATUS_FINISHED, COMPLETION_TOKENS, COMPLETION_TOKENS * PRICE)}
     assert balance(querier, requester) == before - 8 * COMPLETION_TOKENS * PRICE
     assert balance(querier, ESCROW) == 0 and supply(querier) == supply_before
+    txs = block_txs(rpc, first_height, max(r.finish_height for r in records))
+    ta_txs = [tx for signer, tx in txs if signer == net["ta_address"]]
+    sequences = [tx.auth_info.signer_infos[0].sequence for tx in ta_txs]
+    assert sequences == list(range(first_sequence, first_sequence + len(ta_txs))), sequences
+    assert {message.type_url for tx in ta_txs for message in tx.messages} <= {START, STARTS}
+    started = [start for tx in ta_txs for message in tx.messages for start in (
+        [tx_pb2.MsgStartInference.FromString(message.value)] if message.type_url == START
+        else tx_pb2.MsgStartInferences.FromString(message.value).starts)]
+    assert sorted(id_of_request(bech32.decode(s.requester), s.body_hash, s.timestamp_ns).hex()
+                  for s in started) == sorted(ids)  # each started once, by the TA
+    finishes = [tx_pb2.MsgFinishInference.FromString(message.value) for signer, tx in txs if signer == host
+                for message in tx.messages if message.type_url == FINISH]
+    assert sorted(f.id.hex() for f in finishes) == sorted(ids)  # each finished once, by the host
+    assert all({m.type_url for m in tx.messages} == {FINISH} for signer, tx in txs if signer == host)
+    assert SEQUENCE_MISMATCH not in (root / "agent.log").read_text()  # no start was signed at a taken sequence
 
     with chat.chat.completions.with_streaming_response.create(
             model=MODEL, messages=[{"role": "user", "content": "stream"}], max_tokens=MAX_TOKENS, stream=True) as raw:
@@ -233,13 +289,14 @@ def test_concurrent_requests_a_stream_and_a_sequence_used_elsewhere(net: dict[st
     assert (record.status, record.prompt_tokens, record.completion_tokens, record.response_hash) == (
         inference_pb2.STATUS_FINISHED, PROMPT_TOKENS, COMPLETION_TOKENS, ANSWER)
 
+    logged = len((root / "agent.log").read_text())
     sent_ok(gonkad("tx", "bank", "send", "ta", requester, "1ngonka", "--home", str(root), "--keyring-backend",
                    "test", "--node", net["rpc"], "-y", "--output", "json"), net["rpc"])
     middle = balance(querier, requester)
     last = ask(0)
     assert finished(querier, last).payment == COMPLETION_TOKENS * PRICE
     assert balance(querier, requester) == middle - COMPLETION_TOKENS * PRICE
-    assert "account sequence mismatch" in (root / "agent.log").read_text()  # the retry happened
+    assert SEQUENCE_MISMATCH in (root / "agent.log").read_text()[logged:]  # the retry happened
 
 
 def test_an_unfunded_requester_gets_402_and_nothing_is_started(net: dict[str, Any]) -> None:
@@ -251,9 +308,8 @@ def test_an_unfunded_requester_gets_402_and_nothing_is_started(net: dict[str, An
             model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=MAX_TOKENS)
     assert refused.value.status_code == 402
     assert refused.value.body["code"] == "insufficient_funds"  # type: ignore[index]
-    height = CometRPC(net["rpc"]).height()
-    while CometRPC(net["rpc"]).height() < height + 2:  # a start would have been committed by now
-        time.sleep(0.1)
+    rpc = CometRPC(net["rpc"])
+    wait_height(rpc, rpc.height() + 2, "after the refused request")  # a start would have been committed by now
     started = querier.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(requester=address_of(poor)),
                             query_pb2.QueryInferencesResponse).inferences
     assert list(started) == [] and len(net["fake"].served) == served
