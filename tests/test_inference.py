@@ -29,7 +29,9 @@ from sdk.address import module_address
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, merkle, secp256k1
 from sdk.crypto.request import inference_id, sign_release, sign_request
+from sdk.errors import ABCIError
 from x.epochs import schedule
+from x.inference.msg_server import validate_model, validate_node
 from x.inference.work import work_leaf
 from chain import InProcessChain
 from test_stake import CHAIN, DENOM, FUNDS, GNK, KEYS, events, host_chain
@@ -808,3 +810,22 @@ def test_a_batch_of_starts_judges_each_on_its_own(tmp_path: Path) -> None:
             checked = chain.check(tx)
             assert (checked.codespace, checked.code) == ("inference", 18) and words in checked.log, checked.log
         assert balances(chain) == after
+
+
+@pytest.mark.parametrize("field, value", [("name", "tiny-llama\n"), ("weights_sha256", SHA + "\n")])
+def test_invalid_model_text_with_a_trailing_newline(field: str, value: str) -> None:
+    """A pattern's ``$`` would take a trailing newline into state; every one ends in ``\\Z``."""
+    bad = inference_pb2.Model(name="tiny-llama", weights_sha256=SHA, context_length=2048, price_per_token=PRICE)
+    setattr(bad, field, value)
+    bad.id = f"{bad.name}@sha256:{bad.weights_sha256}"
+    with pytest.raises(ABCIError) as refusal:
+        validate_model(bad)
+    assert (refusal.value.codespace, refusal.value.code) == ("inference", 2)
+
+
+def test_invalid_node_id_with_a_trailing_newline() -> None:
+    bad = inference_pb2.MlNode(operator=addr(HOST_A), node_id="node-a\n", url="http://127.0.0.1:1", models=[MODEL],
+                               max_concurrency=1)
+    with pytest.raises(ABCIError) as refusal:
+        validate_node(bad)
+    assert (refusal.value.codespace, refusal.value.code) == ("inference", 4)

@@ -23,9 +23,9 @@ from x.inference.errors import (
 )
 from x.inference.keeper import InferenceKeeper
 
-NAME_RE = re.compile(r"^[A-Za-z0-9._/-]{1,64}$")
-SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-NODE_ID_RE = re.compile(r"^[a-z0-9-]{1,32}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9._/-]{1,64}\Z")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
+NODE_ID_RE = re.compile(r"^[a-z0-9-]{1,32}\Z")
 MAX_URL = 256
 MAX_MODELS_PER_NODE = 64
 U64 = 1 << 64
