@@ -243,6 +243,9 @@ class Executor:
         self.refused = 0
         self.served = 0
         self.abandoned = 0
+        self.unfinished = 0
+        """Answers relayed whole or in part that cannot be finished (no usage; a stream that broke): refunded when
+        the inference expires."""
         """Answers the TA left before they reached it (it died, or its client left): never finished."""
         self.unpaid = 0
         """Requests refused because the chain would not pay for them (no start, or no funds behind it)."""
@@ -281,7 +284,7 @@ class Executor:
                 document = status() if status is not None else {}
                 await send_json(send, 200, {**document, "served": self.served, "refused": self.refused,
                                             "unpaid": self.unpaid, "abandoned": self.abandoned,
-                                            "replayed": self.replayed})
+                                            "replayed": self.replayed, "unfinished": self.unfinished})
             else:
                 raise AgentError(404, f"Invalid URL ({method} {path})")
         except AgentError as error:
@@ -465,6 +468,7 @@ class Executor:
         finish = finish_of_answer(inference_id, answer) if isinstance(answer, dict) else None
         if finish is None:
             log.warning("inference %s (TA %s): the answer has no usage, nothing to finish", inference_id.hex(), ta)
+            self.unfinished += 1
             return False
         self.served += 1
         self.finisher.submit(finish)
@@ -520,6 +524,7 @@ class Executor:
         await send({"type": "http.response.body", "body": b""})
         if not done or failed:
             log.warning("inference %s: the stream did not end whole, nothing to finish", inference_id.hex())
+            self.unfinished += 1
             return
         finish = digest.finish(inference_id, counted=True)
         if finish is not None:

@@ -372,7 +372,8 @@ class Agent:
         no host or no node of that host answers (then 409)."""
         executor = await self._chain(self.chain.executor_of, requester.inference_id)
         headers = forward_headers(requester, self.address, seed)
-        for state in [s for s in self.router.nodes.values() if s.node.operator == executor and s.alive]:
+        hosts = [s for s in self.router.nodes.values() if s.node.operator == executor]
+        for state in sorted(hosts, key=lambda s: not s.alive):  # a missed poll is no reason not to ask it
             try:
                 async with asyncio.timeout(self.config.upstream_timeout_s):
                     response = await state.pool.request("POST", "/v1/chat/completions", body, timeout_s=None,

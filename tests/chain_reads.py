@@ -81,13 +81,14 @@ def finished(querier: Querier, inference_id: str, timeout_s: float = 20) -> infe
         time.sleep(0.1)
 
 
-def inferences_of(querier: Querier, requester: str) -> list[inference_pb2.Inference]:
-    """Every inference the chain keeps for ``requester``, all pages."""
+def inferences_of(querier: Querier, requester: str = "", executor: str = "") -> list[inference_pb2.Inference]:
+    """Every inference the chain keeps for ``requester`` (or with ``executor``), all pages."""
     found: list[inference_pb2.Inference] = []
     key = b""
     while True:
         page = querier.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(
-            requester=requester, pagination={"key": key, "limit": 100}), query_pb2.QueryInferencesResponse)
+            requester=requester, executor=executor, pagination={"key": key, "limit": 100}),
+            query_pb2.QueryInferencesResponse)
         found += page.inferences
         key = page.pagination.next_key
         if not key:

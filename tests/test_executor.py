@@ -159,7 +159,7 @@ def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
             assert httpx.get(proxy + path, timeout=10).status_code == 200
         assert httpx.get(proxy + "/v1/node/info", timeout=10).json()["load"]["max_concurrency"] == 8
         assert httpx.get(proxy + "/v1/executor/status", timeout=10).json() == {
-            "pending": 4, "served": 4, "refused": 0, "unpaid": 0, "abandoned": 0, "replayed": 0}
+            "pending": 4, "served": 4, "refused": 0, "unpaid": 0, "abandoned": 0, "replayed": 0, "unfinished": 0}
 
 
 class HangingNode:

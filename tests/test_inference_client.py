@@ -252,7 +252,8 @@ class Host:
         self.client.querier.query = self.script.query  # type: ignore[method-assign]
         self.client.rpc.broadcast_tx_sync = self.script.broadcast_tx_sync  # type: ignore[method-assign]
         self.client.latest_height = lambda: self.height  # type: ignore[method-assign]
-        self.admission = StartAdmission(self.client)
+        self.client.rpc.app_height = lambda: self.height  # type: ignore[method-assign]
+        self.admission = StartAdmission(self.client, confirm_timeout_s=0.0)
 
     def refused(self, inference: bytes, start: bytes, why: str) -> None:
         with pytest.raises(ChainError) as refusal:
@@ -296,7 +297,7 @@ def test_admission_refuses_what_no_start_pays_for() -> None:
     host.refused(the_id, for_another, "naming this host")
     own_id, own = start_tx(host.client.address)
     host.refused(b"\x09" * 32, own, "naming this host")  # a start of another inference
-    host.refused(own_id, b"", "came with the request")
+    host.refused(own_id, b"", "has not started")  # nor does the chain name this host for it
     host.refused(own_id, b"not a transaction", "naming this host")
     assert host.script.sent == []  # nothing of these reached the node
 

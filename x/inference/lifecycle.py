@@ -12,7 +12,7 @@ from sdk.coins import Coins, make_coins
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.crypto import secp256k1
-from sdk.crypto.request import inference_id, verify_release
+from sdk.crypto.request import inference_id
 from sdk.errors import ErrInsufficientFunds
 from x.inference import keys, work
 from x.inference.errors import (

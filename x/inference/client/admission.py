@@ -7,7 +7,8 @@ TA hands the executor the start it sent (``X-Start-Tx``: the signed ``MsgStartIn
 
 1. that transaction names this inference and this host as its executor (a start in it, alone or in a
    ``MsgStartInferences``) — or, sent without one (a client failing over through another TA, which the chain
-   told of this host), the committed record is STARTED with this host as its executor; and
+   told of this host), the committed record is STARTED with this host as its executor (``confirm``: this host's
+   node may not have that block yet); and
 2. the host's own node takes it into its mempool (``broadcast_tx_sync`` answers code 0, or that it has it
    already) — or, when it is refused (say, already in a block, so its sequence is spent), the committed record
    is STARTED with this host as executor. A TA sends its starts to its own node one sequence after another, so
@@ -123,12 +124,10 @@ class StartAdmission:
         """Per requester, (height when admitted, escrow) of what is not yet surely in a block."""
 
     def admit(self, inference: bytes, start_tx: bytes) -> tx_pb2.MsgStartInference | None:
-        if not start_tx:  # a client failing over through another TA: the committed record is the start
-            record = self.client.inference(inference)
-            if record is not None and record.status == inference_pb2.STATUS_STARTED \
-                    and record.executor == self.client.address:
-                return None
-        named = named_escrow(start_tx, inference, self.client.address) if start_tx else None
+        if not start_tx:  # a client failing over through another TA, which the chain told of this host: the
+            self.confirm(inference)  # committed record is the start (this host's node may be a block behind)
+            return None
+        named = named_escrow(start_tx, inference, self.client.address)
         if named is None:
             raise ChainError("unpaid", f"no start of inference {inference.hex()} naming this host "
                                        f"{self.client.address} came with the request (X-Start-Tx)")
