@@ -50,8 +50,10 @@ def test_invalid_replay_and_wrong_chain_rejected_without_state_change(tmp_path: 
     tx = send(0, "1ngonka")
     chain.block([tx])
     root = chain.app.store.root_hash
-    for bad in (tx, send(1, "1ngonka", chain_id="other"), send(1, "1ngonka", account_number=7), b"\xff\x00garbage"):
-        assert chain.check(bad).code != 0
+    for bad, code in ((tx, 32), (send(1, "1ngonka", chain_id="other"), 4), (send(1, "1ngonka", account_number=7), 4),
+                      (b"\xff\x00garbage", 2)):
+        checked = chain.check(bad)
+        assert (checked.codespace, checked.code) == ("sdk", code), checked.log
     response = chain.block([tx, b"\xff\x00garbage"])
     assert [r.code for r in response.tx_results] == [32, 2]
     assert chain.balance(BOB) == 1
