@@ -1,5 +1,6 @@
 """Reads of a running chain that the inference network's localnet tests share: balances, locked (vesting)
-coins, supply, inferences as they start and finish, committed txs, and ``gonkad`` as a subprocess."""
+coins, supply, inferences as they start and finish, committed txs, ``gonkad`` as a subprocess, and the accounting
+of a whole run (``check_accounting``)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ import sys
 import time
 from typing import Any
 
+import httpx
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+from cosmpy.protos.cosmos.gov.v1 import query_pb2 as gov_query
 
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2
 from protogen.gonka.vesting.v1 import query_pb2 as vesting_query
+from sdk.address import module_address
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
+from sdk.crypto import bech32
 
 DENOM = "ngonka"
 QUERY = "/gonka.inference.v1.Query/"
@@ -93,3 +98,25 @@ def inferences_of(querier: Querier, requester: str = "", executor: str = "") -> 
         key = page.pagination.next_key
         if not key:
             return found
+
+
+def check_accounting(querier: Querier, executors: list[tuple[str, str]], genesis_supply: int) -> None:
+    """The accounting of a whole run of an inference network, at its end: each host's own count of the answers
+    it served (its executor's ``served``, at ``url``) equals the inferences the chain paid it for (its finisher
+    dropped none and left none pending, and no answer it relayed went unfinished), each paid exactly its tokens;
+    the supply is ``genesis_supply`` (nothing minted: the tests' issuance cap is 0; nothing burned); the account
+    that holds governance deposits holds at least the deposits of the proposals the chain keeps."""
+    for address, url in executors:
+        deadline = time.monotonic() + 60
+        while (state := httpx.get(f"{url}/v1/executor/status", timeout=10).json())["pending"]:
+            assert time.monotonic() < deadline, state
+            time.sleep(0.2)
+        paid = [i for i in inferences_of(querier, executor=address) if i.status == inference_pb2.STATUS_FINISHED]
+        assert (state["dropped"], state["unfinished"]) == (0, 0), (address, state)
+        assert state["served"] == state["finished"] == len(paid), (address, state, len(paid))
+        assert all(i.payment == i.completion_tokens * i.fee_per_token for i in paid)
+    assert supply(querier) == genesis_supply
+    proposals = querier.query("/cosmos.gov.v1.Query/Proposals", gov_query.QueryProposalsRequest(),
+                              gov_query.QueryProposalsResponse).proposals
+    held = sum(int(coin.amount) for proposal in proposals for coin in proposal.total_deposit if coin.denom == DENOM)
+    assert balance(querier, bech32.encode(module_address("gov_deposits"))) >= held

@@ -26,7 +26,7 @@ import httpx
 import openai
 import pytest
 
-from chain_reads import QUERY, balance, finished, gonkad, inferences_of, sent_ok, supply, vesting
+from chain_reads import QUERY, balance, check_accounting, finished, gonkad, inferences_of, sent_ok, supply, vesting
 from gonka import Gonka
 from gonkad import genesis, localnet, localnet_services
 from gonkad.localnet_services import ServiceSpec
@@ -390,3 +390,10 @@ def test_an_ml_node_killed_mid_load_has_its_requests_retried_elsewhere(net: Net)
     finally:
         localnet.start(net.root)  # ML node 1 back; start waits until every TA sees it alive again
     assert all(n["state"] == "alive" for n in ta_status(ta)["nodes"])
+
+
+def test_every_host_was_paid_for_every_answer_it_served_and_the_supply_is_whole(net: Net) -> None:
+    """Last, after every test above on this network (the killed TA and ML node included): the accounting of the
+    whole run (``chain_reads.check_accounting``)."""
+    check_accounting(net.querier, [(e.address, e.url) for e in net.services.of("executor")],
+                     SETTINGS.total_supply_ngonka)
