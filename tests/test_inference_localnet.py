@@ -336,7 +336,7 @@ def load(client: Gonka, model: str, count: int, during: Callable[[int], None]) -
 
 def test_a_ta_killed_mid_load_fails_over_and_every_request_is_answered_and_charged_once(net: Net) -> None:
     """200 requests through the SDK, TA 0 first; at the 40th answer TA 0 is SIGKILLed. The SDK sends what it had
-    in flight there to TA 1 with the same inference id (TA 1 takes a started one over on chain): all 200 are
+    in flight there to TA 1 with the same inference id (TA 1 asks the host the chain names for it): all 200 are
     answered once, and the chain holds exactly 200 inferences, each FINISHED and paid once."""
     ta0, ta1 = net.tas
     killed = threading.Event()
