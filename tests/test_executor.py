@@ -29,7 +29,7 @@ from agent.errors import AgentError
 from agent.executor import Digest, Executor, ExecutorConfig, finish_of_answer
 from agent.server import Agent, AgentConfig
 from agent.terms import parse_terms
-from agent_fakes import FakeNode, ScriptedChain
+from agent_fakes import FakeNode, ScriptedChain, respond
 from mlnode.schemas import ChatCompletionRequest
 from protogen.gonka.inference.v1 import inference_pb2
 from sdk.client.rpc import RPCError
@@ -719,3 +719,27 @@ def test_the_ta_admits_only_timestamps_the_chain_will_take_where_its_start_lands
                 **request_headers(USER, body, TA_ADDRESS, stamp), "Content-Type": "application/json"})
             assert response.status_code == 401 and response.json()["error"]["code"] == "stale_timestamp"
         assert fake.served == []
+
+
+async def no_usage_node(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """An upstream that answers without ``usage``: nothing tells the host how many tokens it served."""
+    if scope["type"] != "http":
+        return
+    await receive()
+    answer = {"id": "x", "object": "chat.completion", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
+    await respond(send, 200, json.dumps(answer).encode())
+
+
+def test_an_answer_that_cannot_be_finished_is_counted_unfinished() -> None:
+    """Relayed, but with no token count to finish it by: not ``served`` (nothing is paid for it; it is refunded
+    when it expires) but ``unfinished``, so a host's accounting (served = paid) still adds up."""
+    gate, recorder = Gate(), Recorder()
+    with serve(no_usage_node) as node_url, serve(Executor(ExecutorConfig(
+            mlnode=node_url, finisher=recorder, admission=gate)), lifespan="on") as proxy:
+        headers, content = forwarded(json.dumps(CHAT).encode(), seed=4)
+        gate.escrow(content, bytes.fromhex(headers["x-inference-id"]))
+        response = httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=10)
+        assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == "hi"
+        status = httpx.get(proxy + "/v1/executor/status", timeout=10).json()
+        assert (status["served"], status["unfinished"], recorder.finishes) == (0, 1, [])
