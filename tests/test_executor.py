@@ -54,10 +54,20 @@ EMPTY = hashlib.sha256(b"").digest()
 @dataclass
 class Recorder:
     finishes: list[Finish] = field(default_factory=list)
+    changed: threading.Condition = field(default_factory=threading.Condition)
 
     def submit(self, finish: Finish) -> bool:
-        self.finishes.append(finish)
+        with self.changed:
+            self.finishes.append(finish)
+            self.changed.notify_all()
         return True
+
+    def settled(self, count: int, timeout_s: float = 5.0) -> list[Finish]:
+        """The finishes once there are ``count``: the executor hands an answer's finish over after the answer's
+        last byte went out, so the client may have it a moment before the finish exists."""
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.finishes) >= count, timeout_s), self.finishes
+            return list(self.finishes)
 
     def status(self) -> dict[str, Any]:
         return {"pending": len(self.finishes)}
@@ -130,7 +140,7 @@ def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
         chat = client(ta)
         raw = chat.chat.completions.with_raw_response.create(**CHAT)
         assert raw.parse().choices[0].message.content == "fake says hi"
-        whole = recorder.finishes[-1]
+        whole = recorder.settled(1)[-1]
         assert whole.inference_id.hex() == raw.headers["x-inference-id"]
         assert (whole.response_hash, whole.prompt_tokens, whole.completion_tokens, whole.logprobs_digest) == (
             TEXT_HASH, 5, 3, EMPTY)
@@ -141,18 +151,18 @@ def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
         assert "".join(c.choices[0].delta.content or "" for c in chunks) == "fake says hi"
         assert all(c.choices and c.usage is None for c in chunks)
         assert fake.served[-1]["stream_options"] == {"include_usage": True}
-        streamed = recorder.finishes[-1]
+        streamed = recorder.settled(2)[-1]
         assert (streamed.response_hash, streamed.prompt_tokens, streamed.completion_tokens) == (TEXT_HASH, 5, 3)
         assert streamed.logprobs_digest == lp_digest(["fake ", "says ", "hi"])
 
         # One that asked for usage gets it, unchanged.
         chunks = list(chat.chat.completions.create(**CHAT, stream=True, stream_options={"include_usage": True}))
         assert chunks[-1].choices == [] and chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 3
-        assert (recorder.finishes[-1].prompt_tokens, recorder.finishes[-1].completion_tokens) == (5, 3)
+        assert (recorder.settled(3)[-1].prompt_tokens, recorder.finishes[-1].completion_tokens) == (5, 3)
 
         # The same answer whole, with logprobs: the same digest as the stream's.
         chat.chat.completions.create(**CHAT, logprobs=True)
-        assert recorder.finishes[-1].logprobs_digest == lp_digest(["fake ", "says ", "hi"])
+        assert recorder.settled(4)[-1].logprobs_digest == lp_digest(["fake ", "says ", "hi"])
         assert len(recorder.finishes) == 4 and len({f.inference_id for f in recorder.finishes}) == 4
 
         for path in ("/health", "/v1/models", "/v1/node/info"):
@@ -238,7 +248,7 @@ def test_the_proxy_refuses_what_no_requester_signed_and_forwards_nothing() -> No
         gate.escrow(seeded, bytes.fromhex(seeded_headers["x-inference-id"]))
         response = httpx.post(url, content=seeded, headers=seeded_headers, timeout=10)
         assert response.status_code == 200 and fake.served[-1]["seed"] == 77
-        assert len(recorder.finishes) == 1
+        assert len(recorder.settled(1)) == 1
 
 
 def test_the_proxy_serves_only_what_its_admission_takes() -> None:
@@ -260,7 +270,7 @@ def test_the_proxy_serves_only_what_its_admission_takes() -> None:
             assert gate.asked[-1] == (verify_signed(*signed_headers(
                 {k.lower().encode(): v.encode() for k, v in headers.items()}), content,
                 bech32.decode(TA_ADDRESS)).inference_id, b"")  # sent without a start: the gate gets b""
-        assert len(fake.served) == 1 and len(recorder.finishes) == 1
+        assert len(fake.served) == 1 and len(recorder.settled(1)) == 1
         status = httpx.get(proxy + "/v1/executor/status", timeout=10).json()
         assert (status["served"], status["unpaid"]) == (1, 1)
 
@@ -533,7 +543,7 @@ def test_a_client_failing_over_after_its_answer_gets_it_again_paid_once(stream: 
                 **request_headers(USER, body, address, timestamp), "Content-Type": "application/json"})
 
         first = send(ta, TA_ADDRESS)
-        assert first.status_code == 200 and len(fake.served) == 1 and len(recorder.finishes) == 1
+        assert first.status_code == 200 and len(fake.served) == 1 and len(recorder.settled(1)) == 1
         inference_id = bytes.fromhex(first.headers["x-inference-id"])
         chain = ScriptedChain([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9},
                               refuse=ChainError("already_exists", "inference already finished"),
@@ -651,7 +661,7 @@ def test_nothing_leaves_the_host_before_the_start_is_committed(refused: bool) ->
             assert recorder.finishes == []
         else:
             assert answered[0].status_code == 200 and b"[DONE]" in answered[0].content
-            assert len(recorder.finishes) == 1
+            assert len(recorder.settled(1)) == 1
 
 
 def test_the_same_signed_request_twice_at_once_is_answered_once() -> None:
@@ -672,7 +682,7 @@ def test_the_same_signed_request_twice_at_once_is_answered_once() -> None:
         for thread in threads:
             thread.join(20)
         assert [a.status_code for a in answers] == [200, 200] and answers[0].content == answers[1].content
-        assert (len(fake.served), len(recorder.finishes)) == (1, 1)
+        assert (len(fake.served), len(recorder.settled(1))) == (1, 1)
         assert httpx.get(proxy + "/v1/executor/status", timeout=10).json()["replayed"] == 1
 
 
