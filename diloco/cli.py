@@ -14,7 +14,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from diloco.config import ChainSettings, JoinSettings, LaunchSettings, Timeouts, TrainConfig
-from mlnode.cli import one_line
+from mlnode.settings import one_line
 
 TRAIN_FLAGS = {
     "workers": "K: workers the run starts with, one data shard each (default 2)",

@@ -19,7 +19,7 @@ from fastapi import APIRouter
 
 from mlnode import nodeinfo
 from mlnode.backend import Backend
-from mlnode.cli import NodeSettings
+from mlnode.settings import NodeSettings
 from mlnode.limits import body_limit
 from mlnode.local import LocalBackend
 from mlnode.server import create_app

@@ -379,7 +379,7 @@ def tiny_mlnode(folder: Path) -> Iterator[str]:
     """A real ML node process (tiny preset, seed 1), as ``gonkad mlnode start`` runs it but without the CLI
     around it (which imports the whole app); stopped however the block ends."""
     from test_mlnode_server import ready_url
-    code = ("from mlnode.cli import NodeSettings; from mlnode import node; "
+    code = ("from mlnode.settings import NodeSettings; from mlnode import node; "
             "node.run(NodeSettings(port=0, preset='tiny', seed=1, threads=1))")
     log = folder / "stderr.log"
     with log.open("wb") as stderr:
