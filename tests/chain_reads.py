@@ -20,9 +20,10 @@ from sdk.address import module_address
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.crypto import bech32
+from sdk.services import gonka
 
 DENOM = "ngonka"
-QUERY = "/gonka.inference.v1.Query/"
+QUERY = gonka("inference").query
 
 
 def gonkad(*args: str) -> subprocess.CompletedProcess[str]:

@@ -21,13 +21,14 @@ from sdk.client.querier import Querier
 from sdk.coins import Coins, parse_coins
 from sdk.crypto import secp256k1
 from sdk.client.rpc import CometRPC, RPCError
+from sdk.services import cosmos
 from sdk.tx import decode_tx, tx_hash
 from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
 from x.genutil.gentx import build_gentx
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 
 pytestmark = pytest.mark.localnet
-BANK = "/cosmos.bank.v1beta1.Query/"
+BANK = cosmos("bank").query
 
 
 def gonkad(*args: str) -> subprocess.CompletedProcess[str]:

@@ -20,7 +20,8 @@ from sdk.address import consensus_address
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.consensus import decode_injected_entry, decode_vote_extension, encode_injected_entry, encode_vote_extension
 from sdk.crypto import bech32, bls, certificate, secp256k1
-from x.bls import client, consensus
+from sdk.services import gonka
+from x.bls import certificates, client
 from x.bls.keyfile import create_key_file, key_file
 from x.bls.module import BlsModule
 from x.genutil.gentx import build_gentx
@@ -34,7 +35,7 @@ SEEDS = [bytes([0x60 + i]) * 32 for i in range(6)]
 SECRETS = [bls.keygen(seed) for seed in SEEDS]
 CONSENSUS_KEYS = [bytes([0x70 + i]) * 32 for i in range(6)]
 ADDRESSES = [consensus_address(pk) for pk in CONSENSUS_KEYS]
-QUERY = "/gonka.bls.v1.Query/"
+QUERY = gonka("bls").query
 ACCEPT, REJECT = abci.ResponseProcessProposal.ACCEPT, abci.ResponseProcessProposal.REJECT
 VE_ACCEPT, VE_REJECT = abci.ResponseVerifyVoteExtension.ACCEPT, abci.ResponseVerifyVoteExtension.REJECT
 COMMIT, ABSENT = validator_pb2.BLOCK_ID_FLAG_COMMIT, validator_pb2.BLOCK_ID_FLAG_ABSENT
@@ -367,4 +368,4 @@ def test_node_settings_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="test_fault must be one of"):
         module.configure({"test_fault": "be-evil"})
     module.configure({"key_file": str(tmp_path / "none.json")})  # a node without a key signs nothing
-    assert module.node_key is None and consensus.FAULTS == ("forge-certificate", "weak-certificate")
+    assert module.node_key is None and certificates.FAULTS == ("forge-certificate", "weak-certificate")

@@ -19,6 +19,7 @@ from gonkad import genesis
 from protogen.gonka.bls.v1 import query_pb2, tx_pb2
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, bls, secp256k1
+from sdk.services import gonka
 from x.bls.keyfile import create_key_file, key_file, load_secret
 from x.genutil.gentx import build_gentx, check_gentx_shape, collect_gentxs, write_gentx
 from sdk.tx import decode_tx
@@ -30,7 +31,7 @@ DENOM = "ngonka"
 GNK = 10**9
 KEYS = [secp256k1.PrivateKey(bytes([0x90 + i]) * 32) for i in range(4)]
 SECRETS = [bls.keygen(bytes([0xA0 + i]) * 32) for i in range(4)]
-QUERY = "/gonka.bls.v1.Query/"
+QUERY = gonka("bls").query
 IDENTITY_G1 = bytes([0xC0]) + bytes(47)
 
 

@@ -45,6 +45,7 @@ from sdk.client.txbuilder import address_of
 from sdk.consensus import decode_injected_entry
 from sdk.crypto import certificate
 from sdk.keyring.keyring import Keyring
+from sdk.services import gonka
 from x.bls import client
 from x.bls.keyfile import key_file
 from nodes import running_localnet
@@ -63,7 +64,7 @@ _base = localnet.load_settings(validators=4, chain_id="gonka-bls-net")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 FAULTS = {"node2": "weak-certificate", "node3": "forge-certificate"}
 NEW_STAKE = SETTINGS.validator_stake_ngonka  # node4 bonds what each genesis validator did
-GONKA = "/gonka.bls.v1.Query/"
+GONKA = gonka("bls").query
 BLOCK_ID_FLAG_COMMIT = 2
 """CometBFT's flag of a precommit for the block (1: absent, 3: nil)."""
 

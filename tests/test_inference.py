@@ -30,6 +30,7 @@ from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, merkle, secp256k1
 from sdk.crypto.request import inference_id, sign_release, sign_request
 from sdk.errors import ABCIError
+from sdk.services import gonka
 from x.epochs import schedule
 from x.inference.msg_server import validate_model, validate_node
 from x.inference.work import work_leaf
@@ -37,7 +38,7 @@ from chain import InProcessChain
 from test_stake import CHAIN, DENOM, FUNDS, GNK, KEYS, events, host_chain
 
 HOST_A, HOST_B, ALICE, BOB, TA, STRANGER, TA2, AUTH = KEYS
-QUERY = "/gonka.inference.v1.Query/"
+QUERY = gonka("inference").query
 ESCROW = module_address("inference")
 T0 = 1_700_000_000 * 10**9
 SHA = hashlib.sha256(b"tiny weights").hexdigest()

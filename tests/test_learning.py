@@ -20,12 +20,14 @@ from sdk.crypto import bech32, secp256k1
 from protogen.gonka.learning.v1 import query_pb2, tx_pb2
 from protogen.gonka.learning.v1.genesis_pb2 import GenesisState
 from sdk.client.txbuilder import address_of, sign_tx
+from sdk.services import gonka
 from x.learning import keys
 from x.learning.client import plain
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
-from x.learning.query_server import QUERY
 from chain import InProcessChain
+
+QUERY = gonka("learning").query
 
 CHAIN = "gonka-learning"
 CREATOR, W1, W2, OUTSIDER, V1, V2 = (secp256k1.PrivateKey(bytes([0x60 + i]) * 32) for i in range(6))

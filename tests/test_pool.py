@@ -17,6 +17,7 @@ from sdk.address import module_address
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.coins import Coins
 from sdk.crypto import bech32, secp256k1
+from sdk.services import gonka
 from x.pool import keys as pool_keys
 from x.pool.module import PoolModule
 from chain import InProcessChain
@@ -26,7 +27,7 @@ DENOM = "ngonka"
 AUTHORITY, ALICE, BOB = (secp256k1.PrivateKey(bytes([0x90 + i]) * 32) for i in range(3))
 FUNDS = 10**13
 POOL = module_address(pool_keys.POOL_ACCOUNT)
-QUERY = "/gonka.pool.v1.Query/"
+QUERY = gonka("pool").query
 
 
 def coins(*pairs: tuple[int, str]) -> list[dict[str, str]]:

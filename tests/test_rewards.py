@@ -30,6 +30,7 @@ from sdk.cli.flags import message_dict
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.coins import Coins
 from sdk.crypto import bech32, secp256k1
+from sdk.services import gonka
 from x.pool import keys as pool_keys
 from x.rewards.issuance import epoch_issuance
 from x.rewards.module import RewardsModule
@@ -37,7 +38,7 @@ from x.rewards.params import default_params
 from chain import InProcessChain
 from test_stake import DENOM, GNK, KEYS, events, host_chain
 
-QUERY = "/gonka.rewards.v1.Query/"
+QUERY = gonka("rewards").query
 POOL = module_address(pool_keys.POOL_ACCOUNT)
 FEE_COLLECTOR = module_address("fee_collector")
 WORKERS = [bech32.decode(address_of(secp256k1.PrivateKey(bytes([0xA0 + i]) * 32))) for i in range(5)]

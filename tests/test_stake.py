@@ -28,6 +28,7 @@ from sdk.address import module_address
 from sdk.cli.flags import message_dict
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, secp256k1
+from sdk.services import cosmos, gonka
 from x.genutil.gentx import build_gentx
 from x.stake import keys as stake_keys, power
 from x.stake.params import default_params
@@ -40,8 +41,8 @@ KEYS = [secp256k1.PrivateKey(bytes([0x80 + i]) * 32) for i in range(8)]
 FUNDS = 10_000 * GNK
 SHORT_EPOCHS = {"epoch_length": "6", "race_validation_offset": "1", "set_validators_offset": "2",
                 "inference_offset": "3"}
-STAKE_QUERY = "/gonka.stake.v1.Query/"
-COSMOS_QUERY = "/cosmos.staking.v1beta1.Query/"
+STAKE_QUERY = gonka("stake").query
+COSMOS_QUERY = cosmos("staking").query
 
 
 # --- shared helpers ---------------------------------------------------------------------------------------

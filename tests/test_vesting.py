@@ -26,6 +26,7 @@ from sdk.coins import Coins
 from sdk.crypto import bech32, secp256k1
 from sdk.client.txbuilder import address_of
 from sdk.errors import ABCIError, ErrInsufficientFunds, ErrInvalidRequest
+from sdk.services import gonka
 from sdk.store import PRESENT
 from x.genutil.gentx import build_gentx
 from x.vesting import keys as vesting_keys
@@ -42,7 +43,7 @@ PAYER_ADDRESS = module_address(PAYER)
 AUTHORITY = secp256k1.PrivateKey(b"\x5a" * 32)
 VESTEE = secp256k1.PrivateKey(b"\x5b" * 32)
 FREE = 1_000
-QUERY = "/gonka.vesting.v1.Query/"
+QUERY = gonka("vesting").query
 S = 10**9
 
 

@@ -9,12 +9,13 @@ from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2, tx_pb2
 from sdk.cli.flags import add_query_flags, checked_address, message_dict, print_output
 from sdk.cli.params import add_update_params_command
 from sdk.client.querier import Querier
-from x.auth.module import QUERY
+from sdk.services import cosmos
 
 
 def cmd_account(args: argparse.Namespace) -> None:
+    query = cosmos("auth").query
     reply = Querier(args.node, args.grpc_addr).query(
-        QUERY + "Account", query_pb2.QueryAccountRequest(address=checked_address(args.address)),
+        query + "Account", query_pb2.QueryAccountRequest(address=checked_address(args.address)),
         query_pb2.QueryAccountResponse,
     )
     print_output(args.output, message_dict(reply))

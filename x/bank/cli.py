@@ -7,12 +7,12 @@ import argparse
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2, tx_pb2
 
 from sdk.cli.flags import add_query_flags, add_tx_flags, checked_address, message_dict, print_output
-from sdk.client.querier import Querier
 from sdk.cli.params import add_update_params_command
 from sdk.cli.tx import broadcast_messages
-from sdk.coins import parse_coins
+from sdk.client.querier import Querier
 from sdk.client.txbuilder import send_msg
-from x.bank.module import QUERY
+from sdk.coins import parse_coins
+from sdk.services import cosmos
 
 
 def cmd_send(args: argparse.Namespace) -> None:
@@ -21,20 +21,22 @@ def cmd_send(args: argparse.Namespace) -> None:
 
 
 def cmd_balances(args: argparse.Namespace) -> None:
+    query = cosmos("bank").query
     querier = Querier(args.node, args.grpc_addr)
     address = checked_address(args.address)
     if args.denom:
-        reply = querier.query(QUERY + "Balance", query_pb2.QueryBalanceRequest(address=address, denom=args.denom),
+        reply = querier.query(query + "Balance", query_pb2.QueryBalanceRequest(address=address, denom=args.denom),
                               query_pb2.QueryBalanceResponse)
     else:
-        reply = querier.query(QUERY + "AllBalances", query_pb2.QueryAllBalancesRequest(address=address),
+        reply = querier.query(query + "AllBalances", query_pb2.QueryAllBalancesRequest(address=address),
                               query_pb2.QueryAllBalancesResponse)
     print_output(args.output, message_dict(reply))
 
 
 def cmd_total(args: argparse.Namespace) -> None:
+    query = cosmos("bank").query
     reply = Querier(args.node, args.grpc_addr).query(
-        QUERY + "TotalSupply", query_pb2.QueryTotalSupplyRequest(), query_pb2.QueryTotalSupplyResponse
+        query + "TotalSupply", query_pb2.QueryTotalSupplyRequest(), query_pb2.QueryTotalSupplyResponse
     )
     print_output(args.output, message_dict(reply))
 

@@ -7,7 +7,7 @@ from typing import Protocol
 
 from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, genesis_pb2
 
-from sdk.coins import DENOM_RE, Coins, make_coins
+from sdk.coins import Coins, make_coins
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ErrInsufficientFunds, ErrUnauthorized, ErrUnknownAddress
@@ -26,17 +26,6 @@ class DelegationTracker(Protocol):
 
     def track_delegation(self, ctx: Context, address: bytes, coins: Coins) -> None: ...
     def track_undelegation(self, ctx: Context, address: bytes, coins: Coins) -> None: ...
-
-
-def validate_params(params: bank_pb2.Params) -> None:
-    """Each per-denom ``send_enabled`` entry names a valid denom, once."""
-    seen: set[str] = set()
-    for entry in params.send_enabled:
-        if not DENOM_RE.match(entry.denom):
-            raise ValueError(f"send_enabled denom {entry.denom!r} is invalid")
-        if entry.denom in seen:
-            raise ValueError(f"send_enabled lists denom {entry.denom!r} twice")
-        seen.add(entry.denom)
 
 
 class BankKeeper:

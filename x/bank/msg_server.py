@@ -1,4 +1,5 @@
-"""Bank messages: MsgSend and MsgMultiSend, checked without state first, then executed by the keeper."""
+"""Bank messages: MsgSend and MsgMultiSend, checked without state first, then executed by the keeper; and
+MsgUpdateParams."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from sdk.coins import Coins, coins_from_proto
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidCoins, ErrInvalidRequest
+from sdk.module import MsgRoute, type_url
+from sdk.params import update_params_route
 from x.bank.keeper import BankKeeper
+from x.bank.params import validate_params
 
 
 def send_signers(msg: tx_pb2.MsgSend) -> list[bytes]:
@@ -71,3 +75,18 @@ def handle_multi_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgMultiSend) 
         ctx.emit("transfer", recipient=out.address, sender=msg.inputs[0].address, amount=str(coins))
     ctx.emit("message", module="bank", sender=msg.inputs[0].address)
     return tx_pb2.MsgMultiSendResponse()
+
+
+def routes(bank: BankKeeper) -> dict[str, MsgRoute]:
+    return {
+        type_url(tx_pb2.MsgSend): MsgRoute(
+            tx_pb2.MsgSend, send_signers, validate_send, lambda ctx, msg: handle_send(ctx, bank, msg),
+        ),
+        type_url(tx_pb2.MsgMultiSend): MsgRoute(
+            tx_pb2.MsgMultiSend, multi_send_signers, validate_multi_send,
+            lambda ctx, msg: handle_multi_send(ctx, bank, msg),
+        ),
+        type_url(tx_pb2.MsgUpdateParams): update_params_route(
+            tx_pb2.MsgUpdateParams, bank.authority, validate_params, bank.set_params
+        ),
+    }

@@ -11,8 +11,8 @@ from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
 from sdk.crypto import bls
+from sdk.services import gonka
 from x.bls.keyfile import load_secret
-from x.bls.query_server import GONKA
 
 
 def register_key_msg(operator: str, secret: bytes) -> tx_pb2.MsgRegisterBlsKey:
@@ -36,15 +36,16 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
+    query = gonka("bls").query
     sub = modules.add_parser("bls", help="validators' BLS keys").add_subparsers(dest="bls_command", required=True)
-    add_module_query(sub, "key", "one host's BLS key by its operator address", GONKA + "Key",
+    add_module_query(sub, "key", "one host's BLS key by its operator address", query + "Key",
                      query_pb2.QueryKeyRequest, query_pb2.QueryKeyResponse, ["operator"])
-    add_module_query(sub, "keys", "every registered BLS key, in operator order", GONKA + "Keys",
+    add_module_query(sub, "keys", "every registered BLS key, in operator order", query + "Keys",
                      query_pb2.QueryKeysRequest, query_pb2.QueryKeysResponse)
     add_module_query(sub, "certificate", "height HEIGHT's certificate (0: the latest) with its validator set, "
-                     "signed message and powers", GONKA + "Certificate", query_pb2.QueryCertificateRequest,
+                     "signed message and powers", query + "Certificate", query_pb2.QueryCertificateRequest,
                      query_pb2.QueryCertificateResponse, ["height"])
     add_module_query(sub, "beacon", "H(aggregate signature) of height HEIGHT's certificate (0: the latest)",
-                     GONKA + "Beacon", query_pb2.QueryBeaconRequest, query_pb2.QueryBeaconResponse, ["height"])
-    add_module_query(sub, "params", "x/bls's params", GONKA + "Params", query_pb2.QueryParamsRequest,
+                     query + "Beacon", query_pb2.QueryBeaconRequest, query_pb2.QueryBeaconResponse, ["height"])
+    add_module_query(sub, "params", "x/bls's params", query + "Params", query_pb2.QueryParamsRequest,
                      query_pb2.QueryParamsResponse)

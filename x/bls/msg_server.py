@@ -6,8 +6,11 @@ from protogen.gonka.bls.v1 import tx_pb2
 from sdk.address import parse_address
 from sdk.context import Context
 from sdk.crypto import bls
+from sdk.module import MsgRoute, type_url
+from sdk.params import update_params_route
 from x.bls.errors import ErrInvalidProof, ErrInvalidPublicKey
 from x.bls.keeper import BlsKeeper
+from x.bls.params import validate_params
 
 
 def operator_signers(msg: tx_pb2.MsgRegisterBlsKey) -> list[bytes]:
@@ -44,3 +47,15 @@ def handle_register(ctx: Context, keeper: BlsKeeper, msg: tx_pb2.MsgRegisterBlsK
              replaced=previous.hex() if previous is not None and previous != msg.public_key else "")
     ctx.emit("message", module="bls", sender=msg.operator)
     return tx_pb2.MsgRegisterBlsKeyResponse()
+
+
+def routes(keeper: BlsKeeper, authority: bytes) -> dict[str, MsgRoute]:
+    """``authority``: who may change the params (the app's, as x/bls's keeper holds none)."""
+    return {
+        type_url(tx_pb2.MsgRegisterBlsKey): MsgRoute(
+            tx_pb2.MsgRegisterBlsKey, operator_signers, validate_register,
+            lambda ctx, msg: handle_register(ctx, keeper, msg),
+        ),
+        type_url(tx_pb2.MsgUpdateParams): update_params_route(
+            tx_pb2.MsgUpdateParams, authority, validate_params, keeper.set_params),
+    }

@@ -9,13 +9,15 @@ from sdk.crypto import bech32, certificate
 from sdk.errors import ErrNotFound
 from sdk.module import QueryRoute
 from sdk.pagination import paginate
+from sdk.services import gonka
 from x.bls import keys
 from x.bls.keeper import BlsKeeper
 
-GONKA = f"/{query_pb2.DESCRIPTOR.services_by_name['Query'].full_name}/"
+GONKA = gonka("bls").query
+"""The prefix of every path here; the client library builds its query paths on it."""
 
 
-class BlsQueries:
+class QueryServer:
     def __init__(self, keeper: BlsKeeper) -> None:
         self.keeper = keeper
 

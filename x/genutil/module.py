@@ -9,43 +9,26 @@ in the other modules' exports.
 
 from __future__ import annotations
 
-import base64
-import binascii
-from collections.abc import Callable
 from typing import Any
-
-from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
 from sdk.context import Context
 from sdk.module import BaseModule
-
-MODULE_NAME = "genutil"
-DeliverTx = Callable[[Context, bytes], abci.ExecTxResult]
-ValidatorSetUpdates = Callable[[Context], list[abci.ValidatorUpdate]]
+from x.genutil import genesis, keys
 
 
 class GenutilModule(BaseModule):
-    name = MODULE_NAME
-    store_prefix = b"genutil/"
+    name = keys.MODULE_NAME
+    store_prefix = keys.STORE_PREFIX
 
-    def __init__(self, deliver: DeliverTx, validator_set_updates: ValidatorSetUpdates) -> None:
+    def __init__(self, deliver: genesis.DeliverTx, validator_set_updates: genesis.ValidatorSetUpdates) -> None:
         self.deliver = deliver
         self.validator_set_updates = validator_set_updates
 
     def default_genesis(self) -> dict[str, Any]:
-        return {"gen_txs": []}
+        return genesis.default_genesis()
 
     def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None:
-        for i, encoded in enumerate(state.get("gen_txs", [])):
-            try:
-                raw = base64.b64decode(encoded, validate=True)
-            except (binascii.Error, TypeError):
-                raise ValueError(f"gentx {i} is not base64") from None
-            result = self.deliver(ctx, raw)
-            if result.code:
-                raise ValueError(f"gentx {i} failed: {result.codespace}/{result.code} {result.log}")
-        ctx.validator_updates.extend(self.validator_set_updates(ctx))  # recorded as sent to CometBFT
+        genesis.init_genesis(ctx, self.deliver, self.validator_set_updates, state)
 
     def export_genesis(self, ctx: Context) -> dict[str, Any]:
-        """No gentxs: they were applied, and the state they made is in the other modules' exports."""
-        return self.default_genesis()
+        return genesis.export_genesis()

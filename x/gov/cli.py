@@ -30,7 +30,7 @@ from sdk.coins import parse_coins
 from sdk.crypto import bech32
 from sdk.dec import legacy_dec_text, parse_dec
 from sdk.params import GOV_AUTHORITY
-from x.gov.module import QUERY
+from sdk.services import cosmos
 
 OPTIONS = {"yes": gov_pb2.VOTE_OPTION_YES, "no": gov_pb2.VOTE_OPTION_NO, "abstain": gov_pb2.VOTE_OPTION_ABSTAIN,
            "no_with_veto": gov_pb2.VOTE_OPTION_NO_WITH_VETO}
@@ -180,6 +180,7 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
 
 
 def cmd_proposals(args: argparse.Namespace) -> None:
+    query = cosmos("gov", "v1").query
     request = query_pb2.QueryProposalsRequest(voter=args.voter, depositor=args.depositor)
     if args.status:
         name = "PROPOSAL_STATUS_" + args.status.upper().removeprefix("PROPOSAL_STATUS_")
@@ -188,14 +189,15 @@ def cmd_proposals(args: argparse.Namespace) -> None:
         request.proposal_status = gov_pb2.ProposalStatus.Value(name)
     request.pagination.limit = args.limit
     request.pagination.offset = args.offset
-    reply = Querier(args.node, args.grpc_addr).query(QUERY + "Proposals", request, query_pb2.QueryProposalsResponse)
+    reply = Querier(args.node, args.grpc_addr).query(query + "Proposals", request, query_pb2.QueryProposalsResponse)
     print_output(args.output, message_dict(reply))
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
+    query = cosmos("gov", "v1").query
     gov = modules.add_parser("gov", help="governance").add_subparsers(dest="gov_command", required=True)
     q = query_pb2
-    add_module_query(gov, "proposal", "one proposal", QUERY + "Proposal", q.QueryProposalRequest,
+    add_module_query(gov, "proposal", "one proposal", query + "Proposal", q.QueryProposalRequest,
                      q.QueryProposalResponse, ["proposal_id"])
     p = gov.add_parser("proposals", help="proposals, by status, voter, depositor")
     p.add_argument("--status", default="", help="deposit_period, voting_period, passed, rejected, failed")
@@ -205,15 +207,15 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--offset", type=int, default=0)
     add_query_flags(p)
     p.set_defaults(func=cmd_proposals)
-    add_module_query(gov, "vote", "one voter's vote", QUERY + "Vote", q.QueryVoteRequest, q.QueryVoteResponse,
+    add_module_query(gov, "vote", "one voter's vote", query + "Vote", q.QueryVoteRequest, q.QueryVoteResponse,
                      ["proposal_id", "voter"])
-    add_module_query(gov, "votes", "a proposal's votes", QUERY + "Votes", q.QueryVotesRequest,
+    add_module_query(gov, "votes", "a proposal's votes", query + "Votes", q.QueryVotesRequest,
                      q.QueryVotesResponse, ["proposal_id"])
-    add_module_query(gov, "deposit", "one depositor's deposit", QUERY + "Deposit", q.QueryDepositRequest,
+    add_module_query(gov, "deposit", "one depositor's deposit", query + "Deposit", q.QueryDepositRequest,
                      q.QueryDepositResponse, ["proposal_id", "depositor"])
-    add_module_query(gov, "deposits", "a proposal's deposits", QUERY + "Deposits", q.QueryDepositsRequest,
+    add_module_query(gov, "deposits", "a proposal's deposits", query + "Deposits", q.QueryDepositsRequest,
                      q.QueryDepositsResponse, ["proposal_id"])
-    add_module_query(gov, "tally", "the tally (live while voting, final after)", QUERY + "TallyResult",
+    add_module_query(gov, "tally", "the tally (live while voting, final after)", query + "TallyResult",
                      q.QueryTallyResultRequest, q.QueryTallyResultResponse, ["proposal_id"])
-    add_module_query(gov, "params", "the governance params", QUERY + "Params", q.QueryParamsRequest,
+    add_module_query(gov, "params", "the governance params", query + "Params", q.QueryParamsRequest,
                      q.QueryParamsResponse)

@@ -16,13 +16,15 @@ from sdk.coins import coins_from_proto
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ABCIError, ErrInvalidCoins, ErrInvalidRequest, ErrUnknownRequest
-from sdk.module import type_url
+from sdk.module import MsgRoute, type_url
+from sdk.params import update_params_route
 from x.gov.errors import (
     ErrInvalidProposal, ErrInvalidProposalMsg, ErrInvalidSigner, ErrInvalidVote, ErrMetadataTooLong,
     ErrNoProposalMsgs, ErrSummaryTooLong, ErrUnroutableProposalMsg,
 )
 from x.gov.expected_keepers import PackedSigners
 from x.gov.keeper import GovKeeper, parse_options
+from x.gov.params import validate_params
 
 MAX_METADATA_LEN = 255
 """The SDK's default ``MaxMetadataLen``: proposal and vote metadata, and the title."""
@@ -123,3 +125,23 @@ def handle_vote(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgVote) -> tx_pb2.MsgVo
 def handle_vote_weighted(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgVoteWeighted) -> tx_pb2.MsgVoteWeightedResponse:
     k.vote(ctx, msg.proposal_id, bech32.decode(msg.voter), list(msg.options), msg.metadata)
     return tx_pb2.MsgVoteWeightedResponse()
+
+
+def routes(gov: GovKeeper, packed_signers: PackedSigners) -> dict[str, MsgRoute]:
+    """``packed_signers``: the router's (sdk/baseapp.py), to check a proposal's messages at submission."""
+    return {
+        type_url(tx_pb2.MsgSubmitProposal): MsgRoute(
+            tx_pb2.MsgSubmitProposal, lambda m: [parse_address(m.proposer, "proposer")],
+            submit_validator(packed_signers, gov.authority), lambda ctx, m: handle_submit(ctx, gov, m)),
+        type_url(tx_pb2.MsgDeposit): MsgRoute(
+            tx_pb2.MsgDeposit, lambda m: [parse_address(m.depositor, "depositor")], validate_deposit,
+            lambda ctx, m: handle_deposit(ctx, gov, m)),
+        type_url(tx_pb2.MsgVote): MsgRoute(
+            tx_pb2.MsgVote, lambda m: [parse_address(m.voter, "voter")], validate_vote,
+            lambda ctx, m: handle_vote(ctx, gov, m)),
+        type_url(tx_pb2.MsgVoteWeighted): MsgRoute(
+            tx_pb2.MsgVoteWeighted, lambda m: [parse_address(m.voter, "voter")], validate_vote_weighted,
+            lambda ctx, m: handle_vote_weighted(ctx, gov, m)),
+        type_url(tx_pb2.MsgUpdateParams): update_params_route(
+            tx_pb2.MsgUpdateParams, gov.authority, validate_params, gov.set_params),
+    }

@@ -15,8 +15,8 @@ from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
 from sdk.client.querier import Querier
+from sdk.services import gonka
 from x.inference.msg_server import model_id
-from x.inference.query_server import GONKA
 
 
 def parse_uint(text: str, what: str) -> int:
@@ -80,41 +80,44 @@ def _query(path: str, request: object, response_type: type, args: argparse.Names
 
 
 def cmd_nodes(args: argparse.Namespace) -> None:
-    _query(GONKA + "Nodes", query_pb2.QueryNodesRequest(model=args.model or "", operator=args.operator or ""),
+    query = gonka("inference").query
+    _query(query + "Nodes", query_pb2.QueryNodesRequest(model=args.model or "", operator=args.operator or ""),
            query_pb2.QueryNodesResponse, args)
 
 
 def cmd_inferences(args: argparse.Namespace) -> None:
+    query = gonka("inference").query
     if bool(args.requester) == bool(args.executor):
         raise ValueError("give exactly one of --requester and --executor")
-    _query(GONKA + "Inferences", query_pb2.QueryInferencesRequest(
+    _query(query + "Inferences", query_pb2.QueryInferencesRequest(
         requester=args.requester or "", executor=args.executor or ""), query_pb2.QueryInferencesResponse, args)
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
+    query = gonka("inference").query
     inference = modules.add_parser("inference", help="models, ML nodes, inferences and work").add_subparsers(
         dest="inference_command", required=True)
-    add_module_query(inference, "params", "the inference params", GONKA + "Params",
+    add_module_query(inference, "params", "the inference params", query + "Params",
                      query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
-    add_module_query(inference, "models", "the registered models", GONKA + "Models",
+    add_module_query(inference, "models", "the registered models", query + "Models",
                      query_pb2.QueryModelsRequest, query_pb2.QueryModelsResponse)
-    add_module_query(inference, "model", "one model by id (name@sha256:HEX)", GONKA + "Model",
+    add_module_query(inference, "model", "one model by id (name@sha256:HEX)", query + "Model",
                      query_pb2.QueryModelRequest, query_pb2.QueryModelResponse, ["id"])
     p = inference.add_parser("nodes", help="registered ML nodes (optionally --model / --operator)")
     p.add_argument("--model", default=None)
     p.add_argument("--operator", default=None)
     add_query_flags(p)
     p.set_defaults(func=cmd_nodes)
-    add_module_query(inference, "inference", "one inference by id (64 hex)", GONKA + "Inference",
+    add_module_query(inference, "inference", "one inference by id (64 hex)", query + "Inference",
                      query_pb2.QueryInferenceRequest, query_pb2.QueryInferenceResponse, ["id"])
     p = inference.add_parser("inferences", help="inferences by --requester or --executor, in start order")
     p.add_argument("--requester", default=None)
     p.add_argument("--executor", default=None)
     add_query_flags(p)
     p.set_defaults(func=cmd_inferences)
-    add_module_query(inference, "work", "a host's work in an epoch: units, count, root", GONKA + "EpochWork",
+    add_module_query(inference, "work", "a host's work in an epoch: units, count, root", query + "EpochWork",
                      query_pb2.QueryEpochWorkRequest, query_pb2.QueryEpochWorkResponse, ["epoch", "host"])
-    add_module_query(inference, "block-work", "the work root of a block", GONKA + "BlockWork",
+    add_module_query(inference, "block-work", "the work root of a block", query + "BlockWork",
                      query_pb2.QueryBlockWorkRequest, query_pb2.QueryBlockWorkResponse, ["height"])
     add_module_query(inference, "work-proof", "a finished inference's leaf and proof into its epoch root",
-                     GONKA + "WorkProof", query_pb2.QueryWorkProofRequest, query_pb2.QueryWorkProofResponse, ["id"])
+                     query + "WorkProof", query_pb2.QueryWorkProofRequest, query_pb2.QueryWorkProofResponse, ["id"])

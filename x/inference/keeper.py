@@ -1,9 +1,11 @@
 """The inference network's state under ``inference/`` (the layout is in keys.py): params, models (governance),
 hosts' ML nodes, inference records with their indexes and queues, and the work commitments' leaves and roots.
 
-Only state access lives here. What an inference goes through (start, finish, expiry, pruning, the escrow) is
-lifecycle.py; how finished inferences become leaves and roots is work.py; message checks and handlers are
-msg_server.py. Nothing here reads the wall clock or iterates anything but the store, in key order.
+Only state access lives here, and the x/epochs hook that closes each host's epoch root (work.py builds on
+this keeper, so the keeper does not call into it). What an inference goes through (start, finish, expiry,
+pruning, the escrow) is lifecycle.py; how finished inferences become leaves and block roots is work.py;
+message checks and handlers are msg_server.py. Nothing here reads the wall clock or iterates anything but
+the store, in key order.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 from protogen.gonka.inference.v1 import inference_pb2
 from sdk.address import module_address
 from sdk.context import Context, PrefixStore
-from sdk.crypto import bech32
+from sdk.crypto import bech32, merkle
 from sdk.params import GOV_AUTHORITY
 from sdk.store import PRESENT
-from x.inference import keys, work
+from x.inference import keys
 from x.inference.expected_keepers import (
     AccountKeeper, BankKeeper, EpochsKeeper, RewardsKeeper, StakeKeeper, VestingKeeper,
 )
@@ -245,7 +247,20 @@ class InferenceKeeper:
     # --- epoch hooks --------------------------------------------------------------------------------
 
     def on_epoch_end(self, ctx: Context, epoch: int) -> None:
-        work.close_epochs(self, ctx, epoch)
+        """Each host's epoch root over its leaves, stored final; the leaves are kept ``retention_blocks``
+        more (for proofs of the inferences still kept). Earlier epochs left open (a failed hook) too."""
+        height = ctx.header.height
+        retention = self.get_params(ctx).retention_blocks
+        for work in self.epoch_works(ctx, through=epoch):
+            if work.final:
+                continue
+            work.root = merkle.root(self.leaves(ctx, work.epoch, bech32.decode(work.host)))
+            work.final = True
+            work.leaves_until = height + retention
+            self.set_epoch_work(ctx, work)
+            self.schedule_leaf_pruning(ctx, work)
+            ctx.emit("epoch_work", epoch=str(work.epoch), host=work.host, units=str(work.units),
+                     count=str(work.count), root=work.root.hex())
 
     def on_epoch_start(self, ctx: Context, epoch: int) -> None:
         return None

@@ -14,14 +14,16 @@ from sdk.context import Context
 from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import verify_release, verify_request
 from sdk.errors import ABCIError
+from sdk.module import MsgRoute, type_url
+from sdk.params import check_authority, update_params_route
 from sdk.store.cachekv import CacheKV
-from sdk.params import check_authority
 from x.inference import lifecycle
 from x.inference.errors import (
     ErrInvalidInference, ErrInvalidModel, ErrInvalidNode, ErrInvalidRelease, ErrInvalidSignature, ErrMaxTokens,
     ErrNotHost, ErrRequesterMismatch, ErrUnknownModel, ErrUnknownNode,
 )
 from x.inference.keeper import InferenceKeeper
+from x.inference.params import validate_params
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._/-]{1,64}\Z")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
@@ -259,3 +261,31 @@ def handle_reassign(
 ) -> tx_pb2.MsgReassignInferenceResponse:
     lifecycle.reassign(keeper, ctx, msg)
     return tx_pb2.MsgReassignInferenceResponse()
+
+
+def routes(inference: InferenceKeeper) -> dict[str, MsgRoute]:
+    return {
+        type_url(tx_pb2.MsgUpdateParams): update_params_route(
+            tx_pb2.MsgUpdateParams, inference.authority, validate_params, inference.set_params),
+        type_url(tx_pb2.MsgRegisterModel): MsgRoute(
+            tx_pb2.MsgRegisterModel, lambda msg: [parse_address(msg.authority, "authority")],
+            validate_register_model, lambda ctx, msg: handle_register_model(ctx, inference, msg)),
+        type_url(tx_pb2.MsgRegisterNode): MsgRoute(
+            tx_pb2.MsgRegisterNode, lambda msg: [parse_address(msg.operator, "operator")],
+            validate_register_node, lambda ctx, msg: handle_register_node(ctx, inference, msg)),
+        type_url(tx_pb2.MsgRemoveNode): MsgRoute(
+            tx_pb2.MsgRemoveNode, lambda msg: [parse_address(msg.operator, "operator")],
+            validate_remove_node, lambda ctx, msg: handle_remove_node(ctx, inference, msg)),
+        type_url(tx_pb2.MsgStartInference): MsgRoute(
+            tx_pb2.MsgStartInference, lambda msg: [parse_address(msg.ta, "ta")],
+            validate_start, lambda ctx, msg: handle_start(ctx, inference, msg)),
+        type_url(tx_pb2.MsgStartInferences): MsgRoute(
+            tx_pb2.MsgStartInferences, lambda msg: [parse_address(msg.ta, "ta")],
+            validate_starts, lambda ctx, msg: handle_starts(ctx, inference, msg)),
+        type_url(tx_pb2.MsgFinishInference): MsgRoute(
+            tx_pb2.MsgFinishInference, lambda msg: [parse_address(msg.executor, "executor")],
+            validate_finish, lambda ctx, msg: handle_finish(ctx, inference, msg)),
+        type_url(tx_pb2.MsgReassignInference): MsgRoute(
+            tx_pb2.MsgReassignInference, lambda msg: [parse_address(msg.ta, "ta")],
+            validate_reassign, lambda ctx, msg: handle_reassign(ctx, inference, msg)),
+    }

@@ -10,12 +10,14 @@ from sdk.context import Context
 from sdk.errors import ErrInvalidRequest, ErrNotFound
 from sdk.module import QueryRoute
 from sdk.pagination import paginate
+from sdk.services import gonka
 from x.inference import keys, work
 from x.inference.keeper import InferenceKeeper
 
 T = TypeVar("T")
 
-GONKA = f"/{query_pb2.DESCRIPTOR.services_by_name['Query'].full_name}/"
+GONKA = gonka("inference").query
+"""The prefix of every path here; the client library builds its query paths on it."""
 
 
 def kept(found: T | None, missing: str) -> T:
@@ -35,7 +37,7 @@ def parse_id(text: str) -> bytes:
     return raw
 
 
-class InferenceQueries:
+class QueryServer:
     def __init__(self, keeper: InferenceKeeper) -> None:
         self.keeper = keeper
 

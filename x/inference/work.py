@@ -2,22 +2,19 @@
 each host's leaves of an epoch the host's epoch root (RFC 6962 Merkle roots, ``sdk/crypto/merkle.py``), so a
 client can prove one inference is in the work a host was paid for.
 
-Read top to bottom: the leaf; recording it at finish; the block roots (end block); the epoch roots (x/epochs'
-``on_epoch_end``); pruning what is no longer kept (end block); the views and proofs the queries give.
+Read top to bottom: the leaf; recording it at finish; the block roots (end block); pruning what is no longer
+kept (end block); the views and proofs the queries give. The epoch roots are closed by the keeper itself, the
+x/epochs hook (``InferenceKeeper.on_epoch_end``), so the keeper never calls back into this file.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2
 from sdk.context import Context
 from sdk.crypto import bech32, merkle
 from sdk.errors import ErrNotFound
 from x.inference import keys
-
-if TYPE_CHECKING:
-    from x.inference.keeper import InferenceKeeper
+from x.inference.keeper import InferenceKeeper
 
 
 def work_leaf(inference: inference_pb2.Inference) -> bytes:
@@ -60,26 +57,6 @@ def commit_block_roots(keeper: InferenceKeeper, ctx: Context) -> None:
         work = inference_pb2.BlockWork(height=height, root=merkle.root(leaves), count=len(leaves))
         keeper.set_block_work(ctx, work)
         ctx.emit("work_root", height=str(height), root=work.root.hex(), count=str(work.count))
-
-
-# --- epoch end: the epoch roots -------------------------------------------------------------------------
-
-
-def close_epochs(keeper: InferenceKeeper, ctx: Context, epoch: int) -> None:
-    """Each host's epoch root over its leaves, stored final; the leaves are kept ``retention_blocks``
-    more (for proofs of the inferences still kept). Earlier epochs left open (a failed hook) too."""
-    height = ctx.header.height
-    retention = keeper.get_params(ctx).retention_blocks
-    for work in keeper.epoch_works(ctx, through=epoch):
-        if work.final:
-            continue
-        work.root = merkle.root(keeper.leaves(ctx, work.epoch, bech32.decode(work.host)))
-        work.final = True
-        work.leaves_until = height + retention
-        keeper.set_epoch_work(ctx, work)
-        keeper.schedule_leaf_pruning(ctx, work)
-        ctx.emit("epoch_work", epoch=str(work.epoch), host=work.host, units=str(work.units),
-                 count=str(work.count), root=work.root.hex())
 
 
 # --- end block: pruning ---------------------------------------------------------------------------------

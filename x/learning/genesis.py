@@ -17,20 +17,12 @@ from sdk.errors import ABCIError
 from protogen.gonka.learning.v1 import genesis_pb2, learning_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
+from x.learning.params import DEFAULT_PARAMS, validate_params
 from x.learning.validate import validate_checkpoint, validate_run, validate_verdict
-
-DEFAULT_PARAMS = learning_pb2.Params(max_workers=64, max_rounds=10_000, max_reason_len=256)
 
 
 def default_genesis() -> genesis_pb2.GenesisState:
     return genesis_pb2.GenesisState(params=DEFAULT_PARAMS, next_run_id=1)
-
-
-def validate_params(params: learning_pb2.Params) -> None:
-    """A zero limit would forbid every run or verdict."""
-    for field in ("max_workers", "max_rounds", "max_reason_len"):
-        if getattr(params, field) == 0:
-            raise ValueError(f"learning param {field} must be positive")
 
 
 @contextmanager

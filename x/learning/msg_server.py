@@ -9,9 +9,13 @@ from google.protobuf.message import Message
 
 from sdk.address import parse_address
 from sdk.context import Context
+from sdk.module import MsgRoute, type_url
+from sdk.params import update_params_route
 from protogen.gonka.learning.v1 import learning_pb2, tx_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
+from x.learning.params import validate_params
+from x.learning.validate import validate_checkpoint, validate_run, validate_verdict
 
 R = TypeVar("R", bound=Message)
 
@@ -59,3 +63,22 @@ def handle_submit_verdict(
              valid=str(msg.valid).lower())
     _emit_message(ctx, msg.verifier)
     return tx_pb2.MsgSubmitVerdictResponse()
+
+
+def routes(keeper: LearningKeeper) -> dict[str, MsgRoute]:
+    return {
+        type_url(tx_pb2.MsgCreateTrainingRun): MsgRoute(
+            tx_pb2.MsgCreateTrainingRun, signers, validate_run, lambda ctx, msg: handle_create_run(ctx, keeper, msg),
+        ),
+        type_url(tx_pb2.MsgCommitCheckpoint): MsgRoute(
+            tx_pb2.MsgCommitCheckpoint, signers, validate_checkpoint,
+            lambda ctx, msg: handle_commit_checkpoint(ctx, keeper, msg),
+        ),
+        type_url(tx_pb2.MsgSubmitVerdict): MsgRoute(
+            tx_pb2.MsgSubmitVerdict, signers, validate_verdict,
+            lambda ctx, msg: handle_submit_verdict(ctx, keeper, msg),
+        ),
+        type_url(tx_pb2.MsgUpdateParams): update_params_route(
+            tx_pb2.MsgUpdateParams, keeper.authority, validate_params, keeper.set_params
+        ),
+    }

@@ -7,11 +7,13 @@ from sdk.context import Context
 from sdk.errors import ErrNotFound
 from sdk.module import QueryRoute
 from sdk.pagination import paginate
+from sdk.services import gonka
 from protogen.gonka.learning.v1 import learning_pb2, query_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
 
-QUERY = f"/{query_pb2.DESCRIPTOR.services_by_name['Query'].full_name}/"
+QUERY = gonka("learning").query
+"""The prefix of every path here; the client library builds its query paths on it."""
 
 
 class QueryServer:

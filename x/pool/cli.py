@@ -14,7 +14,7 @@ from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
 from sdk.coins import parse_coins
-from x.pool.module import COSMOS, GONKA
+from sdk.services import cosmos, gonka
 
 
 def cmd_fund(args: argparse.Namespace) -> None:
@@ -34,11 +34,13 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
 
 def register_query(modules: argparse._SubParsersAction) -> None:
     """``query pool`` alone prints the balance (``cosmos.distribution.v1beta1.Query/CommunityPool``)."""
+    cosmos_prefix = cosmos("distribution").query
+    gonka_prefix = gonka("pool").query
     balance = add_module_query(modules, "pool", "the community pool's balance (params, totals: subcommands)",
-                               COSMOS + "CommunityPool", distribution_query.QueryCommunityPoolRequest,
+                               cosmos_prefix + "CommunityPool", distribution_query.QueryCommunityPoolRequest,
                                distribution_query.QueryCommunityPoolResponse)
     sub = balance.add_subparsers(dest="pool_command", required=False)
-    add_module_query(sub, "params", "the pool params", GONKA + "Params",
+    add_module_query(sub, "params", "the pool params", gonka_prefix + "Params",
                      query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
-    add_module_query(sub, "totals", "the balance, inflows by source and spends", GONKA + "Totals",
+    add_module_query(sub, "totals", "the balance, inflows by source and spends", gonka_prefix + "Totals",
                      query_pb2.QueryTotalsRequest, query_pb2.QueryTotalsResponse)

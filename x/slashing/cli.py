@@ -13,7 +13,7 @@ from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
 from sdk.crypto import bech32
-from x.slashing.module import COSMOS, GONKA
+from sdk.services import cosmos, gonka
 
 
 def cmd_unjail(args: argparse.Namespace) -> None:
@@ -30,12 +30,14 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
+    cosmos_prefix = cosmos("slashing").query
+    gonka_prefix = gonka("slashing").query
     slashing = modules.add_parser("slashing", help="signing records and params").add_subparsers(
         dest="slashing_command", required=True)
     add_module_query(slashing, "signing-info", "a validator's signing record by its gonkavalcons address",
-                     COSMOS + "SigningInfo", cosmos_query.QuerySigningInfoRequest,
+                     cosmos_prefix + "SigningInfo", cosmos_query.QuerySigningInfoRequest,
                      cosmos_query.QuerySigningInfoResponse, ["cons_address"])
-    add_module_query(slashing, "signing-infos", "every validator's signing record", COSMOS + "SigningInfos",
+    add_module_query(slashing, "signing-infos", "every validator's signing record", cosmos_prefix + "SigningInfos",
                      cosmos_query.QuerySigningInfosRequest, cosmos_query.QuerySigningInfosResponse)
-    add_module_query(slashing, "params", "the slashing params", GONKA + "Params",
+    add_module_query(slashing, "params", "the slashing params", gonka_prefix + "Params",
                      query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)

@@ -7,6 +7,9 @@
 
 from __future__ import annotations
 
+from sdk.crypto import bech32
+from sdk.errors import ErrInvalidAddress
+
 MODULE_NAME = "slashing"
 STORE_PREFIX = b"slashing/"
 SIGNING_INFO_PREFIX = b"\x01"
@@ -30,3 +33,11 @@ def missed_prefix(consensus_addr: bytes) -> bytes:
 
 def missed_key(consensus_addr: bytes, index: int) -> bytes:
     return missed_prefix(consensus_addr) + index.to_bytes(8, "big")
+
+
+def consensus_address_of(text: str) -> bytes:
+    """A ``gonkavalcons…`` address as the 20 bytes its keys use (``sdk/7`` if malformed)."""
+    try:
+        return bech32.decode(text, bech32.VALCONS_PREFIX)
+    except ValueError as exc:
+        raise ErrInvalidAddress.wrap(f"consensus address: {exc}") from None

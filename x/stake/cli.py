@@ -16,7 +16,7 @@ from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
 from sdk.coins import parse_coins
-from x.stake.query_server import COSMOS, GONKA
+from sdk.services import cosmos, gonka
 
 
 def one_coin(text: str) -> coin_pb2.Coin:
@@ -85,25 +85,27 @@ def register_tx(modules: argparse._SubParsersAction, validator_messages: Validat
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
+    cosmos_prefix = cosmos("staking").query
+    gonka_prefix = gonka("stake").query
     stake = modules.add_parser("stake", help="hosts, validators, collateral, weights").add_subparsers(
         dest="stake_command", required=True)
-    add_module_query(stake, "validators", "every host as a Cosmos validator", COSMOS + "Validators",
+    add_module_query(stake, "validators", "every host as a Cosmos validator", cosmos_prefix + "Validators",
                      cosmos_query.QueryValidatorsRequest, cosmos_query.QueryValidatorsResponse)
-    add_module_query(stake, "validator", "one validator by its gonkavaloper address", COSMOS + "Validator",
+    add_module_query(stake, "validator", "one validator by its gonkavaloper address", cosmos_prefix + "Validator",
                      cosmos_query.QueryValidatorRequest, cosmos_query.QueryValidatorResponse, ["validator_addr"])
-    add_module_query(stake, "pool", "bonded and unbonding collateral", COSMOS + "Pool",
+    add_module_query(stake, "pool", "bonded and unbonding collateral", cosmos_prefix + "Pool",
                      cosmos_query.QueryPoolRequest, cosmos_query.QueryPoolResponse)
-    add_module_query(stake, "params", "the stake params", GONKA + "Params",
+    add_module_query(stake, "params", "the stake params", gonka_prefix + "Params",
                      query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
-    add_module_query(stake, "hosts", "every host", GONKA + "Hosts", query_pb2.QueryHostsRequest,
+    add_module_query(stake, "hosts", "every host", gonka_prefix + "Hosts", query_pb2.QueryHostsRequest,
                      query_pb2.QueryHostsResponse)
-    add_module_query(stake, "host", "one host by its operator address", GONKA + "Host",
+    add_module_query(stake, "host", "one host by its operator address", gonka_prefix + "Host",
                      query_pb2.QueryHostRequest, query_pb2.QueryHostResponse, ["operator"])
-    add_module_query(stake, "collateral", "a host's bonded and unbonding collateral", GONKA + "Collateral",
+    add_module_query(stake, "collateral", "a host's bonded and unbonding collateral", gonka_prefix + "Collateral",
                      query_pb2.QueryCollateralRequest, query_pb2.QueryCollateralResponse, ["operator"])
-    add_module_query(stake, "unbonding", "a host's unbonding entries", GONKA + "UnbondingEntries",
+    add_module_query(stake, "unbonding", "a host's unbonding entries", gonka_prefix + "UnbondingEntries",
                      query_pb2.QueryUnbondingEntriesRequest, query_pb2.QueryUnbondingEntriesResponse, ["operator"])
-    add_module_query(stake, "weights", "the weights recorded for an epoch", GONKA + "EpochWeights",
+    add_module_query(stake, "weights", "the weights recorded for an epoch", gonka_prefix + "EpochWeights",
                      query_pb2.QueryEpochWeightsRequest, query_pb2.QueryEpochWeightsResponse, ["epoch"])
-    add_module_query(stake, "powers", "the validator set in force", GONKA + "ValidatorPowers",
+    add_module_query(stake, "powers", "the validator set in force", gonka_prefix + "ValidatorPowers",
                      query_pb2.QueryValidatorPowersRequest, query_pb2.QueryValidatorPowersResponse)

@@ -16,8 +16,11 @@ from sdk.coins import parse_amount
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidAddress, ErrInvalidCoins, ErrInvalidPubKey, ErrInvalidRequest
+from sdk.module import MsgRoute, type_url
+from sdk.params import update_params_route
 from x.stake.errors import ErrBadDenom
 from x.stake.keeper import StakeKeeper
+from x.stake.params import validate_params
 
 ED25519_URL = "/" + ed25519.PubKey.DESCRIPTOR.full_name
 MAX_URL_LENGTH = 256
@@ -136,3 +139,27 @@ def handle_withdraw(
     completion = stake.withdraw_collateral(
         ctx, parse_address(msg.operator, "operator"), positive_amount(msg.amount, "amount"))
     return stake_tx.MsgWithdrawCollateralResponse(completion_epoch=completion)
+
+
+def routes(stake: StakeKeeper) -> dict[str, MsgRoute]:
+    return {
+        type_url(tx_pb2.MsgCreateValidator): MsgRoute(
+            tx_pb2.MsgCreateValidator, create_validator_signers, validate_create_validator,
+            lambda ctx, msg: handle_create_validator(ctx, stake, msg),
+        ),
+        type_url(stake_tx.MsgEditHost): MsgRoute(
+            stake_tx.MsgEditHost, operator_signers, validate_edit_host,
+            lambda ctx, msg: handle_edit_host(ctx, stake, msg),
+        ),
+        type_url(stake_tx.MsgDepositCollateral): MsgRoute(
+            stake_tx.MsgDepositCollateral, operator_signers, validate_collateral_msg,
+            lambda ctx, msg: handle_deposit(ctx, stake, msg),
+        ),
+        type_url(stake_tx.MsgWithdrawCollateral): MsgRoute(
+            stake_tx.MsgWithdrawCollateral, operator_signers, validate_collateral_msg,
+            lambda ctx, msg: handle_withdraw(ctx, stake, msg),
+        ),
+        type_url(stake_tx.MsgUpdateParams): update_params_route(
+            stake_tx.MsgUpdateParams, stake.authority, validate_params, stake.set_params
+        ),
+    }

@@ -14,30 +14,32 @@ from sdk.crypto import bech32
 from sdk.errors import ErrInvalidAddress, ErrNotFound
 from sdk.module import QueryRoute
 from sdk.pagination import paginate
+from sdk.services import cosmos, gonka
 from x.stake import keys
 from x.stake.keeper import StakeKeeper
 
-COSMOS = "/cosmos.staking.v1beta1.Query/"
-GONKA = f"/{query_pb2.DESCRIPTOR.services_by_name['Query'].full_name}/"
 
-
-class StakeQueries:
+class QueryServer:
     def __init__(self, keeper: StakeKeeper) -> None:
         self.keeper = keeper
 
     def routes(self) -> dict[str, QueryRoute]:
+        cosmos_prefix = cosmos("staking").query
+        gonka_prefix = gonka("stake").query
         return {
-            COSMOS + "Validators": QueryRoute(cosmos_query.QueryValidatorsRequest, self.validators),
-            COSMOS + "Validator": QueryRoute(cosmos_query.QueryValidatorRequest, self.validator, bounded=True),
-            COSMOS + "Params": QueryRoute(cosmos_query.QueryParamsRequest, self.cosmos_params, bounded=True),
-            COSMOS + "Pool": QueryRoute(cosmos_query.QueryPoolRequest, self.pool, bounded=True),
-            GONKA + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
-            GONKA + "Host": QueryRoute(query_pb2.QueryHostRequest, self.host, bounded=True),
-            GONKA + "Hosts": QueryRoute(query_pb2.QueryHostsRequest, self.hosts),
-            GONKA + "Collateral": QueryRoute(query_pb2.QueryCollateralRequest, self.collateral),
-            GONKA + "UnbondingEntries": QueryRoute(query_pb2.QueryUnbondingEntriesRequest, self.unbonding_entries),
-            GONKA + "EpochWeights": QueryRoute(query_pb2.QueryEpochWeightsRequest, self.epoch_weights),
-            GONKA + "ValidatorPowers": QueryRoute(query_pb2.QueryValidatorPowersRequest, self.validator_powers),
+            cosmos_prefix + "Validators": QueryRoute(cosmos_query.QueryValidatorsRequest, self.validators),
+            cosmos_prefix + "Validator": QueryRoute(cosmos_query.QueryValidatorRequest, self.validator, bounded=True),
+            cosmos_prefix + "Params": QueryRoute(cosmos_query.QueryParamsRequest, self.cosmos_params, bounded=True),
+            cosmos_prefix + "Pool": QueryRoute(cosmos_query.QueryPoolRequest, self.pool, bounded=True),
+            gonka_prefix + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
+            gonka_prefix + "Host": QueryRoute(query_pb2.QueryHostRequest, self.host, bounded=True),
+            gonka_prefix + "Hosts": QueryRoute(query_pb2.QueryHostsRequest, self.hosts),
+            gonka_prefix + "Collateral": QueryRoute(query_pb2.QueryCollateralRequest, self.collateral),
+            gonka_prefix + "UnbondingEntries": QueryRoute(
+                query_pb2.QueryUnbondingEntriesRequest, self.unbonding_entries),
+            gonka_prefix + "EpochWeights": QueryRoute(query_pb2.QueryEpochWeightsRequest, self.epoch_weights),
+            gonka_prefix + "ValidatorPowers": QueryRoute(
+                query_pb2.QueryValidatorPowersRequest, self.validator_powers),
         }
 
     def _host(self, ctx: Context, operator: bytes) -> stake_pb2.Host:

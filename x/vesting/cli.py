@@ -7,7 +7,7 @@ import argparse
 from protogen.gonka.vesting.v1 import query_pb2, tx_pb2
 from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
-from x.vesting.module import QUERY
+from sdk.services import gonka
 
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
@@ -17,11 +17,12 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
+    query = gonka("vesting").query
     vesting = modules.add_parser("vesting", help="vesting schedules and locked coins").add_subparsers(
         dest="vesting_command", required=True)
     add_module_query(vesting, "schedule", "an account's pending vesting parts, totals and lock by time",
-                     QUERY + "Schedule", query_pb2.QueryScheduleRequest, query_pb2.QueryScheduleResponse, ["address"])
-    add_module_query(vesting, "locked", "an account's locked and vesting coins", QUERY + "Locked",
+                     query + "Schedule", query_pb2.QueryScheduleRequest, query_pb2.QueryScheduleResponse, ["address"])
+    add_module_query(vesting, "locked", "an account's locked and vesting coins", query + "Locked",
                      query_pb2.QueryLockedRequest, query_pb2.QueryLockedResponse, ["address"])
-    add_module_query(vesting, "params", "the vesting params", QUERY + "Params",
+    add_module_query(vesting, "params", "the vesting params", query + "Params",
                      query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)

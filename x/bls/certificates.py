@@ -1,4 +1,5 @@
-"""x/bls in the consensus path, as small functions over the state a hook sees (x/bls README, "Certificates").
+"""x/bls block certificates along the ABCI hooks, as small functions over the state a hook sees (x/bls README,
+"Certificates").
 
 * ``vote_share``: ExtendVote - this node's BLS signature over the voted height's signing message.
 * ``share_is_valid``: VerifyVoteExtension - a validator with a key in force sends a valid share, one without
