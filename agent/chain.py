@@ -3,9 +3,9 @@
 ``ChainView`` is what the TA calls: the chain id and height, the model registry, the ML nodes registered for a
 model (with their host's epoch weight), a requester's spendable balance, and the submission of
 ``MsgStartInference``; its data types (``Model``, ``Node``, ``StartRequest``, ``ChainError``) are the chain's, from
-the client library (``x.inference.client``, which also implements the protocol over a node). The TA never
-reaches the chain any other way, so a test can script the chain and the
-real implementation (gRPC and CometBFT RPC, over ``x.inference.client``) can change without touching the TA.
+the client library (``x.inference.client``). The TA never reaches the chain any other way, so a test can script
+the chain and the real implementation (``agent.view.ChainInferenceView``: gRPC and CometBFT RPC) can change
+without touching the TA.
 
 Every method is synchronous. An implementation that does network I/O should be run with the agent's
 ``offload_chain_calls`` on, so that its calls leave the event loop for a worker thread.

@@ -13,8 +13,8 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
-from agent.errors import AgentError
 from agent.router import NoCapableNode, NodeState, Router
+from sdk.http.errors import ApiError
 
 
 @dataclass(order=True)
@@ -78,8 +78,8 @@ class FeeQueue:
                 state = self.router.pick(head.model, head.exclude)
             except NoCapableNode:
                 self._pop(head)
-                head.future.set_exception(AgentError(503, f"No live ML node serves {head.model!r}.",
-                                                     "server_error", "no_capable_node"))
+                head.future.set_exception(ApiError(503, f"No live ML node serves {head.model!r}.",
+                                                   "server_error", "no_capable_node"))
                 continue
             if state is None:
                 blocked.add(head.model)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from agent.chain import Model, Node
-from agent.upstream import Pool
+from sdk.http.upstream import Pool
 
 
 class NoCapableNode(Exception):

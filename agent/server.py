@@ -7,8 +7,8 @@
     GET  /v1/status             queue, in flight, the nodes and their state
     GET  /metrics               Prometheus text
 
-Bare ASGI rather than a framework: the TA's whole budget is about a millisecond of added latency per request
-on a small machine, and a framework's routing, validation and middleware would spend most of it.
+Bare ASGI rather than a framework (``sdk.http.asgi``): the TA's whole budget is about a millisecond of added
+latency per request on a small machine.
 """
 
 from __future__ import annotations
@@ -22,25 +22,23 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.auth import Authenticator, Requester, default_seed, forward_headers, with_seed
+from agent.auth import Authenticator, default_seed
 from agent.chain import ChainError, StartRequest
-from agent.errors import AgentError, bad_request, rate_limited, stream_failure_event, unavailable
+from agent.errors import rate_limited, unavailable
 from agent.metrics import Metrics
 from agent.queue import FeeQueue
 from agent.router import NoCapableNode, NodeState, Router
-from agent.terms import parse_request, parse_terms
-from agent.upstream import Pool, Response, UpstreamError, next_chunk
 from sdk.client.rpc import RPCError
 from sdk.client.signing import sign_document
 from sdk.crypto import bech32, secp256k1
+from sdk.http.asgi import JSON, Receive, Scope, Send, read_body, send_error, send_json
+from sdk.http.errors import ApiError, bad_request, stream_failure_event
+from sdk.http.signed import Requester, forward_headers, with_seed
+from sdk.http.upstream import Pool, Response, UpstreamError, next_chunk
+from x.inference.client import parse_request, parse_terms
 
 log = logging.getLogger("gonka.agent")
 T = TypeVar("T")
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-JSON = [(b"content-type", b"application/json")]
 GONE = 499
 """The status recorded for a client that left before its answer (nginx's convention); never sent."""
 
@@ -115,10 +113,10 @@ def release_of(response: Response) -> bytes:
     return release if len(release) == 33 + 64 else b""
 
 
-def chain_error(error: ChainError) -> AgentError:
+def chain_error(error: ChainError) -> ApiError:
     status, kind = {"insufficient_funds": (402, "insufficient_funds"),
                     "already_exists": (409, "invalid_request_error")}.get(error.reason, (400, "invalid_request_error"))
-    return AgentError(status, f"The chain refused the inference: {error}", kind, error.reason)
+    return ApiError(status, f"The chain refused the inference: {error}", kind, error.reason)
 
 
 class Agent:
@@ -175,8 +173,8 @@ class Agent:
                 return await self._chain(method, *args)
             except RPCError as error:
                 if time.monotonic() >= deadline:
-                    raise AgentError(503, f"The TA's chain node does not answer: {error}", "server_error",
-                                     "chain_unavailable") from None
+                    raise ApiError(503, f"The TA's chain node does not answer: {error}", "server_error",
+                                   "chain_unavailable") from None
                 self.metrics.chain_retries += 1
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 1.0)
@@ -223,7 +221,7 @@ class Agent:
             handler = self.routes.get((scope["method"], scope["path"]))
             if handler is None:
                 known = any(path == scope["path"] for _, path in self.routes)
-                error = AgentError(405 if known else 404, f"Invalid URL ({scope['method']} {scope['path']})")
+                error = ApiError(405 if known else 404, f"Invalid URL ({scope['method']} {scope['path']})")
                 await send_error(send, error)
                 return
             await handler(scope, receive, send)
@@ -248,13 +246,13 @@ class Agent:
         started = time.perf_counter()
         try:
             status = await self._chat(scope, receive, send)
-        except AgentError as error:
+        except ApiError as error:
             status = error.status
             await send_error(send, error)
         except Exception:
             log.exception("chat completion failed")
             status = 500
-            await send_error(send, AgentError(500, "The Transfer Agent failed.", "server_error"))
+            await send_error(send, ApiError(500, "The Transfer Agent failed.", "server_error"))
         self.metrics.observe(status, time.perf_counter() - started)
         return status
 
@@ -276,8 +274,8 @@ class Agent:
             terms = parse_terms(parse_request(body))
             model = self.router.models.get(terms.model)
             if model is None:
-                raise AgentError(404, f"The model '{terms.model}' does not exist or you do not have access to it.",
-                                 "invalid_request_error", "model_not_found", "model")
+                raise ApiError(404, f"The model '{terms.model}' does not exist or you do not have access to it.",
+                               "invalid_request_error", "model_not_found", "model")
             model_id = model.id
             max_tokens = config.default_max_tokens if terms.max_tokens is None else terms.max_tokens
             if max_tokens > model.context_length:
@@ -305,7 +303,7 @@ class Agent:
             params_hash = terms.params_hash(max_tokens, seed)
             spendable = await self._chain_retrying(self.chain.spendable, requester.address, config.denom)
             if spendable < max_tokens * fee:
-                raise AgentError(402, f"{requester.address} can spend {spendable}{config.denom}; this request may "
+                raise ApiError(402, f"{requester.address} can spend {spendable}{config.denom}; this request may "
                                       f"cost up to {max_tokens * fee}{config.denom} ({max_tokens} tokens × "
                                       f"{fee}).", "insufficient_funds", "insufficient_funds")
             state = await self.acquire(model_id, fee, frozenset(), receive)
@@ -348,8 +346,8 @@ class Agent:
                     release = retry.release
                     tried.add(state.key)
                     if len(tried) >= config.max_attempts:
-                        raise AgentError(502, "The ML nodes failed before answering.", "server_error",
-                                         "upstream_failed") from None
+                        raise ApiError(502, "The ML nodes failed before answering.", "server_error",
+                                       "upstream_failed") from None
                     self.metrics.retries += 1
                 finally:
                     self.in_flight -= 1
@@ -368,7 +366,7 @@ class Agent:
     async def answer_again(self, requester: Requester, body: bytes, seed: int | None, send: Send) -> int | None:
         """A request the chain has already (its client failed over from another TA): the same signed request to
         the host the chain names, which serves it once: the answer it kept when it finished it, or the answer
-        itself when it is still the executor (``agent/executor.py``, ``one_answer``); None when the chain names
+        itself when it is still the executor (``host/proxy.py``, ``one_answer``); None when the chain names
         no host or no node of that host answers (then 409)."""
         executor = await self._chain(self.chain.executor_of, requester.inference_id)
         headers = forward_headers(requester, self.address, seed)
@@ -535,50 +533,3 @@ class Agent:
                     "headers": [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]})
         await send({"type": "http.response.body", "body": text})
         return 200
-
-
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole request body; None if the client left first; 413 past ``limit`` bytes."""
-    message = await receive()
-    if message["type"] == "http.disconnect":
-        return None
-    body = message.get("body", b"")
-    if not message.get("more_body"):
-        if len(body) > limit:
-            raise AgentError(413, f"The request body is over {limit} bytes.", code="request_too_large")
-        return body
-    parts = [body]
-    size = len(body)
-    while message.get("more_body"):
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        parts.append(message.get("body", b""))
-        size += len(parts[-1])
-        if size > limit:
-            raise AgentError(413, f"The request body is over {limit} bytes.", code="request_too_large")
-    return b"".join(parts)
-
-
-async def send_json(send: Send, status: int, document: Any) -> int:
-    await send({"type": "http.response.start", "status": status, "headers": JSON})
-    await send({"type": "http.response.body", "body": json.dumps(document).encode()})
-    return status
-
-
-async def send_error(send: Send, error: AgentError) -> None:
-    headers = [*JSON, *((name.encode(), value.encode()) for name, value in error.headers.items())]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": error.body()})
-
-
-def uvicorn_config(agent: Agent, **options: Any) -> Any:
-    """How the TA is served: uvloop and httptools, no access log, no proxy-header rewriting (each costs a
-    noticeable share of the TA's per-request budget); ``options`` override (``uvicorn.Config``'s)."""
-    import uvicorn
-
-    settings: dict[str, Any] = {"host": agent.config.host, "port": agent.config.port, "loop": "uvloop",
-                                "http": "httptools", "access_log": False, "proxy_headers": False,
-                                "lifespan": "on", "log_level": "warning", "backlog": 2048}
-    settings.update(options)
-    return uvicorn.Config(agent, **settings)

@@ -15,7 +15,7 @@ percentile. Throughput: ``--concurrency`` connections for ``--seconds`` each way
 take in turn (so that the machine's drift weighs on all alike), answered requests per second (all must be 200),
 with each proxy process's CPU time per request (from /proc) and the rate one core would sustain at that cost, a
 figure that does not depend on what else runs. Requests are signed before the clock starts; the generator uses
-the TA's own small HTTP client (``agent.upstream``), which costs less than httpx, on the same machine, for every
+the TA's own small HTTP client (``sdk.http.upstream``), which costs less than httpx, on the same machine, for every
 target alike.
 
     .venv/bin/python bench/bench_agent.py [--requests 2000] [--concurrency 32] [--seconds 5] [--rounds 5]
@@ -49,8 +49,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 import uvicorn  # noqa: E402
 
 from agent.chain import Model, Node  # noqa: E402
-from agent.server import Agent, AgentConfig, uvicorn_config  # noqa: E402
-from agent.upstream import Pool  # noqa: E402
+from agent.server import Agent, AgentConfig  # noqa: E402
+from sdk.http.asgi import uvicorn_config  # noqa: E402
+from sdk.http.upstream import Pool  # noqa: E402
 from sdk.client.signing import request_headers  # noqa: E402
 from sdk.crypto import bech32, secp256k1  # noqa: E402
 
@@ -69,11 +70,11 @@ def log(message: str) -> None:
 
 
 def serve_forever(app: object) -> None:
-    """Run ``app`` on a free port (the TA as ``agent.server.uvicorn_config`` has it); print its URL first."""
+    """Run ``app`` on a free port (the TA as ``sdk.http.asgi.uvicorn_config`` has it); print its URL first."""
     listener = socket.create_server(("127.0.0.1", 0), backlog=2048)
     print(json.dumps({"url": f"http://127.0.0.1:{listener.getsockname()[1]}"}), flush=True)
     if isinstance(app, Agent):
-        config = uvicorn_config(app)
+        config = uvicorn_config(app, app.config.host, app.config.port)
     else:
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", loop="uvloop",
                                 http="httptools", proxy_headers=False, backlog=2048)

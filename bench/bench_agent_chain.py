@@ -2,7 +2,7 @@
 
 Side by side in one run, over the same fast fake ML node (``tests/agent_fakes.FakeNode``) and with
 ``bench_agent``'s load generator: the node directly, the TA over the in-memory ChainView (``bench_agent``'s),
-and the TA over ``x.inference.client.ChainInferenceView`` on a 1-validator localnet, as ``gonkad agent start``
+and the TA over ``agent.view.ChainInferenceView`` on a 1-validator localnet, as ``gonkad agent start``
 runs it (``offload_chain_calls`` on): every request it checks against the chain's registry and the requester's
 balance (gRPC) and starts with a ``MsgStartInference`` signed by the TA and sent with ``broadcast_tx_sync``
 (CheckTx) before forwarding. The chain registers the models at genesis and the nodes by
@@ -52,7 +52,7 @@ BODY = body_of(MODEL)
 def role_chain_ta(rpc: str, grpc: str) -> None:
     """The TA as ``gonkad agent start`` runs it, its key the benchmark's TA key."""
     from agent.server import Agent, AgentConfig
-    from x.inference.client import ChainInferenceView
+    from agent.view import ChainInferenceView
     view = ChainInferenceView(rpc, TA_KEY, grpc)
     serve_forever(Agent(AgentConfig(key=TA_KEY, chain=view, queue_bound=4096, offload_chain_calls=True)))
 
@@ -60,9 +60,8 @@ def role_chain_ta(rpc: str, grpc: str) -> None:
 def role_executor(rpc: str, grpc: str, node_url: str, home: str, rule: str) -> None:
     """Host val0's executor proxy in front of the fake node, as ``gonkad executor start`` runs it, with its
     admission (``committed``) or the rule before it (``checktx``)."""
-    from agent.executor import Executor, ExecutorConfig
+    from host import Executor, ExecutorConfig, Finisher, StartAdmission
     from sdk.keyring.keyring import Keyring
-    from x.inference.client import Finisher, StartAdmission
 
     class CheckTxOnly(StartAdmission):
         """Answered once CheckTx took the start (the terms bound to the start it carries), not held for its block."""
@@ -71,12 +70,12 @@ def role_executor(rpc: str, grpc: str, node_url: str, home: str, rule: str) -> N
             super().__init__(client)
             self.starts: dict[bytes, Any] = {}
 
-        def admit(self, inference: bytes, start_tx: bytes) -> Any:
-            start = self.starts[inference] = super().admit(inference, start_tx)
+        def admit(self, inference_id: bytes, start_tx: bytes) -> Any:
+            start = self.starts[inference_id] = super().admit(inference_id, start_tx)
             return start
 
-        def confirm(self, inference: bytes) -> Any:
-            return self.starts.pop(inference)
+        def confirm(self, inference_id: bytes) -> Any:
+            return self.starts.pop(inference_id)
 
     key = Keyring(home, "test").private_key("val0")
     finisher = Finisher(rpc, key, grpc)

@@ -1,7 +1,7 @@
 """The Transfer Agent and the executor proxy on a real chain: a 1-validator localnet whose genesis registers one
 model, the validator's host running ``gonkad executor start`` in front of a fake ML node (tests/agent_fakes.FakeNode)
 and registering the proxy's URL by ``gonkad tx inference register-node``, and ``gonkad agent start`` (a key of its
-own, funded by the faucet) as a subprocess on the chain (``x.inference.client.ChainInferenceView``: queries over
+own, funded by the faucet) as a subprocess on the chain (``agent.view.ChainInferenceView``: queries over
 gRPC, ``MsgStartInference`` signed with the TA's key and sent with ``broadcast_tx_sync``). The localnet's funded
 ``faucet`` key sends chat requests with the official ``openai`` client signed by
 ``sdk.client.signing.SignedRequests``: the answer comes back, the TA starts the inference on chain (escrow), the

@@ -1,4 +1,4 @@
-"""The executor proxy (agent/executor.py) in process, on loopback: a fake ML node (tests/agent_fakes.py) behind the
+"""The executor proxy (host/) in process, on loopback: a fake ML node (tests/agent_fakes.py) behind the
 proxy, the TA (agent/server.py, over a scripted chain) in front of it, the official ``openai`` client signing every
 request; the finishes the proxy derives are recorded; a TA that leaves before the answer gets nothing finished.
 Then the header check on its own, the seed splice, the response hash / token / logprob derivation, the
@@ -23,21 +23,20 @@ import httpx
 import openai
 import pytest
 
-from agent.auth import check_forwarded, forward_headers, signed_headers, verify_signed, with_seed, without_seed
 from agent.chain import Model, Node
-from agent.errors import AgentError
-from agent.executor import Digest, Executor, ExecutorConfig, finish_of_answer
 from agent.server import Agent, AgentConfig
-from agent.terms import parse_terms
 from agent_fakes import FakeNode, ScriptedChain, respond
+from host import Digest, Executor, ExecutorConfig, Finisher, FinishJournal, finish_of_answer
 from mlnode.schemas import ChatCompletionRequest
-from protogen.gonka.inference.v1 import inference_pb2
+from protogen.gonka.inference.v1 import inference_pb2, query_pb2
 from sdk.client.rpc import RPCError
 from sdk.client.signing import SignedRequests, canonical_json, request_headers
+from sdk.client.signer import Sent
 from sdk.crypto import bech32, secp256k1
+from sdk.http.errors import ApiError
+from sdk.http.signed import check_forwarded, forward_headers, signed_headers, verify_signed, with_seed, without_seed
 from servers import serve
-from x.inference.client import ChainError, Finish, Finisher, FinishJournal
-from x.inference.client.signer import Sent
+from x.inference.client import ChainError, Finish, parse_terms
 
 USER = secp256k1.PrivateKey(hashlib.sha256(b"executor user").digest())
 USER_ADDRESS = bech32.encode(secp256k1.address_bytes(USER.public_key))
@@ -288,7 +287,7 @@ def test_check_forwarded_returns_the_requester_and_ta() -> None:
     headers, content = forwarded(body, seed=5)
     requester, ta = check_forwarded({k.encode(): v.encode() for k, v in headers.items()}, content)
     assert (requester.address, ta, requester.body_hash) == (USER_ADDRESS, TA_ADDRESS, hashlib.sha256(body).digest())
-    with pytest.raises(AgentError) as error:
+    with pytest.raises(ApiError) as error:
         check_forwarded({k.encode(): v.encode() for k, v in headers.items()}, body)
     assert error.value.status == 401
 
@@ -338,6 +337,14 @@ class ScriptedFinishChain:
         self.records[inference] = inference_pb2.Inference(id=inference, executor=executor, max_tokens=max_tokens,
                                                           status=inference_pb2.STATUS_STARTED)
 
+    def query(self, path: str, request: query_pb2.QueryInferenceRequest, response_type: Any) -> Any:
+        """``Query/Inference`` as a node answers it: unknown ids are an error."""
+        assert path.endswith("/Inference")
+        record = self.records.get(bytes.fromhex(request.id))
+        if record is None:
+            raise RPCError("not found")
+        return query_pb2.QueryInferenceResponse(inference=record)
+
     def submit(self, messages: list[Any], gas: int | None = None) -> str:
         if self.refuse:
             raise self.refuse.pop(0)
@@ -352,7 +359,7 @@ class ScriptedFinishChain:
 def scripted_finisher(chain: ScriptedFinishChain, clock: list[float], journal: Path | None = None) -> Finisher:
     finisher = Finisher("tcp://127.0.0.1:9", HOST_KEY, confirm_blocks=2, max_sends=2, unknown_timeout_s=30,
                         max_batch=2, journal=journal, clock=lambda: clock[0])
-    finisher.inference = chain.records.get  # type: ignore[method-assign]
+    finisher.querier.query = chain.query  # type: ignore[method-assign]
     finisher.signer.submit = chain.submit  # type: ignore[method-assign]
     finisher.rpc.status = lambda: {"sync_info": {"latest_block_height": str(chain.height)}}  # type: ignore
     return finisher

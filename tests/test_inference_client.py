@@ -1,7 +1,7 @@
-"""``x.inference.client.ChainInferenceView`` without a node: its queries and broadcasts answered by
-scripts, so every refusal's mapping to ``ChainError``, the sequence it signs at (from many threads, and after a
-mismatch), the reassignment's message and the caches are checked exactly; and ``gonkad agent start``'s refusals
-of bad input. The view and the command on a real chain are tests/test_agent_localnet.py."""
+"""``agent.view.ChainInferenceView`` (and the host's ``StartAdmission``) without a node: its queries and
+broadcasts answered by scripts, so every refusal's mapping to ``ChainError``, the sequence it signs at (from many
+threads, and after a mismatch), the reassignment's message and the caches are checked exactly; and ``gonkad agent
+start``'s refusals of bad input. The view and the command on a real chain are tests/test_agent_localnet.py."""
 
 from __future__ import annotations
 
@@ -21,16 +21,17 @@ from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2 as cosmos_tx
 from google.protobuf.message import Message
 
 from agent.chain import ChainError, Model, Node, StartRequest
+from agent.view import DEFAULT_GAS_LIMIT, ChainInferenceView
+from host import StartAdmission
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query, stake_pb2
+from sdk.client.chain import ChainClient
 from sdk.client.rpc import RPCError
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
 from sdk.crypto.request import inference_id
-from x.inference.client import DEFAULT_GAS_LIMIT, ChainInferenceView, StartAdmission
-from x.inference.client.base import ChainClient
 
 TA = secp256k1.PrivateKey(hashlib.sha256(b"client ta").digest())
 USER = secp256k1.PrivateKey(hashlib.sha256(b"client user").digest())

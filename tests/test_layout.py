@@ -1,9 +1,11 @@
 """The layers import one way only: framework (``sdk/``) → modules (``x/``) → wiring (``app.py``) → binary
 (``gonkad/``); ``mlnode/`` stands alone; ``diloco/`` uses ``mlnode`` and the client library; ``agent/`` (the
-Transfer Agent) stands on the client library alone: it reaches the chain through its ``ChainView`` protocol and
-ML nodes over HTTP, never through ``app.py``, a module's keeper or ``mlnode``; ``gonka/`` (the client SDK)
-stands on the client library alone too. A module's client library (``x/<module>/client.py`` or ``client/``) may import what its
-module may.
+Transfer Agent) and ``host/`` (a host's program: its executor proxy, its finisher) stand on the client library
+and what both serve with (``sdk.http``) alone: they reach the chain through the client library and ML nodes over
+HTTP, never through ``app.py``, a module's keeper or ``mlnode``, and neither imports the other; ``gonka/`` (the
+client SDK) stands on the client library alone too. A module's client library (``x/<module>/client.py`` or
+``client/``) imports the framework, generated protos, itself and its module's ``keys``, ``errors`` and ``types``
+only: never its keeper, its servers or its ``module.py`` (it finds services by name, ``sdk.services``).
 
 Every import in the project's code is read (with ``ast``, function-level and relative ones included) and
 checked against ``ALLOWED``. To see the test fail, add ``import app`` to ``sdk/errors.py`` (or
@@ -18,10 +20,14 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("sdk", "x", "app", "gonkad", "gonka", "mlnode", "diloco", "agent", "protogen")
+PROJECT = ("sdk", "x", "app", "gonkad", "gonka", "mlnode", "diloco", "agent", "host", "protogen")
 """Top-level names that are this project's own; anything else is a third-party or standard import."""
-CLIENT_LIBRARY = (r"sdk\.client(\..*)?", r"sdk\.crypto(\..*)?", r"sdk\.keyring(\..*)?", r"x\.\w+\.client",
-                  r"protogen(\..*)?")
+CLIENT_LIBRARY = (r"sdk\.client(\..*)?", r"sdk\.crypto(\..*)?", r"sdk\.keyring(\..*)?", r"sdk\.coins(\..*)?",
+                  r"sdk\.services(\..*)?", r"x\.\w+\.client(\..*)?", r"protogen(\..*)?")
+SERVING = (*CLIENT_LIBRARY, r"sdk\.http(\..*)?")
+"""What the TA and the host may import besides their own package: the client library and ``sdk.http``."""
+CLIENT_OWN = ("keys", "errors", "types")
+"""What of its own module a module's client library may import (besides itself)."""
 
 
 def allowed(layer: str, module: str) -> bool:
@@ -29,8 +35,10 @@ def allowed(layer: str, module: str) -> bool:
     top = module.split(".")[0]
     if layer == "sdk":
         return top == "sdk"
-    if layer.startswith("x.") and layer.endswith(".client"):  # a module's client library: what its module may
-        return allowed(layer.rsplit(".", 1)[0], module)
+    if layer.startswith("x.") and layer.endswith(".client"):  # the framework, itself, its module's keys/errors/types
+        own = layer.rsplit(".", 1)[0]
+        return top in ("sdk", "protogen") or module == layer or module.startswith(layer + ".") or any(
+            module == f"{own}.{part}" or module.startswith(f"{own}.{part}.") for part in CLIENT_OWN)
     if layer.startswith("x."):  # its own module, the framework and generated protos; other modules only
         return top in ("sdk", "protogen") or module == layer or module.startswith(layer + ".")  # via protocols
     if layer == "app":
@@ -39,7 +47,9 @@ def allowed(layer: str, module: str) -> bool:
         return top == "mlnode"
     if layer == "diloco":
         return top in ("diloco", "mlnode") or any(re.fullmatch(p, module) for p in CLIENT_LIBRARY)
-    if layer in ("agent", "gonka"):
+    if layer in ("agent", "host"):
+        return top == layer or any(re.fullmatch(p, module) for p in SERVING)
+    if layer == "gonka":
         return top == layer or any(re.fullmatch(p, module) for p in CLIENT_LIBRARY)
     return True  # gonkad, the binary, stands on everything; generated code is not checked
 
@@ -47,8 +57,8 @@ def allowed(layer: str, module: str) -> bool:
 def layer_of(relative: Path) -> str | None:
     parts = relative.with_suffix("").parts
     if parts[0] == "x" and len(parts) > 2:
-        return f"x.{parts[1]}.client" if parts[2:] == ("client",) else f"x.{parts[1]}"
-    if parts[0] in ("sdk", "app", "gonkad", "gonka", "mlnode", "diloco", "agent"):
+        return f"x.{parts[1]}.client" if parts[2] == "client" else f"x.{parts[1]}"
+    if parts[0] in ("sdk", "app", "gonkad", "gonka", "mlnode", "diloco", "agent", "host"):
         return parts[0]
     return None  # tests, benchmarks, tools and generated code may import anything
 
@@ -121,6 +131,18 @@ def test_a_bad_import_is_caught(tmp_path: Path) -> None:
                                   "x/inference/client.py:2 imports agent.chain.ChainView (x.inference.client may not)"),
         "x/inference/keeper.py": ("from agent.chain import ChainError\n",
                                   "x/inference/keeper.py:1 imports agent.chain.ChainError (x.inference may not)"),
+        "x/stake/client/query.py": ("from x.stake.errors import E\nfrom x.stake.types import T\n"
+                                    "from x.stake.client import q\nfrom x.stake.keeper import Keeper\n",
+                                    "x/stake/client/query.py:4 imports x.stake.keeper.Keeper (x.stake.client may not)"),
+        "x/bls/client.py": ("from sdk.services import gonka\nfrom x.bls.query_server import GONKA\n",
+                            "x/bls/client.py:2 imports x.bls.query_server.GONKA (x.bls.client may not)"),
+        "host/proxy.py": ("from sdk.http.asgi import send_json\nfrom x.inference.client import Finish\n"
+                          "from host.config import C\nfrom agent.router import Router\n",
+                          "host/proxy.py:4 imports agent.router.Router (host may not)"),
+        "host/finisher.py": ("from x.inference.keeper import Keeper\n",
+                             "host/finisher.py:1 imports x.inference.keeper.Keeper (host may not)"),
+        "agent/view.py": ("from sdk.http.signed import Requester\nfrom host import Finisher\n",
+                          "agent/view.py:2 imports host.Finisher (agent may not)"),
         "gonkad/cli.py": ("import app\nfrom x.bank import cli\n", None),
     }
     for name, (source, _) in cases.items():

@@ -26,8 +26,6 @@ import httpx
 import pytest
 from google.protobuf.message import Message
 
-from agent.auth import forward_headers, signed_headers, verify_signed
-from agent.terms import parse_terms
 from chain_reads import balance, check_accounting, finished, gonkad, inferences_of, sent_ok
 from gonkad import genesis, localnet
 from gonkad.localnet_services import ServiceSpec
@@ -39,6 +37,8 @@ from sdk.client.signing import request_headers
 from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
 from sdk.coins import make_coins
 from sdk.crypto import bech32, secp256k1
+from sdk.http.signed import forward_headers, signed_headers, verify_signed
+from x.inference.client import parse_terms
 
 pytestmark = pytest.mark.localnet
 

@@ -7,7 +7,7 @@
 The TA's key is ``--from`` of the keyring in ``--home``; it signs what requesters sign for, ``/v1/identity`` and
 the TA's transactions (``MsgStartInference``, ``MsgReassignInference``), so its account must exist on chain
 (funded once) and pay ``--fees`` if the chain asks for any. It reaches the chain through
-``x.inference.client.ChainInferenceView`` (queries over ``--grpc-addr``, else RPC; transactions over ``--node``)
+``agent.view.ChainInferenceView`` (queries over ``--grpc-addr``, else RPC; transactions over ``--node``)
 with ``offload_chain_calls`` on. ``--ta`` (repeatable) names the other TAs it announces.
 
 Every argument and the chain are checked before serving; a failure is one ``Error:`` line and exit code 1.
@@ -23,12 +23,13 @@ import logging
 import os
 from pathlib import Path
 
-from agent.server import Agent, AgentConfig, uvicorn_config
+from agent.server import Agent, AgentConfig
+from agent.view import DEFAULT_GAS_LIMIT, ChainInferenceView
 from gonkad.cmd.serve import check_gas, check_grpc, check_node, check_url, listen, parse_port, serve
 from sdk.cli.flags import DEFAULT_HOME, DEFAULT_NODE
 from sdk.cli.keyring import open_keyring
 from sdk.coins import Coins, parse_coins
-from x.inference.client import DEFAULT_GAS_LIMIT, ChainInferenceView
+from sdk.http.asgi import uvicorn_config
 
 log = logging.getLogger("gonkad.agent")
 PID_NAME = "agent"
@@ -52,7 +53,7 @@ def cmd_start(args: argparse.Namespace) -> None:
         agent = Agent(AgentConfig(key=key, chain=view, host=args.host, port=port, offload_chain_calls=True,
                                   queue_bound=int(args.queue_bound)))
         listener, url = listen(args.host, port)
-        serve(uvicorn_config(agent), listener, Path(args.home), PID_NAME,
+        serve(uvicorn_config(agent, args.host, port), listener, Path(args.home), PID_NAME,
               {"url": url, "address": agent.address, "chain_id": chain_id, "pid": os.getpid()},
               "the Transfer Agent did not start: its first read of the chain failed (see the log above)")
     finally:

@@ -1,5 +1,5 @@
-"""``gonkad executor start``: a host's executor proxy (``agent/executor.py``) in front of its ML node, finishing on
-chain what the node served (``x.inference.client.Finisher``), under uvicorn.
+"""``gonkad executor start``: a host's executor proxy (``host/``) in front of its ML node, finishing on chain what
+the node served (``host.Finisher``), under uvicorn.
 
     gonkad executor start --home H --node tcp://127.0.0.1:26657 --grpc-addr 127.0.0.1:9090 --from HOSTKEY \
         --mlnode http://127.0.0.1:8080 --port 8100 [--keyring-backend test] [--host 127.0.0.1] [--chain-id ID] \
@@ -25,19 +25,20 @@ import logging
 import os
 from pathlib import Path
 
-from agent.executor import Executor, ExecutorConfig, uvicorn_config
 from gonkad.cmd.serve import check_gas, check_grpc, check_node, check_url, listen, parse_port, serve
+from host import FINISH_GAS, Executor, ExecutorConfig, Finisher, StartAdmission
 from protogen.gonka.inference.v1 import query_pb2
 from sdk.cli.flags import DEFAULT_HOME, DEFAULT_NODE
 from sdk.cli.keyring import open_keyring
 from sdk.client.txbuilder import query_account
 from sdk.coins import Coins, parse_coins
-from x.inference.client import FINISH_GAS, Finisher, StartAdmission
-from x.inference.query_server import GONKA
+from sdk.http.asgi import uvicorn_config
+from sdk.services import gonka
 
 log = logging.getLogger("gonkad.executor")
 PID_NAME = "executor"
 JOURNAL_NAME = "executor-finishes.jsonl"
+INFERENCE = gonka("inference").query
 
 
 def cmd_start(args: argparse.Namespace) -> None:
@@ -61,7 +62,7 @@ def cmd_start(args: argparse.Namespace) -> None:
                         max_batch=int(args.max_batch), journal=Path(args.home) / JOURNAL_NAME)
     try:
         chain_id = finisher.chain_id()  # the node answers …
-        finisher.querier.query(GONKA + "Params", query_pb2.QueryParamsRequest(),  # … so do its queries
+        finisher.querier.query(INFERENCE + "Params", query_pb2.QueryParamsRequest(),  # … so do its queries
                                query_pb2.QueryParamsResponse)
         query_account(finisher.rpc, finisher.address)  # … and the host's account exists
         executor = Executor(ExecutorConfig(mlnode=mlnode, finisher=finisher, admission=StartAdmission(finisher),
@@ -69,7 +70,7 @@ def cmd_start(args: argparse.Namespace) -> None:
         listener, url = listen(args.host, port)
         finisher.start()
         try:
-            serve(uvicorn_config(executor), listener, Path(args.home), PID_NAME,
+            serve(uvicorn_config(executor, args.host, port), listener, Path(args.home), PID_NAME,
                   {"url": url, "address": finisher.address, "chain_id": chain_id, "mlnode": mlnode, "pid": os.getpid()},
                   "the executor proxy did not start (see the log above)")
         finally:
@@ -82,7 +83,7 @@ def cmd_start(args: argparse.Namespace) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     executor = sub.add_parser("executor", help="a host's executor proxy").add_subparsers(
         dest="executor_command", required=True)
-    p = executor.add_parser("start", help="serve the executor proxy in front of an ML node (agent/README.md)")
+    p = executor.add_parser("start", help="serve the executor proxy in front of an ML node (host/README.md)")
     p.add_argument("--home", default=str(DEFAULT_HOME),
                    help="the home whose keyring holds --from; the pid file, the finish journal")
     p.add_argument("--node", default=DEFAULT_NODE, help="CometBFT RPC address: status and transactions")

@@ -9,7 +9,7 @@ from protogen.gonka.bls.v1 import query_pb2
 from sdk.client.querier import Querier
 from sdk.crypto import bls, certificate
 from sdk.crypto.certificate import FastAggregateVerify
-from x.bls.query_server import GONKA
+from sdk.services import gonka
 
 TENDERMINT = "/cosmos.base.tendermint.v1beta1.Service/"
 
@@ -37,7 +37,7 @@ def fetch_and_verify(
     """``height``'s certificate from a node's gRPC, checked against the same node's block header of that height
     (``cosmos.base.tendermint.v1beta1.Service/GetBlockByHeight``); raises CertificateError if it fails."""
     querier = Querier("", grpc_address)
-    answer = querier.query(GONKA + "Certificate", query_pb2.QueryCertificateRequest(height=height),
+    answer = querier.query(gonka("bls").query + "Certificate", query_pb2.QueryCertificateRequest(height=height),
                            query_pb2.QueryCertificateResponse)
     block = querier.query(TENDERMINT + "GetBlockByHeight", tendermint_query.GetBlockByHeightRequest(height=height),
                           tendermint_query.GetBlockByHeightResponse)

@@ -12,13 +12,14 @@ from typing import Any
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from sdk.client.querier import Querier
-from sdk.client.tx import Delivered, TxOptions, fetch_chain_id, deliver
-from sdk.crypto import secp256k1
 from protogen.gonka.learning.v1 import query_pb2, tx_pb2
+from sdk.client.querier import Querier
+from sdk.client.tx import Delivered, TxOptions, deliver, fetch_chain_id
 from sdk.client.txbuilder import address_of
-from x.learning.query_server import QUERY
+from sdk.crypto import secp256k1
+from sdk.services import gonka
 
+QUERY = gonka("learning").query
 DEFAULT_OPTIONS = TxOptions(gas="auto", gas_adjustment="1.3")
 
 

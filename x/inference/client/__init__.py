@@ -1,29 +1,23 @@
 """x/inference for programs (the client library), one concern a file:
 
 - ``chain_types.py``: the data the TA's ``agent.chain.ChainView`` speaks in (``Model``, ``Node``,
-  ``StartRequest``, ``ChainError``, ``REFUSALS``) and the executor's ``Finish``;
-- ``signer.py``: ``TxSigner``, one key's transactions at a sequence counted locally, CheckTx refusals as
-  ``ChainError``;
-- ``base.py``: ``ChainClient``, what the view and the finisher share: queries (over one kept-open gRPC channel
-  when ``grpc_addr`` is given, else CometBFT RPC's ABCI query), CometBFT's ``status`` cached briefly, the
-  inference record, a ``TxSigner``;
-- ``view.py``: ``ChainInferenceView``, the ``ChainView`` protocol over a node, for a Transfer Agent;
-- ``batcher.py``: ``StartBatcher``, the TA's starts that arrive during a send go out together in the next;
-- ``finisher.py``: ``Finisher``, the executing host's ``MsgFinishInference``s, sent once the start is on chain
-  and seen through;
-- ``journal.py``: ``FinishJournal``, the finisher's unsettled finishes on disk, queued again after a restart;
-- ``admission.py``: ``StartAdmission``, whether the chain will pay the host for a request its TA forwarded.
+  ``StartRequest``, ``ChainError``, ``REFUSALS``), the executor's ``Finish``, and ``refusal`` (a CheckTx refusal
+  as ``ChainError``, for a ``sdk.client.signer.TxSigner``);
+- ``queries.py``: the inference record (``inference``), and the start and finish messages as the TA and the
+  host build them;
+- ``verify.py``: what a start transaction says of one inference for one host (``named_escrow``, ``Named``);
+- ``terms.py``: what a chat request commits to (``parse_terms``, ``ChatTerms.params_hash``), read the same way by
+  the TA and the host.
 
-Import from here (``from x.inference.client import Finisher``): which file holds what is this package's own
-business.
+The programs' runtimes are theirs: the TA's chain view and start batcher are ``agent/``, the host's finisher,
+journal and admission ``host/``. Import from here (``from x.inference.client import Finish``): which file holds
+what is this package's own business.
 """
 
-from x.inference.client.admission import StartAdmission
-from x.inference.client.chain_types import REFUSALS, ChainError, Finish, Model, Node, StartRequest
-from x.inference.client.finisher import FINISH_GAS, Finisher
-from x.inference.client.journal import FinishJournal
-from x.inference.client.signer import TxSigner
-from x.inference.client.view import DEFAULT_GAS_LIMIT, ChainInferenceView
+from x.inference.client.chain_types import REFUSALS, ChainError, Finish, Model, Node, StartRequest, refusal
+from x.inference.client.queries import finish_message, inference, start_message
+from x.inference.client.terms import ChatTerms, parse_request, parse_terms
+from x.inference.client.verify import Named, named_escrow
 
-__all__ = ["DEFAULT_GAS_LIMIT", "FINISH_GAS", "REFUSALS", "ChainError", "ChainInferenceView", "Finish", "FinishJournal",
-           "Finisher", "Model", "Node", "StartAdmission", "StartRequest", "TxSigner"]
+__all__ = ["REFUSALS", "ChainError", "ChatTerms", "Finish", "Model", "Named", "Node", "StartRequest",
+           "finish_message", "inference", "named_escrow", "parse_request", "parse_terms", "refusal", "start_message"]

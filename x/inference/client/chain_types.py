@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sdk.errors import ErrInsufficientFunds
+from x.inference.errors import ErrDuplicate
+
 
 @dataclass(frozen=True)
 class Model:
@@ -58,7 +61,7 @@ class StartRequest:
 
 @dataclass(frozen=True)
 class Finish:
-    """The fields of ``MsgFinishInference`` the executor derives from its node's answer (``agent/executor.py``)."""
+    """The fields of ``MsgFinishInference`` the executor derives from its node's answer (``host/digest.py``)."""
 
     inference_id: bytes
     response_hash: bytes
@@ -68,6 +71,9 @@ class Finish:
 
 
 REFUSALS = ("insufficient_funds", "already_exists", "invalid")
+REASONS = {(ErrInsufficientFunds.codespace, ErrInsufficientFunds.code): "insufficient_funds",
+           (ErrDuplicate.codespace, ErrDuplicate.code): "already_exists"}
+"""The CheckTx refusals with a reason of their own; any other is ``invalid``."""
 
 
 @dataclass
@@ -80,3 +86,9 @@ class ChainError(Exception):
 
     def __str__(self) -> str:
         return f"{self.reason}: {self.message}" if self.message else self.reason
+
+
+def refusal(codespace: str, code: int, log: str) -> ChainError:
+    """A CheckTx refusal as ``ChainError`` (``REASONS``, else ``invalid``; ``details`` has its codespace and code):
+    what a ``TxSigner`` of the TA or the host raises (its ``refused``)."""
+    return ChainError(REASONS.get((codespace, code), "invalid"), log, {"codespace": codespace, "code": str(code)})

@@ -1,4 +1,4 @@
-"""``Finisher``: the executing host's side. The host's executor proxy (``agent/executor.py``) hands it one
+"""``Finisher``: the executing host's side. The host's executor proxy (``host/proxy.py``) hands it one
 ``Finish`` per answer its ML node served; a background thread waits until each inference is on chain as STARTED
 with this host as its executor, sends ``MsgFinishInference`` (several per transaction), and confirms it became
 FINISHED, sending again a bounded number of times. With a ``journal`` path, what is queued and not yet settled
@@ -17,15 +17,15 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
+from host.journal import FinishJournal
+from protogen.gonka.inference.v1 import inference_pb2
+from sdk.client.chain import ChainClient
 from sdk.client.rpc import RPCError
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
-from x.inference.client.base import ChainClient
-from x.inference.client.chain_types import ChainError, Finish
-from x.inference.client.journal import FinishJournal
+from x.inference.client import ChainError, Finish, finish_message, inference, refusal
 
-logger = logging.getLogger("gonka.inference.client")
+logger = logging.getLogger("gonka.host")
 FINISH_GAS = 250_000
 """Gas per ``MsgFinishInference`` in a finishing transaction (one finish alone used ~119,000 on the localnet:
 payment through vesting, refund, work report, leaves)."""
@@ -74,7 +74,7 @@ class Finisher(ChainClient):
         timeout_s: float = 5.0, recent: int = 256, journal: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(node, key, grpc_addr, chain_id, gas_per_message, fees, timeout_s, 0.0, clock)
+        super().__init__(node, key, grpc_addr, chain_id, gas_per_message, fees, timeout_s, 0.0, clock, refusal)
         self.gas_per_message = gas_per_message
         self.max_batch = max_batch
         self.poll_interval_s = poll_interval_s
@@ -184,7 +184,7 @@ class Finisher(ChainClient):
         due: list[tuple[_Pending, Message]] = []
         for item in items:
             finish = item.finish
-            record = self.inference(finish.inference_id)
+            record = inference(self.querier, finish.inference_id)
             if record is None:
                 if self.clock() - item.since > self.unknown_timeout_s:
                     self._end(item, "dropped", f"unknown on chain after {self.unknown_timeout_s:g} s")
@@ -205,11 +205,7 @@ class Finisher(ChainClient):
             if item.sends >= self.max_sends:
                 self._end(item, "dropped", f"still STARTED after {item.sends} sends")
                 continue
-            due.append((item, tx_pb2.MsgFinishInference(
-                executor=self.address, id=finish.inference_id, response_hash=finish.response_hash,
-                prompt_tokens=finish.prompt_tokens, completion_tokens=min(finish.completion_tokens,
-                                                                          record.max_tokens),
-                logprobs_digest=finish.logprobs_digest)))
+            due.append((item, finish_message(self.address, finish, record.max_tokens)))
         for first in range(0, len(due), self.max_batch):
             self._send(due[first:first + self.max_batch], height)
 

@@ -22,9 +22,9 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from x.inference.client.chain_types import Finish
+from x.inference.client import Finish
 
-logger = logging.getLogger("gonka.inference.client")
+logger = logging.getLogger("gonka.host")
 
 
 def _encode(finish: Finish) -> dict[str, Any]:

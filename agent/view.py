@@ -1,4 +1,4 @@
-"""``ChainInferenceView``: ``agent.chain.ChainView`` over a node, for a Transfer Agent.
+"""``ChainInferenceView``: the Transfer Agent's ``agent.chain.ChainView`` over a node.
 
 What the TA reads on every poll is cached briefly (``ttl_s``, default 2 s): the model registry, the ML nodes
 (one ``Nodes`` query for all models) and the hosts' weights (x/stake's ``EpochWeights`` of the current epoch, or
@@ -21,24 +21,21 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 from google.protobuf.message import Message
 
+from agent.batcher import StartBatcher
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
+from sdk.client.chain import M, Cached, ChainClient
 from sdk.client.rpc import RPCError
+from sdk.client.signer import Sent
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
-from x.inference.client.base import M, Cached, ChainClient
-from x.inference.client.chain_types import ChainError, Model, Node, StartRequest
-from x.inference.client.batcher import StartBatcher
-from x.inference.client.signer import Sent
-from x.inference.query_server import GONKA
+from sdk.services import gonka
+from x.inference.client import ChainError, Model, Node, StartRequest, inference, refusal, start_message
 
-BANK = "/cosmos.bank.v1beta1.Query/"
-STAKE = f"/{stake_query.DESCRIPTOR.services_by_name['Query'].full_name}/"
-EPOCHS = f"/{epochs_query.DESCRIPTOR.services_by_name['Query'].full_name}/"
+INFERENCE, STAKE, EPOCHS = gonka("inference").query, gonka("stake").query, gonka("epochs").query
 DEFAULT_GAS_LIMIT = 200_000
 """About 2.6 times what a start uses (~76,000 gas; a reassignment ~39,000)."""
 PAGE_LIMIT = 1000
@@ -54,7 +51,7 @@ class ChainInferenceView(ChainClient):
         fees: Coins = Coins(), check_known: bool = True, timeout_s: float = 5.0, max_batch: int = 64,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(node, key, grpc_addr, chain_id, gas_limit, fees, timeout_s, status_ttl_s, clock)
+        super().__init__(node, key, grpc_addr, chain_id, gas_limit, fees, timeout_s, status_ttl_s, clock, refusal)
         self.batcher = StartBatcher(self._send_starts, max_batch)
         self._tas = list(tas)
         self.check_known = check_known
@@ -75,12 +72,12 @@ class ChainInferenceView(ChainClient):
                 return pages
 
     def _load_models(self) -> list[Model]:
-        pages = self._pages(GONKA + "Models", lambda key: query_pb2.QueryModelsRequest(
+        pages = self._pages(INFERENCE + "Models", lambda key: query_pb2.QueryModelsRequest(
             pagination={"key": key, "limit": PAGE_LIMIT}), query_pb2.QueryModelsResponse)
         return [Model(m.id, m.context_length, m.price_per_token) for page in pages for m in page.models]
 
     def _load_nodes(self) -> list[Any]:
-        pages = self._pages(GONKA + "Nodes", lambda key: query_pb2.QueryNodesRequest(
+        pages = self._pages(INFERENCE + "Nodes", lambda key: query_pb2.QueryNodesRequest(
             pagination={"key": key, "limit": PAGE_LIMIT}), query_pb2.QueryNodesResponse)
         return [n for page in pages for n in page.nodes]
 
@@ -104,43 +101,26 @@ class ChainInferenceView(ChainClient):
         return [Node(n.operator, n.node_id, n.url, tuple(n.models), n.memory_bytes, n.max_concurrency,
                      weights.get(n.operator, 0)) for n in self._nodes.get() if model_id in n.models]
 
-    def spendable(self, address: str, denom: str) -> int:
-        reply = self._query(BANK + "SpendableBalanceByDenom",
-                            bank_query.QuerySpendableBalanceByDenomRequest(address=address, denom=denom),
-                            bank_query.QuerySpendableBalanceByDenomResponse)
-        return int(reply.balance.amount or 0)
-
     def tas(self) -> list[str]:
         return list(self._tas)
 
     def executor_of(self, inference_id: bytes) -> str | None:
-        found = self.inference(inference_id)
+        found = inference(self.querier, inference_id)
         running = found is not None and found.status in (inference_pb2.STATUS_STARTED, inference_pb2.STATUS_FINISHED)
         return found.executor if running else None
 
     def known(self, inference_id: bytes) -> bool:
         """Whether the committed state has the inference (False when the node cannot tell)."""
-        return self.inference(inference_id) is not None
+        return inference(self.querier, inference_id) is not None
 
     # --- the TA's transactions -----------------------------------------------------------------------------------
 
-    def message(self, request: StartRequest) -> Message:
-        """What ``request`` becomes on chain: a start, or the reassignment of the inference to a new executor."""
-        if request.reassign:
-            return tx_pb2.MsgReassignInference(ta=self.address, id=request.inference_id, executor=request.executor,
-                                               release=request.release[33:], release_pubkey=request.release[:33])
-        return tx_pb2.MsgStartInference(
-            ta=self.address, requester=request.requester, requester_pubkey=request.requester_pubkey,
-            body_hash=request.body_hash, timestamp_ns=request.timestamp_ns, signature=request.signature,
-            model=request.model, max_tokens=request.max_tokens, fee_per_token=request.fee_per_token,
-            executor=request.executor, seed=request.seed, params_hash=request.params_hash)
-
     def start_inference(self, request: StartRequest) -> bytes:
         """Sign and send the start (or reassignment); the transaction CheckTx took, which the TA hands the executor
-        (``x.inference.client.admission``); ``ChainError`` when the chain refuses it."""
+        (``host.admission``); ``ChainError`` when the chain refuses it."""
         if not request.reassign and self.check_known and self.known(request.inference_id):
             raise ChainError("already_exists", f"inference {request.inference_id.hex()} is already on chain")
-        message = self.message(request)
+        message = start_message(self.address, request)
         if request.reassign:
             return self.submit(message).raw
         return self.batcher.submit(message)  # type: ignore[arg-type]

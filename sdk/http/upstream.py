@@ -1,6 +1,6 @@
-"""A small HTTP/1.1 client for the TA's calls to ML nodes: keep-alive connections per node, bodies by
-Content-Length or chunked, streamed chunk by chunk. General clients (httpx) cost more per request than the
-whole TA budget (``agent/README.md``: ≤ 1 ms added), so the TA speaks the little HTTP it needs itself.
+"""A small HTTP/1.1 client for calls to ML nodes (the TA's, and a host's executor proxy's): keep-alive connections
+per node, bodies by Content-Length or chunked, streamed chunk by chunk. General clients (httpx) cost more per
+request than the whole TA budget (``agent/README.md``: ≤ 1 ms added), so the little HTTP needed is spoken here.
 
 Any failure to connect, to send or to read is ``UpstreamError``. A pooled connection the node has closed
 since (keep-alive timeout) is retried once on a new connection when it fails before any byte came back.

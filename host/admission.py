@@ -41,64 +41,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-
-from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 
 from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
+from sdk.client.chain import Cached, ChainClient
 from sdk.client.rpc import RPCError
-from sdk.crypto import bech32
-from sdk.crypto.request import inference_id as request_id
-from sdk.errors import ABCIError
-from sdk.module import type_url
-from sdk.tx import decode_tx
-from x.inference.client.base import Cached, ChainClient
-from x.inference.client.chain_types import ChainError
-from x.inference.client.view import BANK
+from x.inference.client import ChainError, inference, named_escrow
 
-START, STARTS = type_url(tx_pb2.MsgStartInference), type_url(tx_pb2.MsgStartInferences)
-REASSIGN = type_url(tx_pb2.MsgReassignInference)
 IN_MEMPOOL = "tx already exists in cache"
 """CometBFT's answer to a transaction its mempool holds (or just held) already."""
 SEQUENCE = re.compile(r"expected (\d+), got (\d+)")
-
-
-@dataclass(frozen=True)
-class Named:
-    """What a start transaction says of one inference for this host: the start itself (its requester, escrow and
-    terms), or None for a reassignment to it (its escrow is held already, its terms are the record's)."""
-
-    start: tx_pb2.MsgStartInference | None
-
-    @property
-    def escrow(self) -> int:
-        return self.start.max_tokens * self.start.fee_per_token if self.start is not None else 0
-
-
-def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> Named | None:
-    """The start in ``start_tx`` of ``inference`` with ``executor``, or a reassignment of it to ``executor``; None
-    when the transaction names neither."""
-    try:
-        tx = decode_tx(start_tx)
-    except ABCIError:
-        return None
-    for message in tx.messages:
-        if message.type_url in (START, STARTS):
-            starts = [tx_pb2.MsgStartInference.FromString(message.value)] if message.type_url == START else list(
-                tx_pb2.MsgStartInferences.FromString(message.value).starts)
-            for start in starts:
-                try:
-                    requester = bech32.decode(start.requester)
-                except ValueError:
-                    continue
-                if start.executor == executor and \
-                        request_id(requester, start.body_hash, start.timestamp_ns) == inference:
-                    return Named(start)
-        elif message.type_url == REASSIGN:
-            reassign = tx_pb2.MsgReassignInference.FromString(message.value)
-            if reassign.id == inference and reassign.executor == executor:
-                return Named(None)
-    return None
 
 
 class StartAdmission:
@@ -123,31 +74,31 @@ class StartAdmission:
         self.admitted: dict[str, deque[tuple[int, int]]] = {}
         """Per requester, (height when admitted, escrow) of what is not yet surely in a block."""
 
-    def admit(self, inference: bytes, start_tx: bytes) -> tx_pb2.MsgStartInference | None:
+    def admit(self, inference_id: bytes, start_tx: bytes) -> tx_pb2.MsgStartInference | None:
         if not start_tx:  # a client failing over through another TA, which the chain told of this host: the
-            self.confirm(inference)  # committed record is the start (this host's node may be a block behind)
+            self.confirm(inference_id)  # committed record is the start (this host's node may be a block behind)
             return None
-        named = named_escrow(start_tx, inference, self.client.address)
+        named = named_escrow(start_tx, inference_id, self.client.address)
         if named is None:
-            raise ChainError("unpaid", f"no start of inference {inference.hex()} naming this host "
+            raise ChainError("unpaid", f"no start of inference {inference_id.hex()} naming this host "
                                        f"{self.client.address} came with the request (X-Start-Tx)")
         if not self._in_mempool(start_tx):
-            record = self.client.inference(inference)
+            record = inference(self.client.querier, inference_id)
             if record is None or record.status != inference_pb2.STATUS_STARTED \
                     or record.executor != self.client.address:
-                raise ChainError("unpaid", f"the chain refused the start of inference {inference.hex()} and holds "
+                raise ChainError("unpaid", f"the chain refused the start of inference {inference_id.hex()} and holds "
                                            "no running one for this host")
             return named.start  # on chain already: its escrow is held
         if named.start is not None:
             self._reserve(named.start.requester, named.escrow)
         return named.start
 
-    def confirm(self, inference: bytes) -> inference_pb2.Inference:
-        """The committed record of ``inference``, once it is STARTED with this host as its executor; ``ChainError``
+    def confirm(self, inference_id: bytes) -> inference_pb2.Inference:
+        """The committed record of ``inference_id``, once it is STARTED with this host as its executor; ``ChainError``
         when it is not within ``confirm_blocks`` committed heights (or ``confirm_timeout_s``)."""
         deadline = self.clock() + self.confirm_timeout_s
         first = last = self.app_height.get()
-        record = self.client.inference(inference)
+        record = inference(self.client.querier, inference_id)
         while True:
             if record is not None and record.status == inference_pb2.STATUS_STARTED \
                     and record.executor == self.client.address:
@@ -158,10 +109,10 @@ class StartAdmission:
             height = self.app_height.get()
             if height != last:
                 last = height
-                record = self.client.inference(inference)
+                record = inference(self.client.querier, inference_id)
         held = "no record" if record is None else \
             f"it {inference_pb2.Status.Name(record.status)} with executor {record.executor}"
-        raise ChainError("unpaid", f"the chain has not started inference {inference.hex()} with this host "
+        raise ChainError("unpaid", f"the chain has not started inference {inference_id.hex()} with this host "
                                    f"{self.client.address} (at height {last}: {held})")
 
     def _in_mempool(self, start_tx: bytes) -> bool:
@@ -181,10 +132,7 @@ class StartAdmission:
             time.sleep(self.gap_retry_s)
 
     def _reserve(self, requester: str, escrow: int) -> None:
-        spendable = int(self.client.querier.query(
-            BANK + "SpendableBalanceByDenom",
-            bank_query.QuerySpendableBalanceByDenomRequest(address=requester, denom=self.denom),
-            bank_query.QuerySpendableBalanceByDenomResponse).balance.amount or 0)
+        spendable = self.client.spendable(requester, self.denom)
         height = self.client.latest_height()
         with self.lock:
             recent = self.admitted.setdefault(requester, deque())

@@ -1,6 +1,6 @@
 """``ChainClient``: what every program with a key on the chain shares (the TA's view, the host's finisher):
 queries over one kept-open gRPC channel (else CometBFT RPC's ABCI query), CometBFT's ``status`` cached briefly,
-the inference record, and a ``TxSigner``."""
+an account's spendable balance, and a ``TxSigner``."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import grpc
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 from google.protobuf.message import Message
 
-from protogen.gonka.inference.v1 import inference_pb2, query_pb2
 from sdk.client.querier import Querier
 from sdk.client.rpc import RPCError
+from sdk.client.signer import Refusal, TxRefused, TxSigner
 from sdk.client.txbuilder import address_of
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
-from x.inference.client.signer import TxSigner
-from x.inference.query_server import GONKA
+from sdk.services import cosmos
 
 M = TypeVar("M", bound=Message)
 
@@ -63,17 +63,18 @@ class Cached:
 
 class ChainClient:
     """What a program with a key on the chain shares: queries (gRPC when ``grpc_addr`` is given), CometBFT's
-    ``status`` (cached ``status_ttl_s``), and its ``TxSigner``."""
+    ``status`` (cached ``status_ttl_s``), and its ``TxSigner`` (CheckTx refusals raised as ``refused`` makes them)."""
 
     def __init__(self, node: str, key: secp256k1.PrivateKey, grpc_addr: str | None, chain_id: str, gas_limit: int,
-                 fees: Coins, timeout_s: float, status_ttl_s: float, clock: Callable[[], float]) -> None:
+                 fees: Coins, timeout_s: float, status_ttl_s: float, clock: Callable[[], float],
+                 refused: Refusal = TxRefused) -> None:
         self.querier = ChannelQuerier(node, grpc_addr, timeout_s)
         self.rpc = self.querier.rpc
         self.key = key
         self.address = address_of(key)
         self._chain_id = chain_id
         self._status = Cached(status_ttl_s, self.rpc.status, clock)
-        self.signer = TxSigner(self.rpc, key, self.chain_id, gas_limit, fees)
+        self.signer = TxSigner(self.rpc, key, self.chain_id, gas_limit, fees, refused)
 
     def close(self) -> None:
         self.querier.close()
@@ -89,10 +90,9 @@ class ChainClient:
     def latest_height(self) -> int:
         return int(self._status.get()["sync_info"]["latest_block_height"])
 
-    def inference(self, inference_id: bytes) -> inference_pb2.Inference | None:
-        """The committed record; None when the chain does not know the id (or the node cannot tell)."""
-        try:
-            return self._query(GONKA + "Inference", query_pb2.QueryInferenceRequest(id=inference_id.hex()),
-                               query_pb2.QueryInferenceResponse).inference
-        except RPCError:
-            return None
+    def spendable(self, address: str, denom: str) -> int:
+        """What ``address`` can spend of ``denom`` now (bank's ``SpendableBalanceByDenom``)."""
+        reply = self._query(cosmos("bank").query + "SpendableBalanceByDenom",
+                            bank_query.QuerySpendableBalanceByDenomRequest(address=address, denom=denom),
+                            bank_query.QuerySpendableBalanceByDenomResponse)
+        return int(reply.balance.amount or 0)

@@ -14,14 +14,22 @@ from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import address_of, query_account, sign_tx
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
-from sdk.errors import ErrInsufficientFunds, ErrWrongSequence
-from x.inference.client.chain_types import ChainError
-from x.inference.errors import ErrDuplicate
+from sdk.errors import ErrWrongSequence
 
-logger = logging.getLogger("gonka.inference.client")
+logger = logging.getLogger("gonka.client")
 EXPECTED_SEQUENCE = re.compile(r"expected (\d+), got \d+")
-REASONS = {(ErrInsufficientFunds.codespace, ErrInsufficientFunds.code): "insufficient_funds",
-           (ErrDuplicate.codespace, ErrDuplicate.code): "already_exists"}
+
+
+class TxRefused(Exception):
+    """CheckTx refused a transaction: its ``codespace``, ``code`` and ``log``."""
+
+    def __init__(self, codespace: str, code: int, log: str) -> None:
+        super().__init__(f"{codespace}/{code}: {log}")
+        self.codespace, self.code, self.log = codespace, code, log
+
+
+Refusal = Callable[[str, int, str], Exception]
+"""What a CheckTx refusal (codespace, code, log) is raised as: ``TxRefused``, or a program's own error type."""
 
 
 class Sent(NamedTuple):
@@ -36,17 +44,18 @@ class TxSigner:
     sequence are counted here and bumped for every accepted transaction, so many go out per block; one lock
     around sign-and-broadcast keeps the sequence in order across threads. On ``sdk/32`` (sequence mismatch) the
     expected sequence is taken from the log (or the account refetched) and the transaction signed and sent once
-    more. A CheckTx refusal is ``ChainError`` (``REASONS``, else ``invalid``; ``details`` has its codespace and
-    code); an unreachable node is ``RPCError`` (the sequence is then fetched again)."""
+    more. Any other CheckTx refusal is raised as ``refused`` makes it; an unreachable node is ``RPCError`` (the
+    sequence is then fetched again)."""
 
     def __init__(self, rpc: CometRPC, key: secp256k1.PrivateKey, chain_id: Callable[[], str], gas_limit: int,
-                 fees: Coins = Coins()) -> None:
+                 fees: Coins = Coins(), refused: Refusal = TxRefused) -> None:
         self.rpc = rpc
         self.key = key
         self.address = address_of(key)
         self.chain_id = chain_id
         self.gas_limit = gas_limit
         self.fees = fees
+        self.refused = refused
         self.lock = threading.Lock()
         self.account: tuple[int, int] | None = None
         """(account number, next sequence) as counted here; None: fetch from the chain."""
@@ -76,6 +85,5 @@ class TxSigner:
                     self.account = (number, int(expected.group(1))) if expected else None
                     logger.warning("sequence %d of %s refused (%s): signing again", sequence, self.address, log)
                     continue
-                raise ChainError(REASONS.get((codespace, code), "invalid"), log,
-                                 {"codespace": codespace, "code": str(code)})
+                raise self.refused(codespace, code, log)
         raise AssertionError("unreachable")

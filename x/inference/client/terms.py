@@ -1,4 +1,5 @@
-"""What a chat request commits to, parsed once and the same way at every hop (the TA and the host's executor).
+"""What a chat request commits to (the inference's terms), parsed once and the same way at every hop (the TA and
+the host's executor proxy).
 
 A start on chain escrows ``max_tokens × fee_per_token`` for a model, a seed and a hash of the sampling parameters
 (``params_hash``); the host is paid for at most ``max_tokens``. So every hop must read the same request: a field
@@ -14,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from agent.errors import AgentError, bad_request
 from sdk.client.signing import canonical_json
+from sdk.http.errors import bad_request
 
 SAMPLING_KEYS = ("temperature", "top_p", "stop", "logprobs", "top_logprobs", "n", "stream", "response_format")
 """The body fields whose values ``params_hash`` covers (as sent), with model, max_tokens and seed."""
@@ -75,7 +76,7 @@ def parse_request(body: bytes) -> dict[str, Any]:
 
 
 def parse_terms(request: dict[str, Any]) -> ChatTerms:
-    """The terms of a parsed request; ``AgentError`` (400) for any field of the wrong type or out of range."""
+    """The terms of a parsed request; ``ApiError`` (400) for any field of the wrong type or out of range."""
     model = request.get("model")
     if not isinstance(model, str) or not model:
         raise bad_request("Missing required parameter: 'model'.", "model")
@@ -98,8 +99,3 @@ def parse_terms(request: dict[str, Any]) -> ChatTerms:
     sampling = tuple((key, request.get(key)) for key in SAMPLING_KEYS)
     return ChatTerms(model, max_tokens, param, fee, stream, include_usage, seed, sampling)
 
-
-def terms_mismatch(message: str) -> AgentError:
-    """A body whose terms are not those its start escrowed: the host would not be paid for what it asks."""
-    return AgentError(402, f"This host will not be paid for the request: {message}", "invalid_request_error",
-                      "terms_mismatch")

@@ -1,0 +1,22 @@
+"""The host's program (``host/README.md`` is its spec): the executor proxy in front of its ML node, and what it
+does on chain (finishing what its node served). Later, its epoch duties.
+
+- ``proxy.py``: ``Executor``, the ASGI app; ``config.py``: ``ExecutorConfig`` and the protocols it is handed;
+  ``counters.py``: ``Counts``;
+- ``terms.py``: what the node is asked (``node_body``); ``digest.py``: the finish of an answer (``Digest``);
+- ``admission.py``: ``StartAdmission``, whether the chain will pay for a request its TA forwarded;
+- ``finisher.py``: ``Finisher``, the host's ``MsgFinishInference``s, seen through; ``journal.py``:
+  ``FinishJournal``, the finisher's unsettled finishes on disk.
+
+Import from here (``from host import Executor``): which file holds what is this package's own business.
+"""
+
+from host.admission import StartAdmission
+from host.config import Admission, ExecutorConfig, FinishSink
+from host.digest import Digest, finish_of_answer
+from host.finisher import FINISH_GAS, Finisher
+from host.journal import FinishJournal
+from host.proxy import Executor
+
+__all__ = ["FINISH_GAS", "Admission", "Digest", "Executor", "ExecutorConfig", "FinishJournal", "FinishSink",
+           "Finisher", "StartAdmission", "finish_of_answer"]

@@ -1,0 +1,66 @@
+"""The executor proxy's configuration (``ExecutorConfig``) and what it is handed: where finishes go
+(``FinishSink``: ``host.finisher.Finisher``) and whether the chain will pay (``Admission``:
+``host.admission.StartAdmission``), as protocols, so a test can stand in for either."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sdk.crypto import secp256k1
+from x.inference.client import Finish
+
+
+class FinishSink(Protocol):
+    """Where finishes go: ``host.finisher.Finisher`` (tests record them)."""
+
+    def submit(self, finish: Finish) -> Any: ...
+
+
+class Escrowed(Protocol):
+    """The terms a start escrowed: ``MsgStartInference`` or the committed ``Inference`` record."""
+
+    model: str
+    max_tokens: int
+    seed: int
+    params_hash: bytes
+
+
+class Admission(Protocol):
+    """Whether the chain will pay this host for an inference (``host.admission.StartAdmission``); each method
+    raises ``ChainError`` (refused) or ``RPCError`` (the host's node did not answer). Synchronous; run off the loop."""
+
+    def admit(self, inference_id: bytes, start_tx: bytes) -> Escrowed | None:
+        """The quick checks before the node works: the start ``start_tx`` carries (None: a reassignment)."""
+        ...
+
+    def confirm(self, inference_id: bytes) -> Escrowed:
+        """Blocks until the chain has committed the inference as started with this host as its executor: the
+        record. Nothing of the answer leaves the host before."""
+        ...
+
+
+class ExecutorConfig(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    mlnode: str
+    """The ML node's base URL (http)."""
+    finisher: Any
+    """A ``FinishSink``; its ``status()`` (when it has one) is ``GET /v1/executor/status``."""
+    admission: Any
+    """An ``Admission``: asked before the node works on a request."""
+    release_key: secp256k1.PrivateKey | None = None
+    """The host's key: when its node fails before answering, the TA gets its release (``X-Release``) and may
+    reassign the inference at once (x/inference README, "Reassignment"); without a key, only after the executor
+    window."""
+    host: str = "127.0.0.1"
+    port: int = Field(0, ge=0, lt=65536)
+    connect_timeout_s: float = Field(2.0, gt=0)
+    upstream_timeout_s: float = Field(120.0, gt=0)
+    """The longest wait for the node's answer (a stream's first bytes), then between two chunks of a stream."""
+    pass_through_timeout_s: float = Field(5.0, gt=0)
+    max_body_bytes: int = Field(4 << 20, ge=1024)
+    admission_threads: int = Field(64, ge=1)
+    kept_answers: int = Field(4096, ge=0)
+    """Recent answers kept to serve again to the same signed request (a client's failover, ``answer_again``)."""

@@ -1,0 +1,66 @@
+"""What a bare ASGI app of this project serves with (the Transfer Agent, a host's executor proxy): the ASGI types,
+reading a request body, answering JSON or an ``ApiError``, and the uvicorn settings both are served under.
+
+Bare ASGI rather than a framework: the TA's whole budget is about a millisecond of added latency per request on
+a small machine, and a framework's routing, validation and middleware would spend most of it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sdk.http.errors import ApiError
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+JSON = [(b"content-type", b"application/json")]
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body; None if the client left first; 413 past ``limit`` bytes."""
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        return None
+    body = message.get("body", b"")
+    if not message.get("more_body"):
+        if len(body) > limit:
+            raise ApiError(413, f"The request body is over {limit} bytes.", code="request_too_large")
+        return body
+    parts = [body]
+    size = len(body)
+    while message.get("more_body"):
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        parts.append(message.get("body", b""))
+        size += len(parts[-1])
+        if size > limit:
+            raise ApiError(413, f"The request body is over {limit} bytes.", code="request_too_large")
+    return b"".join(parts)
+
+
+async def send_json(send: Send, status: int, document: Any) -> int:
+    await send({"type": "http.response.start", "status": status, "headers": JSON})
+    await send({"type": "http.response.body", "body": json.dumps(document).encode()})
+    return status
+
+
+async def send_error(send: Send, error: ApiError) -> None:
+    headers = [*JSON, *((name.encode(), value.encode()) for name, value in error.headers.items())]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": error.body()})
+
+
+def uvicorn_config(app: Any, host: str, port: int, **options: Any) -> Any:
+    """How ``app`` is served on ``host:port``: uvloop and httptools, no access log, no proxy-header rewriting
+    (each costs a noticeable share of the TA's per-request budget); ``options`` override (``uvicorn.Config``'s)."""
+    import uvicorn
+
+    settings: dict[str, Any] = {"host": host, "port": port, "loop": "uvloop", "http": "httptools",
+                                "access_log": False, "proxy_headers": False, "lifespan": "on",
+                                "log_level": "warning", "backlog": 2048}
+    settings.update(options)
+    return uvicorn.Config(app, **settings)
