@@ -134,8 +134,8 @@ def test_a_bad_import_is_caught(tmp_path: Path) -> None:
         "x/stake/client/query.py": ("from x.stake.errors import E\nfrom x.stake.types import T\n"
                                     "from x.stake.client import q\nfrom x.stake.keeper import Keeper\n",
                                     "x/stake/client/query.py:4 imports x.stake.keeper.Keeper (x.stake.client may not)"),
-        "x/bls/client.py": ("from sdk.services import gonka\nfrom x.bls.query_server import GONKA\n",
-                            "x/bls/client.py:2 imports x.bls.query_server.GONKA (x.bls.client may not)"),
+        "x/bls/client.py": ("from sdk.services import gonka\nfrom x.bls.query_server import QueryServer\n",
+                            "x/bls/client.py:2 imports x.bls.query_server.QueryServer (x.bls.client may not)"),
         "host/proxy.py": ("from sdk.http.asgi import send_json\nfrom x.inference.client import Finish\n"
                           "from host.config import C\nfrom agent.router import Router\n",
                           "host/proxy.py:4 imports agent.router.Router (host may not)"),

@@ -93,15 +93,13 @@ def _files(module: Path) -> list[str]:
 
 
 def _query_prefixes(module: Path) -> list[str]:
-    """Query service prefixes spelled as string literals (the client library, shaped apart, is not read)."""
+    """Query service prefixes spelled as string literals, its client library included."""
     out = []
-    for path in sorted(module.glob("*.py")):
-        if path.name == "client.py":
-            continue
+    for path in sorted(module.rglob("*.py")):
         for node in ast.walk(_parse(path)):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and node.value.startswith(("/gonka.", "/cosmos.")) and node.value.endswith(".Query/")):
-                out.append(f"{module.name}/{path.name}:{node.lineno} spells {node.value!r} (sdk/services.py)")
+                out.append(f"{path.relative_to(module.parent)}:{node.lineno} spells {node.value!r} (sdk/services.py)")
     return out
 
 

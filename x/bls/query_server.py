@@ -13,21 +13,18 @@ from sdk.services import gonka
 from x.bls import keys
 from x.bls.keeper import BlsKeeper
 
-GONKA = gonka("bls").query
-"""The prefix of every path here; the client library builds its query paths on it."""
-
-
 class QueryServer:
     def __init__(self, keeper: BlsKeeper) -> None:
         self.keeper = keeper
 
     def routes(self) -> dict[str, QueryRoute]:
+        query = gonka("bls").query
         return {
-            GONKA + "Key": QueryRoute(query_pb2.QueryKeyRequest, self.key, bounded=True),
-            GONKA + "Keys": QueryRoute(query_pb2.QueryKeysRequest, self.keys),
-            GONKA + "Certificate": QueryRoute(query_pb2.QueryCertificateRequest, self.certificate, bounded=True),
-            GONKA + "Beacon": QueryRoute(query_pb2.QueryBeaconRequest, self.beacon, bounded=True),
-            GONKA + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
+            query + "Key": QueryRoute(query_pb2.QueryKeyRequest, self.key, bounded=True),
+            query + "Keys": QueryRoute(query_pb2.QueryKeysRequest, self.keys),
+            query + "Certificate": QueryRoute(query_pb2.QueryCertificateRequest, self.certificate, bounded=True),
+            query + "Beacon": QueryRoute(query_pb2.QueryBeaconRequest, self.beacon, bounded=True),
+            query + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
         }
 
     def key(self, ctx: Context, req: query_pb2.QueryKeyRequest) -> query_pb2.QueryKeyResponse:

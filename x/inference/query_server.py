@@ -16,10 +16,6 @@ from x.inference.keeper import InferenceKeeper
 
 T = TypeVar("T")
 
-GONKA = gonka("inference").query
-"""The prefix of every path here; the client library builds its query paths on it."""
-
-
 def kept(found: T | None, missing: str) -> T:
     """``found``, or ``sdk/38`` with ``missing`` if there is none."""
     if found is None:
@@ -42,16 +38,17 @@ class QueryServer:
         self.keeper = keeper
 
     def routes(self) -> dict[str, QueryRoute]:
+        query = gonka("inference").query
         return {
-            GONKA + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
-            GONKA + "Models": QueryRoute(query_pb2.QueryModelsRequest, self.models),
-            GONKA + "Model": QueryRoute(query_pb2.QueryModelRequest, self.model, bounded=True),
-            GONKA + "Nodes": QueryRoute(query_pb2.QueryNodesRequest, self.nodes),
-            GONKA + "Inference": QueryRoute(query_pb2.QueryInferenceRequest, self.inference, bounded=True),
-            GONKA + "Inferences": QueryRoute(query_pb2.QueryInferencesRequest, self.inferences),
-            GONKA + "BlockWork": QueryRoute(query_pb2.QueryBlockWorkRequest, self.block_work, bounded=True),
-            GONKA + "EpochWork": QueryRoute(query_pb2.QueryEpochWorkRequest, self.epoch_work),
-            GONKA + "WorkProof": QueryRoute(query_pb2.QueryWorkProofRequest, self.work_proof),
+            query + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
+            query + "Models": QueryRoute(query_pb2.QueryModelsRequest, self.models),
+            query + "Model": QueryRoute(query_pb2.QueryModelRequest, self.model, bounded=True),
+            query + "Nodes": QueryRoute(query_pb2.QueryNodesRequest, self.nodes),
+            query + "Inference": QueryRoute(query_pb2.QueryInferenceRequest, self.inference, bounded=True),
+            query + "Inferences": QueryRoute(query_pb2.QueryInferencesRequest, self.inferences),
+            query + "BlockWork": QueryRoute(query_pb2.QueryBlockWorkRequest, self.block_work, bounded=True),
+            query + "EpochWork": QueryRoute(query_pb2.QueryEpochWorkRequest, self.epoch_work),
+            query + "WorkProof": QueryRoute(query_pb2.QueryWorkProofRequest, self.work_proof),
         }
 
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:

@@ -12,22 +12,19 @@ from protogen.gonka.learning.v1 import learning_pb2, query_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
 
-QUERY = gonka("learning").query
-"""The prefix of every path here; the client library builds its query paths on it."""
-
-
 class QueryServer:
     def __init__(self, keeper: LearningKeeper) -> None:
         self.keeper = keeper
 
     def routes(self) -> dict[str, QueryRoute]:
+        query = gonka("learning").query
         return {
-            QUERY + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
-            QUERY + "Run": QueryRoute(query_pb2.QueryRunRequest, self.run, bounded=True),
-            QUERY + "Runs": QueryRoute(query_pb2.QueryRunsRequest, self.runs),
-            QUERY + "Checkpoint": QueryRoute(query_pb2.QueryCheckpointRequest, self.checkpoint, bounded=True),
-            QUERY + "Checkpoints": QueryRoute(query_pb2.QueryCheckpointsRequest, self.checkpoints),
-            QUERY + "Verdicts": QueryRoute(query_pb2.QueryVerdictsRequest, self.verdicts),
+            query + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
+            query + "Run": QueryRoute(query_pb2.QueryRunRequest, self.run, bounded=True),
+            query + "Runs": QueryRoute(query_pb2.QueryRunsRequest, self.runs),
+            query + "Checkpoint": QueryRoute(query_pb2.QueryCheckpointRequest, self.checkpoint, bounded=True),
+            query + "Checkpoints": QueryRoute(query_pb2.QueryCheckpointsRequest, self.checkpoints),
+            query + "Verdicts": QueryRoute(query_pb2.QueryVerdictsRequest, self.verdicts),
         }
 
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
