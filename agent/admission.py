@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 
 class Admission:
+    """Slots on the router's nodes, handed out at once or in the fee queue's order."""
+
     def __init__(self, router: Router, queue: FeeQueue, timeout_s: float, retry_after_s: int) -> None:
         self.router = router
         self.queue = queue

@@ -27,6 +27,8 @@ PATH = "/v1/chat/completions"
 
 
 class Forwarder:
+    """Requests to the router's nodes; a node that fails is marked dead there."""
+
     def __init__(self, router: Router, timeout_s: float) -> None:
         self.router = router
         self.timeout_s = timeout_s
@@ -127,6 +129,7 @@ def answer_headers(response: Response, inference: bytes) -> list[tuple[bytes, by
 
 
 async def send_whole(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+    """A whole answer to the client, as the host gave it; its status."""
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
     return status

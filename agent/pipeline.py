@@ -46,6 +46,7 @@ class ChainCall(Protocol):
 
 
 def chain_error(error: ChainError) -> AgentError:
+    """The chain's refusal of a start, for the client: 402 for funds, 409 for an id it has, else 400."""
     status, kind = {"insufficient_funds": (402, "insufficient_funds"),
                     "already_exists": (409, "invalid_request_error")}.get(error.reason, (400, "invalid_request_error"))
     return AgentError(status, f"The chain refused the inference: {error}", kind, error.reason)
