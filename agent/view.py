@@ -27,13 +27,21 @@ from agent.batcher import StartBatcher
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
-from sdk.client.chain import M, Cached, ChainClient
+from sdk.client.chain import Cached, ChainClient, M
 from sdk.client.rpc import RPCError
 from sdk.client.signer import Sent
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
 from sdk.services import gonka
-from x.inference.client import ChainError, Model, Node, StartRequest, inference, refusal, start_message
+from x.inference.client import (
+    ChainError,
+    Model,
+    Node,
+    StartRequest,
+    inference,
+    refusal,
+    start_message,
+)
 
 INFERENCE, STAKE, EPOCHS = gonka("inference").query, gonka("stake").query, gonka("epochs").query
 DEFAULT_GAS_LIMIT = 200_000
