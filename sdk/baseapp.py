@@ -6,7 +6,7 @@ failing transaction reverts only its own writes. Only ``Commit`` persists, in on
 
 Threading: every ABCI call runs on the node's event loop, one at a time, except the job a module query
 or a simulation becomes (``begin_query``): that reads only a snapshot of the committed state, taken on
-the loop, and may run on a worker thread (sdk/server/workers.py) while blocks execute and commit.
+the loop, and may run on a worker thread (sdk/workers.py) while blocks execute and commit.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from google.protobuf.message import Message
 
 from sdk.abci.application import Application
 from sdk.coins import format_dec_coins
-from sdk.consensus import (
+from sdk.abci.blocks import (
     BlockInfo, VoteExtension, block_info, decode_injected_entry, decode_vote_extension, encode_injected_entry,
     encode_vote_extension, fit_txs, is_injected_entry, proto_tx_size, time_ns,
 )
@@ -517,7 +517,7 @@ class BaseApp(Application):
         return abci.ResponseProcessProposal(status=abci.ResponseProcessProposal.ACCEPT)
 
     def extend_vote(self, req: abci.RequestExtendVote) -> abci.ResponseExtendVote:
-        """Every module's part, combined into one extension (``sdk/consensus.py``)."""
+        """Every module's part, combined into one extension (``sdk/abci/blocks.py``)."""
         block = block_info(req, self.header_app_hash())
         parts: dict[str, bytes] = {}
         for module in self.modules:

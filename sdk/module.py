@@ -4,7 +4,7 @@ Block hooks (``begin_block``, ``end_block``) get the whole block as a ``BlockInf
 the block's state: a hook that raises is logged by module and hook, its writes are discarded, and the block
 goes on. The ABCI 2.0 hooks (``extend_vote``, ``verify_vote_extension``, ``prepare_proposal``,
 ``process_proposal``, ``deliver_entry``) are composed by BaseApp in app order; their byte formats are in
-``sdk/consensus.py`` and the whole interface is described in ``sdk/README.md``.
+``sdk/abci/blocks.py`` and the whole interface is described in ``sdk/README.md``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
-from sdk.consensus import BlockInfo, VoteExtension
+from sdk.abci.blocks import BlockInfo, VoteExtension
 from sdk.context import Context
 from sdk.invariants import Invariant
 

@@ -12,7 +12,7 @@ from google.protobuf import json_format
 
 from protogen.gonka.bls.v1 import bls_pb2, genesis_pb2, tx_pb2
 from sdk.cli.flags import message_dict
-from sdk.consensus import BlockInfo, VoteExtension
+from sdk.abci.blocks import BlockInfo, VoteExtension
 from sdk.context import Context
 from sdk.crypto import bech32, bls
 from sdk.errors import ABCIError

@@ -8,7 +8,7 @@ from google.protobuf import json_format
 
 from protogen.gonka.epochs.v1 import genesis_pb2, query_pb2, tx_pb2
 from sdk.cli.flags import message_dict
-from sdk.consensus import BlockInfo
+from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.module import BaseModule, MsgRoute, QueryRoute, type_url
 from sdk.params import update_params_route

@@ -10,7 +10,7 @@ from google.protobuf import json_format
 
 from sdk.address import parse_address
 from sdk.cli.flags import message_dict
-from sdk.consensus import BlockInfo
+from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidRequest, ErrNotFound

@@ -14,7 +14,7 @@ from google.protobuf import json_format
 from protogen.gonka.slashing.v1 import genesis_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
 from sdk.cli.flags import message_dict
-from sdk.consensus import BlockInfo
+from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidAddress, ErrNotFound

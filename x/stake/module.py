@@ -11,7 +11,7 @@ from protogen.gonka.stake.v1 import genesis_pb2, stake_pb2
 from protogen.gonka.stake.v1 import tx_pb2 as stake_tx
 from sdk.cli.flags import message_dict
 from sdk.coins import parse_amount
-from sdk.consensus import BlockInfo
+from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.errors import ABCIError
