@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 from grpc_reflection.v1alpha import reflection
 
 from sdk.baseapp import BaseApp
+from sdk.client.rpc import CometRPC, RPCError
 from sdk.codec import decode
 from sdk.errors import (
     ABCIError,
@@ -39,7 +40,6 @@ from sdk.grpc.methods import ContextHandler, ContextMethods, Handler, Service
 from sdk.grpc.tendermint_service import TendermintService
 from sdk.grpc.tx_service import TxService
 from sdk.module import QueryRoute
-from sdk.client.rpc import CometRPC, RPCError
 from sdk.workers import run_job
 
 log = logging.getLogger("gonkad.grpc")

@@ -22,9 +22,9 @@ from google.protobuf import json_format
 from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.baseapp import BaseApp
+from sdk.client.rpc import CometRPC
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidRequest
-from sdk.client.rpc import CometRPC
 from sdk.grpc.comet import call_with_client_input, comet_page
 from sdk.grpc.methods import Methods
 

@@ -20,14 +20,14 @@ from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2, tx_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf import json_format
 
-from sdk.baseapp import BaseApp
-from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
-from sdk.client.rpc import CometRPC, RPCError
 from sdk.abci.blocks import is_injected_entry
-from sdk.tx import decode_tx
+from sdk.baseapp import BaseApp
+from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import pack
+from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
 from sdk.grpc.comet import call_with_client_input, comet_page, per_page
 from sdk.grpc.methods import Methods
+from sdk.tx import decode_tx
 from sdk.workers import run_job
 
 _ORDER_BY = {service_pb2.ORDER_BY_ASC: "asc", service_pb2.ORDER_BY_DESC: "desc"}
