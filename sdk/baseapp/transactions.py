@@ -92,7 +92,7 @@ class Transactions(Core):
             tx, messages, signers = prepared.tx, prepared.messages, prepared.signers
             gas_wanted = int(tx.auth_info.fee.gas_limit)
             meter = GasMeter(self.simulation_gas_limit if ctx.mode is ExecMode.SIMULATE else gas_wanted)
-            ante_branch = ctx.store.branch()  # type: ignore[attr-defined]
+            ante_branch = CacheKV(ctx.store)
             ante_ctx = Context(GasKV(ante_branch, meter), ctx.header, ctx.mode, meter, ctx.min_gas_prices)
             self.ante(ante_ctx, tx, signers)
         except ABCIError as err:
@@ -109,7 +109,7 @@ class Transactions(Core):
         meter: GasMeter,
     ) -> abci.ExecTxResult:
         """The messages of a transaction whose ante handler passed, in one branch written only if all succeed."""
-        msg_branch = ctx.store.branch()  # type: ignore[attr-defined]
+        msg_branch = CacheKV(ctx.store)
         msg_ctx = ante_ctx.with_store(GasKV(msg_branch, meter))
         responses = abci_types.TxMsgData()
         try:
@@ -163,11 +163,11 @@ class Transactions(Core):
 
     def execute_packed(self, ctx: Context, signer: bytes, packed: Sequence[AnyPb]) -> list[Message]:
         """Run ``packed`` in order as ``signer`` (who must be each message's only signer, else ``sdk/4``),
-        atomically: in a branch of ``ctx`` (a branchable store, e.g. a block hook's) that is written, with
+        atomically: in a branch of ``ctx``'s store that is written, with
         its events and validator updates, only if every message succeeds. Returns the responses (``Empty``
         where a handler returns none); raises the first failure's ABCIError, its log prefixed with the
         message's index and type, and then nothing of them applies."""
-        branch = ctx.store.branch()  # type: ignore[attr-defined]
+        branch = CacheKV(ctx.store)
         sub = ctx.with_store(branch)
         responses: list[Message] = []
         for index, one in enumerate(packed):
