@@ -47,7 +47,7 @@ from gonkad import genesis, localnet  # noqa: E402
 from sdk.address import consensus_address  # noqa: E402
 from sdk.client.rpc import CometRPC  # noqa: E402
 from sdk.client.txbuilder import address_of  # noqa: E402
-from sdk.consensus import INJECTED_ENTRY_MAGIC, encode_vote_extension  # noqa: E402
+from sdk.abci.blocks import INJECTED_ENTRY_MAGIC, encode_vote_extension  # noqa: E402
 from sdk.crypto import bls, certificate, secp256k1  # noqa: E402
 from sdk.store.commitstore import CommitStore  # noqa: E402
 from x.bls.consensus import NodeKey  # noqa: E402

@@ -2,7 +2,7 @@
 
 If either side dies the node stops as a whole, so an outside supervisor (``gonkad localnet start``,
 systemd) restarts it cleanly; CometBFT's handshake then replays whatever the app has not committed.
-The ABCI and gRPC servers share one event loop and one small pool of query workers (sdk/server/workers.py),
+The ABCI and gRPC servers share one event loop and one small pool of query workers (sdk/workers.py),
 which is drained before the store closes.
 """
 
@@ -20,10 +20,10 @@ from app import GonkaApp
 from sdk.abci.server import ABCIServer
 from sdk.invariants import InvariantBroken
 from gonkad.config import load_app_config, read_cometbft_config, split_address
-from sdk.server.grpc import GRPCServer
+from sdk.grpc import GRPCServer
 from gonkad.paths import app_db, cometbft_binary, pid_file
 from sdk.store.commitstore import CommitStore
-from sdk.server.workers import query_workers
+from sdk.workers import query_workers
 from x.bls.keyfile import key_file
 
 log = logging.getLogger("gonkad.node")

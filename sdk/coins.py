@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from fractions import Fraction
 
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
@@ -55,8 +56,8 @@ def make_coins(pairs: list[tuple[str, int]]) -> Coins:
     return Coins(sorted(pairs))
 
 
-def coins_from_proto(coins: "list[coin_pb2.Coin] | object") -> Coins:
-    return make_coins([(coin.denom, parse_amount(coin.amount)) for coin in coins])  # type: ignore[attr-defined]
+def coins_from_proto(coins: Iterable[coin_pb2.Coin]) -> Coins:
+    return make_coins([(coin.denom, parse_amount(coin.amount)) for coin in coins])
 
 
 def parse_coins(text: str) -> Coins:

@@ -4,22 +4,22 @@ Block hooks (``begin_block``, ``end_block``) get the whole block as a ``BlockInf
 the block's state: a hook that raises is logged by module and hook, its writes are discarded, and the block
 goes on. The ABCI 2.0 hooks (``extend_vote``, ``verify_vote_extension``, ``prepare_proposal``,
 ``process_proposal``, ``deliver_entry``) are composed by BaseApp in app order; their byte formats are in
-``sdk/consensus.py`` and the whole interface is described in ``sdk/README.md``.
+``sdk/abci/blocks.py`` and the whole interface is described in ``sdk/README.md``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
-from sdk.consensus import BlockInfo, VoteExtension
+from sdk.abci.blocks import BlockInfo, VoteExtension
 from sdk.context import Context
 from sdk.invariants import Invariant
+from sdk.store.cachekv import CacheKV
 
 log = logging.getLogger("gonkad.app")
 
@@ -148,7 +148,7 @@ def run_hook(ctx: Context, what: str, call: Callable[[Context], None]) -> Except
     ``ctx``: its writes, events and validator updates land only if it returns. A raising hook is logged
     (``what`` names it) and its writes discarded, the same on every node, so the block goes on. Returns
     the failure."""
-    branch = ctx.store.branch()  # type: ignore[attr-defined]
+    branch = CacheKV(ctx.store)
     hook_ctx = ctx.with_store(branch)
     try:
         call(hook_ctx)

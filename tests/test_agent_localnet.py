@@ -46,7 +46,7 @@ from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC
 from sdk.client.signing import SignedRequests, request_headers, verify_identity
 from sdk.client.txbuilder import address_of, query_account
-from sdk.consensus import INJECTED_ENTRY_MAGIC
+from sdk.abci.blocks import INJECTED_ENTRY_MAGIC
 from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import inference_id as id_of_request
 from sdk.keyring.keyring import Keyring

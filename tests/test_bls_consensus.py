@@ -18,7 +18,7 @@ from gonkad import genesis
 from protogen.gonka.bls.v1 import bls_pb2, query_pb2, tx_pb2
 from sdk.address import consensus_address
 from sdk.client.txbuilder import address_of, sign_tx
-from sdk.consensus import decode_injected_entry, decode_vote_extension, encode_injected_entry, encode_vote_extension
+from sdk.abci.blocks import decode_injected_entry, decode_vote_extension, encode_injected_entry, encode_vote_extension
 from sdk.crypto import bech32, bls, certificate, secp256k1
 from sdk.services import gonka
 from x.bls import certificates, client

@@ -42,7 +42,7 @@ from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.tx import TxOptions, deliver, wait_for_tx
 from sdk.client.txbuilder import address_of
-from sdk.consensus import decode_injected_entry
+from sdk.abci.blocks import decode_injected_entry
 from sdk.crypto import certificate
 from sdk.keyring.keyring import Keyring
 from sdk.services import gonka

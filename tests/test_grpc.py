@@ -30,9 +30,9 @@ from google.protobuf.message import Message
 from gonkad import localnet
 from sdk.client.rpc import CometRPC
 from sdk.coins import Coins, parse_coins, parse_dec_coins, required_fees
-from sdk.consensus import decode_injected_entry, is_injected_entry
+from sdk.abci.blocks import decode_injected_entry, is_injected_entry
 from sdk.crypto import bech32, secp256k1
-from sdk.server.grpc import GRPCServer
+from sdk.grpc import GRPCServer
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from x.auth.keys import module_address
 from x.stake.params import default_params

@@ -19,8 +19,8 @@ from protogen.gonka.inference.v1 import query_pb2 as inference_query
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from sdk.coins import parse_coins
 from sdk.crypto import secp256k1
-from sdk.server.grpc import GRPCServer
-from sdk.server.workers import query_workers
+from sdk.grpc import GRPCServer
+from sdk.workers import query_workers
 from sdk.store.commitstore import CommitStore
 from app import GonkaApp
 from chain import InProcessChain

@@ -26,7 +26,7 @@ from gonkad import genesis
 from gonkad.config import AppConfig, load_app_config, save_app_config
 from sdk.baseapp import BaseApp
 from sdk.client.txbuilder import address_of, sign_tx
-from sdk.consensus import (
+from sdk.abci.blocks import (
     INJECTED_ENTRY_MAGIC, BlockInfo, Misbehavior, VoteExtension, VoteInfo, decode_vote_extension,
     encode_injected_entry, encode_vote_extension,
 )

@@ -32,10 +32,10 @@ from sdk.context import Context
 from sdk.crypto import bech32, secp256k1
 from sdk.errors import ErrOutOfGas
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
-from sdk.server.grpc import GRPCServer
+from sdk.grpc import GRPCServer
 from sdk.module import QueryRoute
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
-from sdk.server.workers import query_workers
+from sdk.workers import query_workers
 from chain import AppOptions, InProcessChain
 from test_abci_server import FLUSH, Client
 

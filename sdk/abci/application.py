@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
-from sdk.consensus import fit_txs
+from sdk.abci.blocks import fit_txs
 
 CODE_TYPE_OK = 0
 
@@ -60,7 +60,7 @@ class Application:
         """Keep the proposed txs in order, stopping before max_tx_bytes is exceeded.
 
         CometBFT rejects a proposal whose txs exceed max_tx_bytes (counted as
-        their protobuf size, ``sdk.consensus.proto_tx_size``), so the default
+        their protobuf size, ``sdk.abci.blocks.proto_tx_size``), so the default
         must not just echo ``req.txs``.
         """
         return abci.ResponsePrepareProposal(txs=fit_txs(req.txs, req.max_tx_bytes))

@@ -33,7 +33,7 @@ from google.protobuf.message import DecodeError, Message
 
 from .application import Application
 from .framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameError, encode_frame
-from sdk.server.workers import run_job
+from sdk.workers import run_job
 
 log = logging.getLogger("sdk.abci")
 QueryJob = Callable[[], abci.ResponseQuery]

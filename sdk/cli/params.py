@@ -25,7 +25,9 @@ def update_params_message(msg_type: type[Message], authority: str, params: dict[
         raise TxError(f"params file does not fit {msg_type.DESCRIPTOR.full_name}: {exc}") from None
 
 
-def add_update_params_command(commands: argparse._SubParsersAction, msg_type: type[Message]) -> None:
+def add_update_params_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], msg_type: type[Message]
+) -> None:
     """Register ``update-params`` under a module's ``tx`` commands."""
     p = commands.add_parser("update-params", help="replace the module's params (the authority signs): PARAMS.json")
     p.add_argument("params_file", help="the params as JSON (proto3 JSON field names)")

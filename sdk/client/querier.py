@@ -29,7 +29,7 @@ class Querier:
                 try:
                     return call(data, timeout=self.timeout)
                 except grpc.RpcError as exc:
-                    raise RPCError(f"{exc.code().name}: {exc.details()}") from None  # type: ignore[attr-defined]
+                    raise RPCError(f"{exc.code().name}: {exc.details()}") from None
         reply = self.rpc.abci_query(path, data)
         if reply.get("code"):
             raise RPCError(reply.get("log") or f"query failed with code {reply['code']}")

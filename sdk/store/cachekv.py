@@ -127,9 +127,9 @@ class CacheKV:
             raise TypeError("parent has no set/delete; hand changes() to CommitStore.apply instead")
         for k, v in self._writes.items():
             if v is None:
-                parent.delete(k)  # type: ignore[attr-defined]
+                parent.delete(k)
             else:
-                parent.set(k, v)  # type: ignore[attr-defined]
+                parent.set(k, v)
         self._writes = {}
         self._sorted = None
 

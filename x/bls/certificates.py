@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from protogen.gonka.bls.v1 import bls_pb2
 from sdk.baseapp import stored_consensus_params
-from sdk.consensus import BlockInfo, VoteExtension
+from sdk.abci.blocks import BlockInfo, VoteExtension
 from sdk.context import Context
 from sdk.crypto import bls, certificate
 from x.bls.keeper import BlsKeeper

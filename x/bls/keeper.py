@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Sequence
 
 from protogen.gonka.bls.v1 import bls_pb2
-from sdk.consensus import VoteInfo
+from sdk.abci.blocks import VoteInfo
 from sdk.context import Context
 from sdk.crypto import bech32, certificate
 from x.bls import keys

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from protogen.gonka.bls.v1 import bls_pb2
-from sdk.consensus import BlockInfo, VoteExtension
+from sdk.abci.blocks import BlockInfo, VoteExtension
 from sdk.context import Context
 from sdk.crypto import bls
 from sdk.invariants import Invariant

@@ -16,7 +16,7 @@ from protogen.gonka.slashing.v1 import slashing_pb2 as gonka_slashing
 from sdk.address import consensus_address
 from sdk.baseapp import stored_consensus_params
 from sdk.coins import Coins
-from sdk.consensus import BlockInfo, Misbehavior
+from sdk.abci.blocks import BlockInfo, Misbehavior
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.dec import mul_floor

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sdk.consensus import BlockInfo
+from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.invariants import Invariant
 from sdk.module import BaseModule, MsgRoute, QueryRoute

@@ -4,6 +4,6 @@ server's event loop; module queries and simulations run on the node's query work
 the committed state, so they never see half a block and never hold up consensus.
 """
 
-from sdk.server.grpc.server import GRPCServer
+from sdk.grpc.server import GRPCServer
 
 __all__ = ["GRPCServer"]

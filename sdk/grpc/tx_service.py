@@ -12,7 +12,7 @@ import base64
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as sdk_abci
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
@@ -20,17 +20,15 @@ from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2, tx_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf import json_format
 
+from sdk.abci.blocks import is_injected_entry
 from sdk.baseapp import BaseApp
-from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
 from sdk.client.rpc import CometRPC, RPCError
-from sdk.consensus import is_injected_entry
-from sdk.tx import decode_tx
 from sdk.client.txbuilder import pack
-from sdk.server.grpc.comet import call_with_client_input, comet_page, per_page
-from sdk.server.workers import run_job
-
-if TYPE_CHECKING:
-    from sdk.server.grpc.server import Methods
+from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
+from sdk.grpc.comet import call_with_client_input, comet_page, per_page
+from sdk.grpc.methods import Methods
+from sdk.tx import decode_tx
+from sdk.workers import run_job
 
 _ORDER_BY = {service_pb2.ORDER_BY_ASC: "asc", service_pb2.ORDER_BY_DESC: "desc"}
 """tx_search's ``order_by``; unspecified is CometBFT's default, oldest first."""
@@ -201,7 +199,7 @@ class TxService:
             self.rpc, "tx_search", f"search {query!r}, page {page} ({size} per page)",
             query=query, page=str(page), per_page=str(size), order_by=_ORDER_BY.get(req.order_by, ""),
         )
-        # A module's injected proposal entry (sdk/consensus.py) is indexed by CometBFT like a tx (tx.height)
+        # A module's injected proposal entry (sdk/abci/blocks.py) is indexed by CometBFT like a tx (tx.height)
         # but is none: it is left out, and out of the total.
         entries = [t for t in found["txs"] if not is_injected_entry(base64.b64decode(t["tx"]))]
         times = {height: await self.block_time(height) for height in {t["height"] for t in entries}}

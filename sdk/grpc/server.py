@@ -2,7 +2,7 @@
 
 Handlers are coroutines on the loop that serves ABCI. A module query or a simulation is bound, on the
 loop and between two ABCI requests, to a snapshot of the committed state (``BaseApp.committed_job``)
-and then awaited on the node's query workers (sdk/server/workers.py), so consensus is not held up behind
+and then awaited on the node's query workers (sdk/workers.py), so consensus is not held up behind
 it; other state reads are done on the loop without awaiting. CometBFT RPC calls are awaited in a thread
 so the loop keeps serving ABCI (BroadcastTx waits on CheckTx, which this same loop answers).
 
@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from functools import partial
-from typing import Any
 
 import grpc
 from google.protobuf.message import Message
 from grpc_reflection.v1alpha import reflection
 
 from sdk.baseapp import BaseApp
+from sdk.client.rpc import CometRPC, RPCError
 from sdk.codec import decode
 from sdk.errors import (
     ABCIError,
@@ -37,20 +36,13 @@ from sdk.errors import (
     ErrOutOfGas,
     ErrTxDecode,
 )
-from sdk.server.grpc.tendermint_service import TendermintService
-from sdk.server.grpc.tx_service import TxService
+from sdk.grpc.methods import ContextHandler, ContextMethods, Handler, Service
+from sdk.grpc.tendermint_service import TendermintService
+from sdk.grpc.tx_service import TxService
 from sdk.module import QueryRoute
-from sdk.client.rpc import CometRPC, RPCError
-from sdk.server.workers import run_job
+from sdk.workers import run_job
 
 log = logging.getLogger("gonkad.grpc")
-
-Handler = Callable[[Any], Awaitable[Message]]
-Methods = dict[str, tuple[type[Message], Handler]]
-"""One service's implemented methods: method name -> (request type, coroutine answering it)."""
-ContextHandler = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Message]]
-"""A method that also reads the call's metadata and may send its own (module queries: the block height)."""
-ContextMethods = dict[str, tuple[type[Message], ContextHandler]]
 
 HEIGHT_HEADER = "x-cosmos-block-height"
 _INT64 = re.compile(r"[+-]?[0-9]{1,19}")
@@ -91,6 +83,7 @@ def unary_handler(path: str, request_type: type[Message], handler: ContextHandle
             log.exception("gRPC %s failed", path)
             code, details = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}"
         await context.abort(code, details)
+        raise AssertionError("ServicerContext.abort ends the call by raising")
 
     return grpc.unary_unary_rpc_method_handler(handle)
 
@@ -153,7 +146,8 @@ class GRPCServer:
 
     def services(self) -> dict[str, ContextMethods]:
         services = query_services(self.app, self.workers)
-        for service in (TxService(self.app, self.rpc, self.workers), TendermintService(self.app, self.rpc)):
+        own: tuple[Service, ...] = (TxService(self.app, self.rpc, self.workers), TendermintService(self.app, self.rpc))
+        for service in own:
             if service.NAME in services:
                 raise ValueError(f"service {service.NAME} is also registered by a module")
             services[service.NAME] = {method: (request_type, _without_context(handler))

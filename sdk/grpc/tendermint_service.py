@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
 from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2, types_pb2 as sdk_types
@@ -22,13 +22,11 @@ from google.protobuf import json_format
 from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.baseapp import BaseApp
+from sdk.client.rpc import CometRPC
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidRequest
-from sdk.client.rpc import CometRPC
-from sdk.server.grpc.comet import call_with_client_input, comet_page
-
-if TYPE_CHECKING:
-    from sdk.server.grpc.server import Methods
+from sdk.grpc.comet import call_with_client_input, comet_page
+from sdk.grpc.methods import Methods
 
 APP_NAME = "gonkad"
 VALCONS_PREFIX = bech32.ACCOUNT_PREFIX + "valcons"
