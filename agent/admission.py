@@ -8,16 +8,14 @@ full or the wait runs out; ``GONE`` when the client left while waiting.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from agent.errors import rate_limited, unavailable
 from agent.queue import FeeQueue, Waiter
 from agent.request import GONE, Outcome
 from agent.router import NoCapableNode, NodeState, Router
+from sdk.http.asgi import Receive
 from sdk.http.errors import ApiError
 
-if TYPE_CHECKING:
-    from agent.server import Receive
 
 
 class Admission:

@@ -13,15 +13,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
 
 from agent.request import GONE, ChatRequest, Retry, Unpaid
 from agent.router import NodeState, Router
+from sdk.http.asgi import Receive, Send
 from sdk.http.errors import stream_failure_event
 from sdk.http.upstream import Response, UpstreamError, next_chunk
 
-if TYPE_CHECKING:
-    from agent.server import Receive, Send
 
 PATH = "/v1/chat/completions"
 

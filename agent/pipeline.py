@@ -20,22 +20,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from agent.admission import Admission
 from agent.auth import Authenticator
 from agent.chain import ChainError, StartRequest
+from agent.config import AgentConfig
 from agent.forward import Forwarder, answer_headers, send_whole
 from agent.metrics import Metrics
 from agent.queue import FeeQueue
 from agent.request import Attempts, ChatRequest, Outcome, Price, Retry, Unpaid
 from agent.router import NodeState, Router
 from sdk.client.rpc import RPCError
+from sdk.http.asgi import Receive, Send
 from sdk.http.errors import ApiError
 from sdk.http.signed import Requester, forward_headers
 
-if TYPE_CHECKING:
-    from agent.server import AgentConfig, Receive, Send
 
 T = TypeVar("T")
 

@@ -20,9 +20,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from agent.auth import Authenticator
+from agent.config import AgentConfig
 from agent.metrics import Metrics
 from agent.pipeline import ChatPipeline
 from agent.queue import FeeQueue
@@ -36,41 +35,6 @@ from sdk.http.upstream import Pool, UpstreamError
 
 log = logging.getLogger("gonka.agent")
 T = TypeVar("T")
-
-
-class AgentConfig(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
-
-    key: secp256k1.PrivateKey
-    """The TA's secp256k1 key: its address is what requesters sign for and what signs ``/v1/identity``."""
-    chain: Any
-    """The ``agent.chain.ChainView`` the TA reads and writes the chain through."""
-    host: str = "127.0.0.1"
-    port: int = Field(0, ge=0, lt=65536)
-    denom: str = "ngonka"
-    queue_bound: int = Field(256, ge=0)
-    queue_timeout_s: float = Field(60.0, gt=0)
-    retry_after_s: int = Field(1, ge=0)
-    window_old_s: float = Field(50.0, gt=0)
-    window_ahead_s: float = Field(20.0, ge=0)
-    """The request timestamp's window: the chain's (x/inference ``request_max_age_s`` 60, ``request_max_future_s``
-    30) less a 10 s margin, so what the TA admits is inside the chain's window at the block its start lands in
-    (that block's time may be seconds after the TA's clock, and lags real time by up to a block)."""
-    replay_cache_size: int = Field(1_000_000, ge=1)
-    poll_interval_s: float = Field(1.0, gt=0)
-    poll_timeout_s: float = Field(1.0, gt=0)
-    connect_timeout_s: float = Field(2.0, gt=0)
-    upstream_timeout_s: float = Field(120.0, gt=0)
-    """The longest wait for a node's first answer bytes, and then between two chunks of a stream."""
-    max_attempts: int = Field(3, ge=1)
-    """Nodes a request may be sent to, when the earlier ones fail before answering."""
-    default_max_tokens: int = Field(256, ge=1)
-    max_body_bytes: int = Field(4 << 20, ge=1024)
-    offload_chain_calls: bool = False
-    """Run ChainView calls on a worker thread (for a view that does network I/O)."""
-    chain_retry_s: float = Field(15.0, ge=0)
-    """How long a request's chain calls (the requester's balance, the start) are tried again while the TA's node
-    does not answer (it is restarting), before the client gets 503 ``chain_unavailable`` (and fails over)."""
 
 
 class Agent:

@@ -49,7 +49,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 import uvicorn  # noqa: E402
 
 from agent.chain import Model, Node  # noqa: E402
-from agent.server import Agent, AgentConfig  # noqa: E402
+from agent.config import AgentConfig
+from agent.server import Agent  # noqa: E402
 from sdk.http.asgi import uvicorn_config  # noqa: E402
 from sdk.http.upstream import Pool  # noqa: E402
 from sdk.client.signing import request_headers  # noqa: E402

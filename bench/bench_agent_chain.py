@@ -51,7 +51,8 @@ BODY = body_of(MODEL)
 
 def role_chain_ta(rpc: str, grpc: str) -> None:
     """The TA as ``gonkad agent start`` runs it, its key the benchmark's TA key."""
-    from agent.server import Agent, AgentConfig
+    from agent.config import AgentConfig
+    from agent.server import Agent
     from agent.view import ChainInferenceView
     view = ChainInferenceView(rpc, TA_KEY, grpc)
     serve_forever(Agent(AgentConfig(key=TA_KEY, chain=view, queue_bound=4096, offload_chain_calls=True)))

@@ -22,7 +22,8 @@ import openai
 import pytest
 
 from agent.chain import ChainError, Model, Node
-from agent.server import Agent, AgentConfig
+from agent.config import AgentConfig
+from agent.server import Agent
 from agent_fakes import FakeNode, ScriptedChain
 from servers import serve
 from sdk.client.process import stop_child

@@ -18,7 +18,8 @@ from agent.auth import default_seed
 from agent.chain import ChainError, Model, Node
 from agent.forward import is_unpaid, release_of
 from agent.request import GONE, Attempts, ChatRequest, Price, Retry
-from agent.server import Agent, AgentConfig
+from agent.config import AgentConfig
+from agent.server import Agent
 from sdk.client.rpc import RPCError
 from sdk.client.signing import request_headers
 from sdk.crypto import bech32, secp256k1

@@ -24,7 +24,8 @@ import openai
 import pytest
 
 from agent.chain import Model, Node
-from agent.server import Agent, AgentConfig
+from agent.config import AgentConfig
+from agent.server import Agent
 from agent_fakes import FakeNode, ScriptedChain, respond
 from host import Digest, Executor, ExecutorConfig, Finisher, FinishJournal, finish_of_answer
 from mlnode.schemas import ChatCompletionRequest

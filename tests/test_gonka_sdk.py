@@ -21,7 +21,8 @@ import pytest
 import uvicorn
 
 from agent.chain import Model, Node
-from agent.server import Agent, AgentConfig
+from agent.config import AgentConfig
+from agent.server import Agent
 from agent_fakes import FakeNode, ScriptedChain
 from gonka import Gonka
 from sdk.crypto import bech32, secp256k1

@@ -23,7 +23,8 @@ import logging
 import os
 from pathlib import Path
 
-from agent.server import Agent, AgentConfig
+from agent.config import AgentConfig
+from agent.server import Agent
 from agent.view import DEFAULT_GAS_LIMIT, ChainInferenceView
 from gonkad.cmd.serve import check_gas, check_grpc, check_node, check_url, listen, parse_port, serve
 from sdk.cli.flags import DEFAULT_HOME, DEFAULT_NODE

@@ -37,7 +37,7 @@ class ChannelQuerier(Querier):
         try:
             return call(data, timeout=self.timeout)
         except grpc.RpcError as exc:
-            raise RPCError(f"{exc.code().name}: {exc.details()}") from None  # type: ignore[attr-defined]
+            raise RPCError(f"{exc.code().name}: {exc.details()}") from None
 
     def close(self) -> None:
         if self.channel is not None:
