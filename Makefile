@@ -15,7 +15,7 @@ LOCALNET_HOME ?= localnet/home
 NATIVE := $(shell find native -name '*.rs' -o -name Cargo.toml)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: install localnet localnet-stop localnet-status test test-fast bench bench-litellm clean
+.PHONY: install localnet localnet-stop localnet-status test check test-unit test-localnet bench bench-litellm clean
 
 install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP)
 
@@ -48,11 +48,20 @@ localnet-status: install
 localnet-stop: install
 	$(PY) -m gonkad localnet stop --home $(LOCALNET_HOME)
 
-test: install
+test: check
 	$(PY) -m pytest -q
 
-test-fast: install
+# The linter, the formatter's check and the type check (settings in pyproject.toml); `make test` runs them first.
+check: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test-unit: install
 	$(PY) -m pytest -q -m "not localnet"
+
+test-localnet: install
+	$(PY) -m pytest -q -m localnet
 
 bench: install
 	$(PY) bench/bench_store.py

@@ -15,7 +15,18 @@ pytest.register_assert_rewrite("chain")  # the in-process chain's own checks fai
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "localnet: starts real gonkad and cometbft processes")
+    config.addinivalue_line("markers", "localnet: starts real gonkad and cometbft processes (tests/*_localnet.py)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The file name says which group a test is in: every test of a ``*_localnet.py`` file starts a real network
+    and is marked ``localnet`` (``make test-localnet``); every other file is a unit test (``make test-unit``),
+    on the in-process chain or none, and may not start one."""
+    for item in items:
+        if item.path.name.endswith("_localnet.py"):
+            item.add_marker(pytest.mark.localnet)
+        elif item.get_closest_marker("localnet") is not None:
+            raise pytest.UsageError(f"{item.nodeid} is marked localnet: move it to a *_localnet.py file")
 
 
 @pytest.fixture(scope="module")

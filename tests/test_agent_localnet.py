@@ -54,7 +54,6 @@ from sdk.module import type_url
 from sdk.tx import Tx, decode_tx
 from servers import serve
 
-pytestmark = pytest.mark.localnet
 
 SHA = hashlib.sha256(b"agent localnet weights").hexdigest()
 MODEL = f"fake-llm@sha256:{SHA}"

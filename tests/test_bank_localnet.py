@@ -27,7 +27,6 @@ from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
 from x.genutil.gentx import build_gentx
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 
-pytestmark = pytest.mark.localnet
 BANK = cosmos("bank").query
 
 

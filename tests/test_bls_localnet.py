@@ -50,7 +50,6 @@ from x.bls import client
 from x.bls.keyfile import key_file
 from nodes import running_localnet
 
-pytestmark = pytest.mark.localnet
 
 EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 10, 2, 4, 5
 CHECKED = 16

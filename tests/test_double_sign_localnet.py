@@ -22,7 +22,6 @@ from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32
 from x.bank import keys as bank_keys
 
-pytestmark = pytest.mark.localnet
 
 EVIDENCE_TIMEOUT_S = 90.0
 

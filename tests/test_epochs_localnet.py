@@ -43,7 +43,6 @@ from x.pool import keys as pool_keys
 from x.stake import keys as stake_keys
 from nodes import kill_node, running_localnet
 
-pytestmark = pytest.mark.localnet
 
 EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 20, 4, 8, 9
 JAIL_SECONDS = 30

@@ -24,7 +24,6 @@ from sdk.crypto import secp256k1
 from sdk.store.commitstore import CommitStore
 from chain import InProcessChain
 
-pytestmark = pytest.mark.localnet
 CHAIN = "gonka-export-net"
 RECIPIENTS = [address_of(secp256k1.PrivateKey(bytes([0x90 + i]) * 32)) for i in range(2)]
 

@@ -1,7 +1,7 @@
 """The framework's own services and the wallet-facing module queries, in process: consensus params kept from InitChain,
 the node's minimum gas price as the SDK prints it, spendable balances paged, module accounts by name.
 
-The same services over gRPC and ABCI on a real localnet: tests/test_grpc.py.
+The same services over gRPC and ABCI on a real localnet: tests/test_grpc_localnet.py.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def test_module_accounts_are_the_declared_ones(tmp_path: Path) -> None:
             assert packed.Unpack(account)
             names.append(account.name)
         # bonded_tokens_pool is declared but made by the first validator's gentx, and this chain has none;
-        # with validators both are listed, sorted by name (tests/test_grpc.py).
+        # with validators both are listed, sorted by name (tests/test_grpc_localnet.py).
         assert names == ["fee_collector"]
         for name in ("bonded_tokens_pool", "bank"):  # not made yet; not declared
             missing = auth_query.QueryModuleAccountByNameRequest(name=name).SerializeToString()

@@ -29,7 +29,6 @@ from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
 from nodes import running_localnet
 
-pytestmark = pytest.mark.localnet
 
 DENOM = "ngonka"
 DEPOSIT = 10 * 10**9

@@ -1,6 +1,6 @@
 """The node's gRPC server over an in-process chain (no CometBFT: module queries need none): argument errors
 are the client's (INVALID_ARGUMENT, never INTERNAL with a traceback in the log) and the
-``x-cosmos-block-height`` header. The same services on a real localnet: tests/test_grpc.py."""
+``x-cosmos-block-height`` header. The same services on a real localnet: tests/test_grpc_localnet.py."""
 
 from __future__ import annotations
 

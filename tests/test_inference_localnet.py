@@ -41,7 +41,6 @@ from sdk.crypto.merkle import verify_inclusion
 from sdk.crypto.request import inference_id as request_id
 from x.inference.work import work_leaf
 
-pytestmark = pytest.mark.localnet
 
 QUEUE_BOUND = 12
 FILL_TOKENS = 480

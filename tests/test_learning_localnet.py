@@ -20,7 +20,6 @@ from sdk.client.txbuilder import address_of, send_msg
 from x.learning.cli import flag
 from x.learning.client import LearningClient
 
-pytestmark = pytest.mark.localnet
 LEARNERS = ("learner0", "learner1")
 
 

@@ -25,7 +25,6 @@ from sdk.crypto import bech32
 from x.bank import keys as bank_keys
 from nodes import kill_node
 
-pytestmark = pytest.mark.localnet
 
 
 def rpcs(root: Path) -> list[CometRPC]:

@@ -40,7 +40,6 @@ from sdk.crypto import bech32, secp256k1
 from sdk.http.signed import forward_headers, signed_headers, verify_signed
 from x.inference.client import parse_terms
 
-pytestmark = pytest.mark.localnet
 
 OVERRIDES = {"rewards": {"params": {"issuance_cap": "0"}}, "epochs": {"params": {"epoch_length": "100000"}}}
 _base = localnet.load_settings(validators=2, chain_id="gonka-paid", with_services=True)

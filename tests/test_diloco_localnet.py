@@ -24,7 +24,6 @@ from x.learning.client import LearningClient
 
 from test_diloco import CONFIG, ROOT, TIMEOUTS, reorder_data, tamper_optimizer, tamper_weights, train
 
-pytestmark = pytest.mark.localnet
 
 WORKERS = ("worker0", "worker1")
 CHECKERS = ("checker0", "checker1", "checker2", "checker3")

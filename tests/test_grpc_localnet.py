@@ -43,7 +43,6 @@ DENOM = "ngonka"
 SETTINGS = localnet.load_settings(validators=1, chain_id=CHAIN)
 FAUCET_AMOUNT = SETTINGS.faucet_ngonka
 VALIDATOR_AMOUNT = SETTINGS.validator_balance_ngonka - SETTINGS.validator_stake_ngonka  # the rest is bonded
-pytestmark = pytest.mark.localnet
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +104,6 @@ def abci_query(root: Path, path: str, request: Message) -> tuple[str, int, bytes
     return reply.get("codespace", ""), int(reply.get("code", 0)), reply["value"]
 
 
-@pytest.mark.localnet
 def test_module_queries_return_genesis_state(net1: Path, channel: grpc.Channel) -> None:
     faucet, validator = key_address(net1, "faucet"), key_address(net1, "val0")
     bank = bank_grpc.QueryStub(channel)
@@ -126,7 +124,6 @@ def test_module_queries_return_genesis_state(net1: Path, channel: grpc.Channel) 
     assert code == grpc.StatusCode.NOT_FOUND and "not found" in details
 
 
-@pytest.mark.localnet
 def test_simulate_broadcast_and_get_tx(net1: Path, channel: grpc.Channel) -> None:
     key = localnet.load_key(net1, "faucet")
     sender, recipient = address_of(key), random_address()
@@ -169,7 +166,6 @@ def test_simulate_broadcast_and_get_tx(net1: Path, channel: grpc.Channel) -> Non
     assert rpc_error(service.GetTx, tx_service.GetTxRequest(hash="00" * 32))[0] == grpc.StatusCode.NOT_FOUND
 
 
-@pytest.mark.localnet
 def test_node_info_and_blocks(net1: Path, channel: grpc.Channel) -> None:
     service = tm_grpc.ServiceStub(channel)
     info = service.GetNodeInfo(tm_query.GetNodeInfoRequest())
@@ -192,7 +188,6 @@ def test_node_info_and_blocks(net1: Path, channel: grpc.Channel) -> None:
     assert rpc_error(service.GetBlockByHeight, future)[0] == grpc.StatusCode.INVALID_ARGUMENT
 
 
-@pytest.mark.localnet
 def test_reflection_only_client_discovers_services_and_queries(net1: Path, channel: grpc.Channel) -> None:
     """A client with no compiled protos: everything comes from the server's reflection service."""
     from google.protobuf.descriptor_pool import DescriptorPool
@@ -280,7 +275,6 @@ def wallet_send(ch: grpc.Channel, key: secp256k1.PrivateKey, recipient: str, coi
     return found
 
 
-@pytest.mark.localnet
 def test_wallet_default_send_path(net1: Path, channel: grpc.Channel) -> None:
     key, recipient = localnet.load_key(net1, "faucet"), random_address()
     before = balance(channel, address_of(key))
@@ -290,7 +284,6 @@ def test_wallet_default_send_path(net1: Path, channel: grpc.Channel) -> None:
     assert balance(channel, address_of(key)) == before - 4321  # the localnet's minimum gas price is 0
 
 
-@pytest.mark.localnet
 def test_consensus_params_and_node_config(net1: Path, channel: grpc.Channel) -> None:
     """The consensus params are genesis.json's, kept in state at InitChain; over gRPC and ABCI alike."""
     written = json.loads((net1 / "node0" / "config" / "genesis.json").read_text())["consensus_params"]
@@ -313,7 +306,6 @@ def test_consensus_params_and_node_config(net1: Path, channel: grpc.Channel) -> 
     assert code == 0 and node_query.ConfigResponse.FromString(value) == config
 
 
-@pytest.mark.localnet
 def test_spendable_balances_and_module_accounts(net1: Path, channel: grpc.Channel) -> None:
     validator = key_address(net1, "val0")
     bank = bank_grpc.QueryStub(channel)
@@ -357,7 +349,6 @@ def test_spendable_balances_and_module_accounts(net1: Path, channel: grpc.Channe
     )
 
 
-@pytest.mark.localnet
 def test_syncing_and_validator_sets(net1: Path, channel: grpc.Channel) -> None:
     service = tm_grpc.ServiceStub(channel)
     assert service.GetSyncing(tm_query.GetSyncingRequest()).syncing is False
@@ -382,7 +373,6 @@ def test_syncing_and_validator_sets(net1: Path, channel: grpc.Channel) -> None:
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "page" in details
 
 
-@pytest.mark.localnet
 def test_get_txs_event(net1: Path, channel: grpc.Channel) -> None:
     """Search by indexed events (localnet/settings.toml index_events), in both the SDK's forms, paged."""
     key, recipient = localnet.load_key(net1, "faucet"), random_address()
