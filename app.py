@@ -65,6 +65,7 @@ MODULE_ACCOUNT_PERMISSIONS: dict[str, tuple[str, ...]] = {
 """The module accounts and what each may do (the SDK's ``maccPerms``): bank mints only into an account with
 ``minter`` and burns only from one with ``burner``."""
 
+
 class GonkaApp(BaseApp):
     def __init__(
         self,
@@ -83,7 +84,8 @@ class GonkaApp(BaseApp):
         self.authority = authority
         self.account_keeper = AccountKeeper(MODULE_ACCOUNT_PERMISSIONS, authority)
         self.bank_keeper = BankKeeper(
-            self.account_keeper, blocked=frozenset(map(auth_keys.module_address, MODULE_ACCOUNT_PERMISSIONS)),
+            self.account_keeper,
+            blocked=frozenset(map(auth_keys.module_address, MODULE_ACCOUNT_PERMISSIONS)),
             authority=authority,
         )
         self.epochs_keeper = EpochsKeeper(authority)
@@ -95,23 +97,39 @@ class GonkaApp(BaseApp):
         self.stake_keeper = StakeKeeper(self.account_keeper, self.bank_keeper, self.epochs_keeper, authority)
         self.bls_keeper = BlsKeeper(self.stake_keeper)  # hosts' BLS keys (aggregate signatures)
         self.pool_keeper = PoolKeeper(self.account_keeper, self.bank_keeper, authority)
-        self.slashing_keeper = SlashingKeeper(self.stake_keeper, self.bank_keeper, self.account_keeper,
-                                              self.pool_keeper, authority)
+        self.slashing_keeper = SlashingKeeper(
+            self.stake_keeper, self.bank_keeper, self.account_keeper, self.pool_keeper, authority
+        )
         self.rewards_keeper = RewardsKeeper(  # every host's share vests (x/vesting)
-            self.account_keeper, self.bank_keeper, self.epochs_keeper, self.stake_keeper, self.pool_keeper,
-            vesting=self.vesting_keeper, authority=authority, fee_collector=auth_keys.FEE_COLLECTOR)
+            self.account_keeper,
+            self.bank_keeper,
+            self.epochs_keeper,
+            self.stake_keeper,
+            self.pool_keeper,
+            vesting=self.vesting_keeper,
+            authority=authority,
+            fee_collector=auth_keys.FEE_COLLECTOR,
+        )
         # x/inference: models, ML nodes, inferences (escrow → payment through vesting, refund), work reported
         # to rewards; its epoch hook stores each host's epoch root before rewards pays the epoch.
         self.inference_keeper = InferenceKeeper(
-            self.account_keeper, self.bank_keeper, self.vesting_keeper, self.stake_keeper, self.rewards_keeper,
-            self.epochs_keeper, authority)
-        self.epochs_keeper.set_hooks([self.stake_keeper, self.inference_keeper, self.rewards_keeper,
-                                      self.vesting_keeper])
+            self.account_keeper,
+            self.bank_keeper,
+            self.vesting_keeper,
+            self.stake_keeper,
+            self.rewards_keeper,
+            self.epochs_keeper,
+            authority,
+        )
+        self.epochs_keeper.set_hooks(
+            [self.stake_keeper, self.inference_keeper, self.rewards_keeper, self.vesting_keeper]
+        )
         self.learning_keeper = LearningKeeper(authority)
         # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;
         # "burned" deposits go to the community pool when x/pool's deposits_to_pool says so.
-        self.gov_keeper = GovKeeper(self.account_keeper, self.bank_keeper, self.stake_keeper, self.execute_packed,
-                                    self.pool_keeper, authority)
+        self.gov_keeper = GovKeeper(
+            self.account_keeper, self.bank_keeper, self.stake_keeper, self.execute_packed, self.pool_keeper, authority
+        )
         super().__init__(
             store,
             modules=[
@@ -129,8 +147,9 @@ class GonkaApp(BaseApp):
                 GovModule(self.gov_keeper, self.packed_signers),
                 ConsensusModule(authority),
                 # last: gentxs need every other module's genesis
-                GenutilModule(deliver=self.run_tx_safely,
-                              validator_set_updates=self.stake_keeper.genesis_validator_set),
+                GenutilModule(
+                    deliver=self.run_tx_safely, validator_set_updates=self.stake_keeper.genesis_validator_set
+                ),
             ],
             ante=self.process_ante,
             min_gas_prices=parse_dec_coins(min_gas_prices),

@@ -17,7 +17,6 @@ from sdk.http.asgi import Receive
 from sdk.http.errors import ApiError
 
 
-
 class Admission:
     """Slots on the router's nodes, handed out at once or in the fee queue's order."""
 
@@ -27,8 +26,9 @@ class Admission:
         self.timeout_s = timeout_s
         self.retry_after_s = retry_after_s
 
-    async def acquire(self, model: str, fee: int, exclude: frozenset[tuple[str, str]],
-                      receive: Receive) -> NodeState | Outcome:
+    async def acquire(
+        self, model: str, fee: int, exclude: frozenset[tuple[str, str]], receive: Receive
+    ) -> NodeState | Outcome:
         """A slot on a node serving ``model`` (not one of ``exclude``), waiting in the queue if need be (behind
         any waiter already there, so the queue's order holds)."""
         try:
@@ -43,8 +43,10 @@ class Admission:
             return unavailable(f"No live ML node serves {model!r}.")
         waiter = self.queue.push(model, fee, exclude)
         if waiter is None:
-            return rate_limited(f"Every node serving {model!r} is busy and the queue is full "
-                                f"({self.queue.bound} waiting).", self.retry_after_s)
+            return rate_limited(
+                f"Every node serving {model!r} is busy and the queue is full ({self.queue.bound} waiting).",
+                self.retry_after_s,
+            )
         self.queue.drain()
         if waiter.future.done():
             return handed(waiter)

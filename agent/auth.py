@@ -56,8 +56,11 @@ class Authenticator:
         """The requester, with its inference id reserved; ``ApiError`` 401 otherwise."""
         signature, address, pubkey, timestamp_ns = signed_headers(headers)
         if not now_ns - self.old_ns <= timestamp_ns <= now_ns + self.ahead_ns:
-            raise unauthorized(f"X-Timestamp {timestamp_ns} is outside the window ({self.old_ns // 10**9} s old, "
-                               f"{self.ahead_ns // 10**9} s ahead of the TA's clock {now_ns}).", "stale_timestamp")
+            raise unauthorized(
+                f"X-Timestamp {timestamp_ns} is outside the window ({self.old_ns // 10**9} s old, "
+                f"{self.ahead_ns // 10**9} s ahead of the TA's clock {now_ns}).",
+                "stale_timestamp",
+            )
         requester = verify_signed(signature, address, pubkey, timestamp_ns, body, self.ta_address)
         if not self.replays.reserve(requester.inference_id, now_ns):
             raise unauthorized("This signed request was already received (replayed request).", "replayed_request")

@@ -49,7 +49,7 @@ class StartBatcher:
 
     def _send_queued(self) -> None:
         with self.lock:
-            batch, self.queue = self.queue[:self.max_batch], self.queue[self.max_batch:]
+            batch, self.queue = self.queue[: self.max_batch], self.queue[self.max_batch :]
         try:
             tx = self.send([start for start, _ in batch])
         except BaseException as error:

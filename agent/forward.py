@@ -20,7 +20,6 @@ from sdk.http.asgi import Receive, Send
 from sdk.http.errors import stream_failure_event
 from sdk.http.upstream import Response, UpstreamError, next_chunk
 
-
 PATH = "/v1/chat/completions"
 
 
@@ -31,8 +30,9 @@ class Forwarder:
         self.router = router
         self.timeout_s = timeout_s
 
-    async def forward(self, state: NodeState, request: ChatRequest, headers: bytes, receive: Receive,
-                      send: Send) -> int | Retry | Unpaid:
+    async def forward(
+        self, state: NodeState, request: ChatRequest, headers: bytes, receive: Receive, send: Send
+    ) -> int | Retry | Unpaid:
         """Send to the node (with ``headers``: the signed request's, for the host's executor proxy) and relay its
         answer; a node that does not answer is marked dead."""
         response: Response | None = None
@@ -59,14 +59,23 @@ class Forwarder:
             if is_unpaid(response, data):
                 return Unpaid(data)
             return await send_whole(send, response.status, data, answer_headers(response, inference))
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"),
-                                (b"x-inference-id", inference.hex().encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-cache"),
+                    (b"x-inference-id", inference.hex().encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": first, "more_body": True})
         return await self._relay(state, response, chunks, receive, send)
 
-    async def _relay(self, state: NodeState, response: Response, chunks: AsyncIterator[bytes], receive: Receive,
-                     send: Send) -> int:
+    async def _relay(
+        self, state: NodeState, response: Response, chunks: AsyncIterator[bytes], receive: Receive, send: Send
+    ) -> int:
         """The rest of a stream, after its first event reached the client."""
         gone = asyncio.ensure_future(receive())
         try:

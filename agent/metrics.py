@@ -29,36 +29,50 @@ class Metrics:
         self.total_s += seconds
 
     def render(self, queue_length: int, in_flight: int, nodes: Iterable[NodeState]) -> bytes:
-        out = ["# HELP gonka_ta_requests_total Chat completion requests answered, by HTTP status code "
-               "(499: the client left).", "# TYPE gonka_ta_requests_total counter"]
+        out = [
+            "# HELP gonka_ta_requests_total Chat completion requests answered, by HTTP status code "
+            "(499: the client left).",
+            "# TYPE gonka_ta_requests_total counter",
+        ]
         out += [f'gonka_ta_requests_total{{code="{code}"}} {count}' for code, count in sorted(self.by_code.items())]
-        out += ["# HELP gonka_ta_retries_total Requests sent again to another node after one failed before "
-                "answering.", "# TYPE gonka_ta_retries_total counter", f"gonka_ta_retries_total {self.retries}",
-                "# HELP gonka_ta_answered_again_total Finished requests a failed-over client got again from the "
-                "host that finished them.", "# TYPE gonka_ta_answered_again_total counter",
-                f"gonka_ta_answered_again_total {self.answered_again}",
-                "# HELP gonka_ta_chain_retries_total Chain calls tried again while the TA's node did not answer.",
-                "# TYPE gonka_ta_chain_retries_total counter", f"gonka_ta_chain_retries_total {self.chain_retries}",
-                "# HELP gonka_ta_queue_length Requests waiting in the fee-priority queue.",
-                "# TYPE gonka_ta_queue_length gauge", f"gonka_ta_queue_length {queue_length}",
-                "# HELP gonka_ta_in_flight Requests sent to ML nodes and not yet answered.",
-                "# TYPE gonka_ta_in_flight gauge", f"gonka_ta_in_flight {in_flight}",
-                "# HELP gonka_ta_request_duration_seconds Time from a request's arrival to the end of its answer.",
-                "# TYPE gonka_ta_request_duration_seconds histogram"]
+        out += [
+            "# HELP gonka_ta_retries_total Requests sent again to another node after one failed before answering.",
+            "# TYPE gonka_ta_retries_total counter",
+            f"gonka_ta_retries_total {self.retries}",
+            "# HELP gonka_ta_answered_again_total Finished requests a failed-over client got again from the "
+            "host that finished them.",
+            "# TYPE gonka_ta_answered_again_total counter",
+            f"gonka_ta_answered_again_total {self.answered_again}",
+            "# HELP gonka_ta_chain_retries_total Chain calls tried again while the TA's node did not answer.",
+            "# TYPE gonka_ta_chain_retries_total counter",
+            f"gonka_ta_chain_retries_total {self.chain_retries}",
+            "# HELP gonka_ta_queue_length Requests waiting in the fee-priority queue.",
+            "# TYPE gonka_ta_queue_length gauge",
+            f"gonka_ta_queue_length {queue_length}",
+            "# HELP gonka_ta_in_flight Requests sent to ML nodes and not yet answered.",
+            "# TYPE gonka_ta_in_flight gauge",
+            f"gonka_ta_in_flight {in_flight}",
+            "# HELP gonka_ta_request_duration_seconds Time from a request's arrival to the end of its answer.",
+            "# TYPE gonka_ta_request_duration_seconds histogram",
+        ]
         cumulative = 0
         for bound, count in zip(BUCKETS, self.counts):
             cumulative += count
             out.append(f'gonka_ta_request_duration_seconds_bucket{{le="{bound}"}} {cumulative}')
         cumulative += self.counts[-1]
-        out += [f'gonka_ta_request_duration_seconds_bucket{{le="+Inf"}} {cumulative}',
-                f"gonka_ta_request_duration_seconds_sum {self.total_s}",
-                f"gonka_ta_request_duration_seconds_count {cumulative}",
-                "# HELP gonka_ta_node_in_flight Requests this TA has in flight on each ML node.",
-                "# TYPE gonka_ta_node_in_flight gauge"]
+        out += [
+            f'gonka_ta_request_duration_seconds_bucket{{le="+Inf"}} {cumulative}',
+            f"gonka_ta_request_duration_seconds_sum {self.total_s}",
+            f"gonka_ta_request_duration_seconds_count {cumulative}",
+            "# HELP gonka_ta_node_in_flight Requests this TA has in flight on each ML node.",
+            "# TYPE gonka_ta_node_in_flight gauge",
+        ]
         nodes = list(nodes)
         names = [f'operator="{label(s.node.operator)}",node_id="{label(s.node.node_id)}"' for s in nodes]
         out += [f"gonka_ta_node_in_flight{{{name}}} {s.local}" for name, s in zip(names, nodes)]
-        out += ["# HELP gonka_ta_node_up Whether the ML node answered its last poll or request (1) or is dead (0).",
-                "# TYPE gonka_ta_node_up gauge"]
+        out += [
+            "# HELP gonka_ta_node_up Whether the ML node answered its last poll or request (1) or is dead (0).",
+            "# TYPE gonka_ta_node_up gauge",
+        ]
         out += [f"gonka_ta_node_up{{{name}}} {int(s.alive)}" for name, s in zip(names, nodes)]
         return ("\n".join(out) + "\n").encode()

@@ -36,7 +36,6 @@ from sdk.http.asgi import Receive, Send
 from sdk.http.errors import ApiError
 from sdk.http.signed import Requester, forward_headers
 
-
 T = TypeVar("T")
 
 
@@ -48,16 +47,26 @@ class ChainCall(Protocol):
 
 def chain_error(error: ChainError) -> ApiError:
     """The chain's refusal of a start, for the client: 402 for funds, 409 for an id it has, else 400."""
-    status, kind = {"insufficient_funds": (402, "insufficient_funds"),
-                    "already_exists": (409, "invalid_request_error")}.get(error.reason, (400, "invalid_request_error"))
+    status, kind = {
+        "insufficient_funds": (402, "insufficient_funds"),
+        "already_exists": (409, "invalid_request_error"),
+    }.get(error.reason, (400, "invalid_request_error"))
     return ApiError(status, f"The chain refused the inference: {error}", kind, error.reason)
 
 
 class ChatPipeline:
     """``POST /v1/chat/completions`` once its body is read; ``in_flight`` counts requests sent to nodes."""
 
-    def __init__(self, config: AgentConfig, address: str, auth: Authenticator, router: Router, queue: FeeQueue,
-                 metrics: Metrics, call: ChainCall) -> None:
+    def __init__(
+        self,
+        config: AgentConfig,
+        address: str,
+        auth: Authenticator,
+        router: Router,
+        queue: FeeQueue,
+        metrics: Metrics,
+        call: ChainCall,
+    ) -> None:
         self.config = config
         self.chain = config.chain
         self.address = address
@@ -84,8 +93,15 @@ class ChatPipeline:
             if attempts.executor is None and not isinstance(outcome, int):
                 self.auth.release(requester)
 
-    async def run(self, requester: Requester, headers: dict[bytes, bytes], body: bytes, attempts: Attempts,
-                  receive: Receive, send: Send) -> Outcome:
+    async def run(
+        self,
+        requester: Requester,
+        headers: dict[bytes, bytes],
+        body: bytes,
+        attempts: Attempts,
+        receive: Receive,
+        send: Send,
+    ) -> Outcome:
         request = ChatRequest.parse(requester, headers, body)
         if isinstance(request, ApiError):
             return request
@@ -127,12 +143,17 @@ class ChatPipeline:
             return spendable
         if spendable >= price.escrow:
             return None
-        return ApiError(402, f"{address} can spend {spendable}{denom}; this request may cost up to "
-                               f"{price.escrow}{denom} ({price.max_tokens} tokens × {price.fee}).",
-                          "insufficient_funds", "insufficient_funds")
+        return ApiError(
+            402,
+            f"{address} can spend {spendable}{denom}; this request may cost up to "
+            f"{price.escrow}{denom} ({price.max_tokens} tokens × {price.fee}).",
+            "insufficient_funds",
+            "insufficient_funds",
+        )
 
-    async def attempt(self, request: ChatRequest, price: Price, state: NodeState, attempts: Attempts,
-                      receive: Receive, send: Send) -> Outcome | Retry | Unpaid:
+    async def attempt(
+        self, request: ChatRequest, price: Price, state: NodeState, attempts: Attempts, receive: Receive, send: Send
+    ) -> Outcome | Retry | Unpaid:
         """One node: the start when its host is not the executor yet (the first, or a reassignment), then forward."""
         if state.node.operator != attempts.executor:
             refusal = await self.start(request, price, state, attempts, send)
@@ -145,17 +166,32 @@ class ChatPipeline:
         finally:
             self.in_flight -= 1
 
-    async def start(self, request: ChatRequest, price: Price, state: NodeState, attempts: Attempts,
-                    send: Send) -> Outcome | None:
+    async def start(
+        self, request: ChatRequest, price: Price, state: NodeState, attempts: Attempts, send: Send
+    ) -> Outcome | None:
         """MsgStartInference with the node's host as executor, or after another host failed MsgReassignInference
         with its release; None once the chain took it. A request the chain already has is answered by the host
         the chain names, when one does (``answer_again``); otherwise the chain's refusal."""
         requester = request.requester
         reassign = attempts.executor is not None
         start = StartRequest(
-            requester.inference_id, requester.address, requester.pubkey, requester.signature, requester.body_hash,
-            requester.timestamp_ns, self.address, price.model, price.max_tokens, price.fee, state.node.operator,
-            state.node.node_id, request.seed, price.params_hash, reassign=reassign, release=attempts.release)
+            requester.inference_id,
+            requester.address,
+            requester.pubkey,
+            requester.signature,
+            requester.body_hash,
+            requester.timestamp_ns,
+            self.address,
+            price.model,
+            price.max_tokens,
+            price.fee,
+            state.node.operator,
+            state.node.node_id,
+            request.seed,
+            price.params_hash,
+            reassign=reassign,
+            release=attempts.release,
+        )
         try:
             start_tx = await self.chain_retrying(self.chain.start_inference, start)
         except ChainError as error:
@@ -217,8 +253,9 @@ class ChatPipeline:
                 return await self.call(method, *args)
             except RPCError as error:
                 if time.monotonic() >= deadline:
-                    return ApiError(503, f"The TA's chain node does not answer: {error}", "server_error",
-                                      "chain_unavailable")
+                    return ApiError(
+                        503, f"The TA's chain node does not answer: {error}", "server_error", "chain_unavailable"
+                    )
                 self.metrics.chain_retries += 1
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 1.0)

@@ -69,8 +69,11 @@ class FeeQueue:
         """Give free capacity to the best waiters, as long as some waiter can be placed."""
         blocked: set[str] = set()
         while self.waiting:
-            heads = [(head.priority, head) for model in list(self.heaps) if model not in blocked
-                     and (head := self._head(model)) is not None]
+            heads = [
+                (head.priority, head)
+                for model in list(self.heaps)
+                if model not in blocked and (head := self._head(model)) is not None
+            ]
             if not heads:
                 return
             _, head = min(heads, key=lambda pair: pair[0])
@@ -78,8 +81,9 @@ class FeeQueue:
                 state = self.router.pick(head.model, head.exclude)
             except NoCapableNode:
                 self._pop(head)
-                head.future.set_exception(ApiError(503, f"No live ML node serves {head.model!r}.",
-                                                   "server_error", "no_capable_node"))
+                head.future.set_exception(
+                    ApiError(503, f"No live ML node serves {head.model!r}.", "server_error", "no_capable_node")
+                )
                 continue
             if state is None:
                 blocked.add(head.model)

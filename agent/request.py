@@ -79,19 +79,30 @@ class Price:
         terms = request.terms
         model = models.get(terms.model)
         if model is None:
-            return ApiError(404, f"The model '{terms.model}' does not exist or you do not have access to it.",
-                              "invalid_request_error", "model_not_found", "model")
+            return ApiError(
+                404,
+                f"The model '{terms.model}' does not exist or you do not have access to it.",
+                "invalid_request_error",
+                "model_not_found",
+                "model",
+            )
         max_tokens = default_max_tokens if terms.max_tokens is None else terms.max_tokens
         if max_tokens > model.context_length:
-            return bad_request(f"max_tokens {max_tokens} is over the model's context of {model.context_length}.",
-                               terms.max_tokens_param, "context_length_exceeded")
+            return bad_request(
+                f"max_tokens {max_tokens} is over the model's context of {model.context_length}.",
+                terms.max_tokens_param,
+                "context_length_exceeded",
+            )
         asked = asked_fee(request)
         if isinstance(asked, ApiError):
             return asked
         fee = model.price_per_token if asked is None else asked
         if fee < model.price_per_token:
-            return bad_request(f"fee_per_token {fee} is below the model's price of {model.price_per_token}.",
-                               "fee_per_token", "fee_too_low")
+            return bad_request(
+                f"fee_per_token {fee} is below the model's price of {model.price_per_token}.",
+                "fee_per_token",
+                "fee_too_low",
+            )
         return cls(model.id, max_tokens, fee, terms.params_hash(max_tokens, request.seed))
 
 

@@ -51,10 +51,20 @@ class NodeState:
 
     def describe(self) -> dict[str, object]:
         node = self.node
-        return {"operator": node.operator, "node_id": node.node_id, "url": node.url, "models": list(node.models),
-                "weight": node.weight, "memory_bytes": node.memory_bytes, "max_concurrency": self.capacity,
-                "state": "alive" if self.alive else "dead", "in_flight": self.local, "external_in_flight":
-                    self.external, "failures": self.failures, "last_error": self.last_error}
+        return {
+            "operator": node.operator,
+            "node_id": node.node_id,
+            "url": node.url,
+            "models": list(node.models),
+            "weight": node.weight,
+            "memory_bytes": node.memory_bytes,
+            "max_concurrency": self.capacity,
+            "state": "alive" if self.alive else "dead",
+            "in_flight": self.local,
+            "external_in_flight": self.external,
+            "failures": self.failures,
+            "last_error": self.last_error,
+        }
 
 
 class Router:

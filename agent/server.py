@@ -47,18 +47,23 @@ class Agent:
         self.pubkey = config.key.public_key
         self.address_bytes = secp256k1.address_bytes(self.pubkey)
         self.address = bech32.encode(self.address_bytes)
-        self.auth = Authenticator(self.address_bytes, config.window_old_s, config.window_ahead_s,
-                                  config.replay_cache_size)
+        self.auth = Authenticator(
+            self.address_bytes, config.window_old_s, config.window_ahead_s, config.replay_cache_size
+        )
         self.router = Router(lambda url: Pool(url, config.connect_timeout_s))
         self.queue = FeeQueue(self.router, config.queue_bound)
         self.metrics = Metrics()
-        self.pipeline = ChatPipeline(config, self.address, self.auth, self.router, self.queue, self.metrics,
-                                     self._chain)
+        self.pipeline = ChatPipeline(
+            config, self.address, self.auth, self.router, self.queue, self.metrics, self._chain
+        )
         self._poller: asyncio.Task[None] | None = None
         self.routes: dict[tuple[str, str], Callable[[Scope, Receive, Send], Awaitable[int]]] = {
-            ("POST", "/v1/chat/completions"): self.chat, ("GET", "/v1/models"): self.models,
-            ("GET", "/v1/identity"): self.identity, ("GET", "/v1/status"): self.status,
-            ("GET", "/metrics"): self.prometheus}
+            ("POST", "/v1/chat/completions"): self.chat,
+            ("GET", "/v1/models"): self.models,
+            ("GET", "/v1/identity"): self.identity,
+            ("GET", "/v1/status"): self.status,
+            ("GET", "/metrics"): self.prometheus,
+        }
 
     @property
     def in_flight(self) -> int:
@@ -177,14 +182,28 @@ class Agent:
 
     async def models(self, scope: Scope, receive: Receive, send: Send) -> int:
         models = await self._chain(self.chain.models)
-        data = [{"id": m.id, "object": "model", "created": 0, "owned_by": "gonka", "context_length": m.context_length,
-                 "price_per_token": m.price_per_token} for m in models]
+        data = [
+            {
+                "id": m.id,
+                "object": "model",
+                "created": 0,
+                "owned_by": "gonka",
+                "context_length": m.context_length,
+                "price_per_token": m.price_per_token,
+            }
+            for m in models
+        ]
         return await send_json(send, 200, {"object": "list", "data": data})
 
     def identity_document(self) -> dict[str, Any]:
-        document = {"address": self.address, "pubkey": self.pubkey.hex(), "chain_id": self.chain.chain_id(),
-                    "latest_height": self.chain.latest_height(), "tas": list(self.chain.tas()),
-                    "time_ns": time.time_ns()}
+        document = {
+            "address": self.address,
+            "pubkey": self.pubkey.hex(),
+            "chain_id": self.chain.chain_id(),
+            "latest_height": self.chain.latest_height(),
+            "tas": list(self.chain.tas()),
+            "time_ns": time.time_ns(),
+        }
         return sign_document(self.key, document)
 
     async def identity(self, scope: Scope, receive: Receive, send: Send) -> int:
@@ -193,16 +212,25 @@ class Agent:
         return await send_json(send, 200, self.identity_document())
 
     def status_document(self) -> dict[str, Any]:
-        return {"address": self.address, "queue": len(self.queue), "queue_bound": self.queue.bound,
-                "in_flight": self.in_flight, "nodes": [s.describe() for s in self.router.nodes.values()]}
+        return {
+            "address": self.address,
+            "queue": len(self.queue),
+            "queue_bound": self.queue.bound,
+            "in_flight": self.in_flight,
+            "nodes": [s.describe() for s in self.router.nodes.values()],
+        }
 
     async def status(self, scope: Scope, receive: Receive, send: Send) -> int:
         return await send_json(send, 200, self.status_document())
 
     async def prometheus(self, scope: Scope, receive: Receive, send: Send) -> int:
         text = self.metrics.render(len(self.queue), self.in_flight, self.router.nodes.values())
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")],
+            }
+        )
         await send({"type": "http.response.body", "body": text})
         return 200
-

@@ -54,9 +54,20 @@ class ChainInferenceView(ChainClient):
     ``grpc_addr``: its gRPC server). ``tas`` are the other Transfer Agents' URLs the TA announces."""
 
     def __init__(
-        self, node: str, key: secp256k1.PrivateKey, grpc_addr: str | None = None, tas: Sequence[str] = (), *,
-        chain_id: str = "", ttl_s: float = 2.0, status_ttl_s: float = 0.5, gas_limit: int = DEFAULT_GAS_LIMIT,
-        fees: Coins = Coins(), check_known: bool = True, timeout_s: float = 5.0, max_batch: int = 64,
+        self,
+        node: str,
+        key: secp256k1.PrivateKey,
+        grpc_addr: str | None = None,
+        tas: Sequence[str] = (),
+        *,
+        chain_id: str = "",
+        ttl_s: float = 2.0,
+        status_ttl_s: float = 0.5,
+        gas_limit: int = DEFAULT_GAS_LIMIT,
+        fees: Coins = Coins(),
+        check_known: bool = True,
+        timeout_s: float = 5.0,
+        max_batch: int = 64,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(node, key, grpc_addr, chain_id, gas_limit, fees, timeout_s, status_ttl_s, clock, refusal)
@@ -80,25 +91,38 @@ class ChainInferenceView(ChainClient):
                 return pages
 
     def _load_models(self) -> list[Model]:
-        pages = self._pages(INFERENCE + "Models", lambda key: query_pb2.QueryModelsRequest(
-            pagination={"key": key, "limit": PAGE_LIMIT}), query_pb2.QueryModelsResponse)
+        pages = self._pages(
+            INFERENCE + "Models",
+            lambda key: query_pb2.QueryModelsRequest(pagination={"key": key, "limit": PAGE_LIMIT}),
+            query_pb2.QueryModelsResponse,
+        )
         return [Model(m.id, m.context_length, m.price_per_token) for page in pages for m in page.models]
 
     def _load_nodes(self) -> list[Any]:
-        pages = self._pages(INFERENCE + "Nodes", lambda key: query_pb2.QueryNodesRequest(
-            pagination={"key": key, "limit": PAGE_LIMIT}), query_pb2.QueryNodesResponse)
+        pages = self._pages(
+            INFERENCE + "Nodes",
+            lambda key: query_pb2.QueryNodesRequest(pagination={"key": key, "limit": PAGE_LIMIT}),
+            query_pb2.QueryNodesResponse,
+        )
         return [n for page in pages for n in page.nodes]
 
     def _load_weights(self) -> dict[str, int]:
         """The hosts' weights of the current epoch; the validator powers while none are recorded for it."""
-        epoch = self._query(EPOCHS + "CurrentEpoch", epochs_query.QueryCurrentEpochRequest(),
-                            epochs_query.QueryCurrentEpochResponse).epoch.number
+        epoch = self._query(
+            EPOCHS + "CurrentEpoch", epochs_query.QueryCurrentEpochRequest(), epochs_query.QueryCurrentEpochResponse
+        ).epoch.number
         try:
-            weights = self._query(STAKE + "EpochWeights", stake_query.QueryEpochWeightsRequest(epoch=epoch),
-                                  stake_query.QueryEpochWeightsResponse).weights
+            weights = self._query(
+                STAKE + "EpochWeights",
+                stake_query.QueryEpochWeightsRequest(epoch=epoch),
+                stake_query.QueryEpochWeightsResponse,
+            ).weights
         except RPCError:  # not found: none recorded for this epoch yet
-            weights = self._query(STAKE + "ValidatorPowers", stake_query.QueryValidatorPowersRequest(),
-                                  stake_query.QueryValidatorPowersResponse).powers
+            weights = self._query(
+                STAKE + "ValidatorPowers",
+                stake_query.QueryValidatorPowersRequest(),
+                stake_query.QueryValidatorPowersResponse,
+            ).powers
         return {w.operator: w.weight for w in weights}
 
     def models(self) -> list[Model]:
@@ -106,8 +130,19 @@ class ChainInferenceView(ChainClient):
 
     def nodes(self, model_id: str) -> list[Node]:
         weights = self._weights.get()
-        return [Node(n.operator, n.node_id, n.url, tuple(n.models), n.memory_bytes, n.max_concurrency,
-                     weights.get(n.operator, 0)) for n in self._nodes.get() if model_id in n.models]
+        return [
+            Node(
+                n.operator,
+                n.node_id,
+                n.url,
+                tuple(n.models),
+                n.memory_bytes,
+                n.max_concurrency,
+                weights.get(n.operator, 0),
+            )
+            for n in self._nodes.get()
+            if model_id in n.models
+        ]
 
     def tas(self) -> list[str]:
         return list(self._tas)

@@ -49,19 +49,20 @@ sys.path.insert(0, str(ROOT / "tests"))
 import uvicorn  # noqa: E402
 
 from agent.chain import Model, Node  # noqa: E402
-from agent.config import AgentConfig
+from agent.config import AgentConfig  # noqa: E402
 from agent.server import Agent  # noqa: E402
-from sdk.http.asgi import uvicorn_config  # noqa: E402
-from sdk.http.upstream import Pool  # noqa: E402
 from sdk.client.signing import request_headers  # noqa: E402
 from sdk.crypto import bech32, secp256k1  # noqa: E402
+from sdk.http.asgi import uvicorn_config  # noqa: E402
+from sdk.http.upstream import Pool  # noqa: E402
 
 USER = secp256k1.PrivateKey(hashlib.sha256(b"bench-user").digest())
 USER_ADDRESS = bech32.encode(secp256k1.address_bytes(USER.public_key))
 TA_KEY = secp256k1.PrivateKey(hashlib.sha256(b"bench-ta").digest())
 TA_ADDRESS = bech32.encode(secp256k1.address_bytes(TA_KEY.public_key))
-BODY = json.dumps({"model": "m1", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 16,
-                   "seed": 7}).encode()
+BODY = json.dumps(
+    {"model": "m1", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 16, "seed": 7}
+).encode()
 LITELLM_KEY = "sk-bench"
 """The proxy's fixed master key: auth on, checked against config alone (no database)."""
 
@@ -77,19 +78,29 @@ def serve_forever(app: object) -> None:
     if isinstance(app, Agent):
         config = uvicorn_config(app, app.config.host, app.config.port)
     else:
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", loop="uvloop",
-                                http="httptools", proxy_headers=False, backlog=2048)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            loop="uvloop",
+            http="httptools",
+            proxy_headers=False,
+            backlog=2048,
+        )
     uvicorn.Server(config).run(sockets=[listener])
 
 
 def role_node() -> None:
     from agent_fakes import FakeNode
+
     serve_forever(FakeNode("bench", max_concurrency=1 << 20))
 
 
 def role_ta(model: str, node_urls: list[str]) -> None:
     """The TA over an in-memory chain that registers ``model`` on every node in ``node_urls``."""
     from agent_fakes import ScriptedChain
+
     operators = [bech32.encode(hashlib.sha256(bytes([i])).digest()[:20]) for i in range(len(node_urls))]
     nodes = [Node(operators[i], f"n{i}", url, (model,), 1 << 30, 1 << 20, 10) for i, url in enumerate(node_urls)]
     chain = ScriptedChain([Model(model, 512, 1)], nodes, {USER_ADDRESS: 10**18})
@@ -169,33 +180,71 @@ def start_litellm(processes: Processes, venv: Path, node_url: str, folder: Path)
     binary = venv / "bin" / "litellm"
     if not binary.exists():
         raise RuntimeError(f"{binary} is missing: make bench-litellm creates it")
-    config = {"model_list": [{"model_name": "m1", "litellm_params": {
-                  "model": "openai/m1", "api_base": f"{node_url}/v1", "api_key": "unused"}}],
-              "litellm_settings": {"set_verbose": False, "json_logs": False, "turn_off_message_logging": True,
-                                   "callbacks": [], "success_callback": [], "failure_callback": []},
-              "general_settings": {"master_key": LITELLM_KEY, "disable_spend_logs": True,
-                                   "disable_error_logs": True}}
+    config = {
+        "model_list": [
+            {
+                "model_name": "m1",
+                "litellm_params": {"model": "openai/m1", "api_base": f"{node_url}/v1", "api_key": "unused"},
+            }
+        ],
+        "litellm_settings": {
+            "set_verbose": False,
+            "json_logs": False,
+            "turn_off_message_logging": True,
+            "callbacks": [],
+            "success_callback": [],
+            "failure_callback": [],
+        },
+        "general_settings": {"master_key": LITELLM_KEY, "disable_spend_logs": True, "disable_error_logs": True},
+    }
     (folder / "litellm.yaml").write_text(json.dumps(config))  # JSON is YAML
-    logging_config = {"version": 1, "disable_existing_loggers": False,
-                      "handlers": {"null": {"class": "logging.NullHandler"}},
-                      "loggers": {name: {"level": "WARNING", "handlers": ["null"], "propagate": False}
-                                  for name in ("uvicorn", "uvicorn.error", "uvicorn.access")}}
+    logging_config = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "handlers": {"null": {"class": "logging.NullHandler"}},
+        "loggers": {
+            name: {"level": "WARNING", "handlers": ["null"], "propagate": False}
+            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+        },
+    }
     (folder / "logging.json").write_text(json.dumps(logging_config))
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
-    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_LOG="ERROR", NUM_WORKERS="1",
-               LITELLM_MODE="PRODUCTION", DISABLE_ADMIN_UI="True")
+    env.update(
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        LITELLM_LOG="ERROR",
+        NUM_WORKERS="1",
+        LITELLM_MODE="PRODUCTION",
+        DISABLE_ADMIN_UI="True",
+    )
     with open(folder / "litellm.log", "wb") as errors:
-        process = processes.popen([str(binary), "--config", str(folder / "litellm.yaml"), "--host", "127.0.0.1",
-                                   "--port", str(port), "--num_workers", "1", "--telemetry", "False",
-                                   "--log_config", str(folder / "logging.json")],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        process = processes.popen(
+            [
+                str(binary),
+                "--config",
+                str(folder / "litellm.yaml"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--num_workers",
+                "1",
+                "--telemetry",
+                "False",
+                "--log_config",
+                str(folder / "logging.json"),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"LiteLLM exited with {process.returncode}: "
-                               f"{(folder / 'litellm.log').read_text()[-2000:]}")
+            raise RuntimeError(
+                f"LiteLLM exited with {process.returncode}: {(folder / 'litellm.log').read_text()[-2000:]}"
+            )
         try:
             with urllib.request.urlopen(f"{url}/health/liveliness", timeout=2) as answer:
                 if answer.status == 200:
@@ -264,12 +313,19 @@ class Load:
 
     def figures(self, counted: bool) -> dict[str, Any]:
         done = len(self.latencies)
-        out: dict[str, Any] = {"rps": done / self.elapsed_s, "requests": done,
-                               "p50_ms": statistics.median(self.latencies) * 1000,
-                               "p99_ms": percentile(self.latencies, 0.99) * 1000, "ran_out_of_requests": self.ran_out}
+        out: dict[str, Any] = {
+            "rps": done / self.elapsed_s,
+            "requests": done,
+            "p50_ms": statistics.median(self.latencies) * 1000,
+            "p99_ms": percentile(self.latencies, 0.99) * 1000,
+            "ran_out_of_requests": self.ran_out,
+        }
         if counted:
-            out.update(cpu_us_per_request=self.cpu_s / done * 1e6, cpu_share_of_a_core=self.cpu_s / self.elapsed_s,
-                       capacity_rps_per_core=done / self.cpu_s if self.cpu_s else float("inf"))
+            out.update(
+                cpu_us_per_request=self.cpu_s / done * 1e6,
+                cpu_share_of_a_core=self.cpu_s / self.elapsed_s,
+                capacity_rps_per_core=done / self.cpu_s if self.cpu_s else float("inf"),
+            )
         return out
 
 
@@ -331,8 +387,16 @@ def noise_mark() -> tuple[float, float, float]:
     return time.monotonic(), busy_s(), cpu_s(os.getpid())
 
 
-async def measure(targets: list[Target], requests: int, concurrency: int, seconds: float, rounds: int,
-                  warm: int = 500, most_rps: int = 6000, turn: int = 100) -> dict[str, Any]:
+async def measure(
+    targets: list[Target],
+    requests: int,
+    concurrency: int,
+    seconds: float,
+    rounds: int,
+    warm: int = 500,
+    most_rps: int = 6000,
+    turn: int = 100,
+) -> dict[str, Any]:
     """Latency (``turn`` requests a target at a time: one at a time each way would keep every process
     waking from idle, which costs more than a busy path does), then throughput (``seconds`` a target, in
     ``rounds`` slices), the targets taking turns; the first target is the direct one. Each slice prepares its
@@ -353,8 +417,10 @@ async def measure(targets: list[Target], requests: int, concurrency: int, second
     for index, (target, spent) in enumerate(zip(targets, times)):
         row: dict[str, Any] = {"p50_ms": statistics.median(spent) * ms, "p99_ms": percentile(spent, 0.99) * ms}
         if index > 0:
-            row.update(added_p50_ms=(statistics.median(spent) - statistics.median(direct)) * ms,
-                       added_p99_ms=(percentile(spent, 0.99) - percentile(direct, 0.99)) * ms)
+            row.update(
+                added_p50_ms=(statistics.median(spent) - statistics.median(direct)) * ms,
+                added_p99_ms=(percentile(spent, 0.99) - percentile(direct, 0.99)) * ms,
+            )
         result[target.name] = row
     loads = [Load() for _ in targets]
     log(f"throughput: {concurrency} connections, {rounds} rounds of {seconds / rounds:.2f} s each way in turn")
@@ -370,22 +436,29 @@ async def measure(targets: list[Target], requests: int, concurrency: int, second
 def ratios(result: dict[str, Any], over: str, under: str) -> dict[str, float]:
     """``over``/``under`` for the latency and throughput figures both have, from one run."""
     a, b = result[over], result[under]
-    out = {key: a[key] / b[key] for key in ("p50_ms", "p99_ms", "added_p50_ms", "added_p99_ms")
-           if key in a and key in b and b[key]}
+    out = {
+        key: a[key] / b[key]
+        for key in ("p50_ms", "p99_ms", "added_p50_ms", "added_p99_ms")
+        if key in a and key in b and b[key]
+    }
     out["rps"] = a["throughput"]["rps"] / b["throughput"]["rps"]
     return out
 
 
-def versions(python: Path | str = sys.executable,
-             packages: tuple[str, ...] = ("uvicorn", "uvloop", "httptools")) -> dict[str, str]:
+def versions(
+    python: Path | str = sys.executable, packages: tuple[str, ...] = ("uvicorn", "uvloop", "httptools")
+) -> dict[str, str]:
     """The packages' versions as ``python`` (this venv's or LiteLLM's) has them, for the record."""
-    code = ("import importlib.metadata as m, json, sys\n"
-            "def version(p):\n"
-            "    try:\n        return m.version(p)\n"
-            "    except m.PackageNotFoundError:\n        return 'absent'\n"
-            "print(json.dumps({p: version(p) for p in sys.argv[1:]}))")
-    return json.loads(subprocess.run([str(python), "-c", code, *packages], capture_output=True, text=True,
-                                     check=True).stdout)
+    code = (
+        "import importlib.metadata as m, json, sys\n"
+        "def version(p):\n"
+        "    try:\n        return m.version(p)\n"
+        "    except m.PackageNotFoundError:\n        return 'absent'\n"
+        "print(json.dumps({p: version(p) for p in sys.argv[1:]}))"
+    )
+    return json.loads(
+        subprocess.run([str(python), "-c", code, *packages], capture_output=True, text=True, check=True).stdout
+    )
 
 
 def rounded(value: Any) -> Any:
@@ -423,15 +496,31 @@ def main() -> None:
         if args.litellm:
             litellm_pid, litellm_url = start_litellm(processes, args.litellm_venv, nodes[0], Path(folder))
             targets.append(Target("litellm", litellm_url, bearer, litellm_pid))
-            setup["litellm_versions"] = versions(args.litellm_venv / "bin" / "python",
-                                                 ("litellm", "uvicorn", "uvloop", "httptools", "openai"))
+            setup["litellm_versions"] = versions(
+                args.litellm_venv / "bin" / "python", ("litellm", "uvicorn", "uvloop", "httptools", "openai")
+            )
         import uvloop
+
         result = uvloop.run(measure(targets, args.requests, args.concurrency, args.seconds, args.rounds))
         if args.litellm:
             result["ta_over_litellm"] = ratios(result, "ta", "litellm")
-        print(json.dumps(rounded({"nodes": args.nodes, "concurrency": args.concurrency, "seconds": args.seconds,
-                                  "rounds": args.rounds, "requests": args.requests,
-                                  "load_average": os.getloadavg(), **setup, **result}), indent=1))
+        print(
+            json.dumps(
+                rounded(
+                    {
+                        "nodes": args.nodes,
+                        "concurrency": args.concurrency,
+                        "seconds": args.seconds,
+                        "rounds": args.rounds,
+                        "requests": args.requests,
+                        "load_average": os.getloadavg(),
+                        **setup,
+                        **result,
+                    }
+                ),
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":

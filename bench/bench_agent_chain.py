@@ -32,8 +32,20 @@ from pathlib import Path
 from typing import Any
 
 from bench_agent import (
-    ROOT, TA_ADDRESS, TA_KEY, USER_ADDRESS, Processes, Target, measure, ratios, rounded, serve_forever, signed,
-    start_role, unsigned, versions,
+    ROOT,
+    TA_ADDRESS,
+    TA_KEY,
+    USER_ADDRESS,
+    Processes,
+    Target,
+    measure,
+    ratios,
+    rounded,
+    serve_forever,
+    signed,
+    start_role,
+    unsigned,
+    versions,
 )
 
 SHA = hashlib.sha256(b"bench chain model").hexdigest()
@@ -42,8 +54,9 @@ MODEL = MODELS["direct"]
 
 
 def body_of(model: str) -> bytes:
-    return json.dumps({"model": model, "messages": [{"role": "user", "content": "hello"}], "max_tokens": 16,
-                       "seed": 7}).encode()
+    return json.dumps(
+        {"model": model, "messages": [{"role": "user", "content": "hello"}], "max_tokens": 16, "seed": 7}
+    ).encode()
 
 
 BODY = body_of(MODEL)
@@ -54,6 +67,7 @@ def role_chain_ta(rpc: str, grpc: str) -> None:
     from agent.config import AgentConfig
     from agent.server import Agent
     from agent.view import ChainInferenceView
+
     view = ChainInferenceView(rpc, TA_KEY, grpc)
     serve_forever(Agent(AgentConfig(key=TA_KEY, chain=view, queue_bound=4096, offload_chain_calls=True)))
 
@@ -82,14 +96,18 @@ def role_executor(rpc: str, grpc: str, node_url: str, home: str, rule: str) -> N
     finisher = Finisher(rpc, key, grpc)
     finisher.start()
     admission = StartAdmission(finisher) if rule == "committed" else CheckTxOnly(finisher)
-    serve_forever(Executor(ExecutorConfig(mlnode=node_url, finisher=finisher, admission=admission,
-                                          release_key=key)))
+    serve_forever(Executor(ExecutorConfig(mlnode=node_url, finisher=finisher, admission=admission, release_key=key)))
 
 
 def gonkad(*args: str) -> dict[str, Any]:
     """A ``gonkad tx`` sent and committed (code 0)."""
-    out = subprocess.run([sys.executable, "-m", "gonkad", *args, "-y", "--output", "json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "gonkad", *args, "-y", "--output", "json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if out.returncode != 0:
         raise RuntimeError(out.stdout + out.stderr)
     return dict(json.loads(out.stdout))
@@ -98,18 +116,33 @@ def gonkad(*args: str) -> dict[str, Any]:
 def chain(folder: Path) -> tuple[Path, str, str]:
     """A running 1-validator localnet with the models and the two accounts; (root, rpc, grpc)."""
     from gonkad import genesis, localnet
+
     base = localnet.load_settings(validators=1, chain_id="bench-ta")
-    models = [{"id": model, "name": model.split("@")[0], "weights_sha256": SHA, "context_length": "512",
-               "price_per_token": "1"} for model in MODELS.values()]
-    settings = base.model_copy(update={"genesis": genesis.merge_overrides(base.genesis, {"inference": {
-        "models": models}})})
+    models = [
+        {
+            "id": model,
+            "name": model.split("@")[0],
+            "weights_sha256": SHA,
+            "context_length": "512",
+            "price_per_token": "1",
+        }
+        for model in MODELS.values()
+    ]
+    settings = base.model_copy(
+        update={"genesis": genesis.merge_overrides(base.genesis, {"inference": {"models": models}})}
+    )
     root = folder / "net"
     localnet.start(root, settings=settings)
     localnet.wait_for_height(root, 2)
     node = localnet.load(root).nodes[0]
     common = ["--home", str(root), "--keyring-backend", "test", "--node", node.rpc]
-    committed(node.rpc, [gonkad("tx", "bank", "send", "faucet", USER_ADDRESS, "1000000000000000ngonka", *common),
-                         gonkad("tx", "bank", "send", "faucet", TA_ADDRESS, "1000000000ngonka", *common)])
+    committed(
+        node.rpc,
+        [
+            gonkad("tx", "bank", "send", "faucet", USER_ADDRESS, "1000000000000000ngonka", *common),
+            gonkad("tx", "bank", "send", "faucet", TA_ADDRESS, "1000000000ngonka", *common),
+        ],
+    )
     return root, node.rpc, f"127.0.0.1:{node.grpc_port}"
 
 
@@ -117,13 +150,33 @@ def register(root: Path, rpc: str, nodes: dict[str, str]) -> None:
     """Host val0 registers one node a way (way → URL), serving that way's model; one transaction at a time."""
     common = ["--home", str(root), "--keyring-backend", "test", "--node", rpc]
     for way, url in nodes.items():
-        committed(rpc, [gonkad("tx", "inference", "register-node", f"n-{way}", url, "--models", MODELS[way],
-                               "--max-concurrency", str(1 << 20), "--from", "val0", "--gas", "400000", *common)])
+        committed(
+            rpc,
+            [
+                gonkad(
+                    "tx",
+                    "inference",
+                    "register-node",
+                    f"n-{way}",
+                    url,
+                    "--models",
+                    MODELS[way],
+                    "--max-concurrency",
+                    str(1 << 20),
+                    "--from",
+                    "val0",
+                    "--gas",
+                    "400000",
+                    *common,
+                )
+            ],
+        )
 
 
 def committed(node_rpc: str, sent: list[dict[str, Any]]) -> None:
     """Each of ``sent`` in a block with code 0."""
     from sdk.client.rpc import CometRPC, RPCError
+
     rpc = CometRPC(node_rpc)
     for tx in sent:
         deadline = time.monotonic() + 30
@@ -155,6 +208,7 @@ def main() -> None:
     if args.role == "executor":
         return role_executor(*args.urls)
     from gonkad import localnet
+
     with tempfile.TemporaryDirectory() as folder:
         root = None
         try:
@@ -165,31 +219,60 @@ def main() -> None:
                 pids: dict[str, int] = {}
                 if args.executor:
                     for rule in ("checktx", "committed"):
-                        pids[rule], ways[rule] = processes.ready_line(f"executor ({rule})", [
-                            sys.executable, __file__, "--role", "executor", rpc, grpc, node_url, str(root), rule])
+                        pids[rule], ways[rule] = processes.ready_line(
+                            f"executor ({rule})",
+                            [sys.executable, __file__, "--role", "executor", rpc, grpc, node_url, str(root), rule],
+                        )
                 register(root, rpc, ways)
                 memory_pid, memory_url = start_role(processes, "ta", "--model", MODEL, node_url)
                 chain_pid, chain_url = processes.ready_line(
-                    "chain-backed TA", [sys.executable, __file__, "--role", "chain-ta", rpc, grpc])
-                targets = [Target("direct", node_url, unsigned, body=BODY),
-                           Target("ta_memory", memory_url, lambda n: signed(n, BODY), memory_pid, body=BODY),
-                           Target("ta_chain", chain_url, lambda n: signed(n, BODY), chain_pid, body=BODY)]
+                    "chain-backed TA", [sys.executable, __file__, "--role", "chain-ta", rpc, grpc]
+                )
+                targets = [
+                    Target("direct", node_url, unsigned, body=BODY),
+                    Target("ta_memory", memory_url, lambda n: signed(n, BODY), memory_pid, body=BODY),
+                    Target("ta_chain", chain_url, lambda n: signed(n, BODY), chain_pid, body=BODY),
+                ]
                 for rule in pids:
                     body = body_of(MODELS[rule])
-                    targets.append(Target(f"ta_chain_executor_{rule}", chain_url,
-                                          lambda n, body=body: signed(n, body), chain_pid, body=body))
+                    targets.append(
+                        Target(
+                            f"ta_chain_executor_{rule}",
+                            chain_url,
+                            lambda n, body=body: signed(n, body),
+                            chain_pid,
+                            body=body,
+                        )
+                    )
                 import uvloop
-                result = uvloop.run(measure(targets, args.requests, args.concurrency, args.seconds, args.rounds,
-                                            warm=args.warm))
+
+                result = uvloop.run(
+                    measure(targets, args.requests, args.concurrency, args.seconds, args.rounds, warm=args.warm)
+                )
         finally:
             if root is not None:
                 localnet.stop(root)
     result["chain_over_memory"] = ratios(result, "ta_chain", "ta_memory")
     if args.executor:
         result["committed_over_checktx"] = ratios(result, "ta_chain_executor_committed", "ta_chain_executor_checktx")
-    print(json.dumps(rounded({"concurrency": args.concurrency, "seconds": args.seconds, "rounds": args.rounds,
-                              "requests": args.requests, "warm": args.warm, "load_average": os.getloadavg(),
-                              "python": sys.version.split()[0], "versions": versions(), **result}), indent=1))
+    print(
+        json.dumps(
+            rounded(
+                {
+                    "concurrency": args.concurrency,
+                    "seconds": args.seconds,
+                    "rounds": args.rounds,
+                    "requests": args.requests,
+                    "warm": args.warm,
+                    "load_average": os.getloadavg(),
+                    "python": sys.version.split()[0],
+                    "versions": versions(),
+                    **result,
+                }
+            ),
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -61,7 +61,10 @@ def run_direct(blocks: int) -> float:
 
 
 def _call(sock: socket.socket, decoder: FrameDecoder, request: abci.Request) -> None:
-    sock.sendall(encode_frame(request.SerializeToString()) + encode_frame(abci.Request(flush=abci.RequestFlush()).SerializeToString()))
+    sock.sendall(
+        encode_frame(request.SerializeToString())
+        + encode_frame(abci.Request(flush=abci.RequestFlush()).SerializeToString())
+    )
     answers = 0
     while answers < 2:
         answers += sum(1 for _ in decoder.feed(sock.recv(1 << 16)))

@@ -44,10 +44,10 @@ from cosmpy.protos.tendermint.types import params_pb2, validator_pb2  # noqa: E4
 from app import GonkaApp  # noqa: E402
 from bench.common import log  # noqa: E402
 from gonkad import genesis, localnet  # noqa: E402
+from sdk.abci.blocks import INJECTED_ENTRY_MAGIC, encode_vote_extension  # noqa: E402
 from sdk.address import consensus_address  # noqa: E402
 from sdk.client.rpc import CometRPC  # noqa: E402
 from sdk.client.txbuilder import address_of  # noqa: E402
-from sdk.abci.blocks import INJECTED_ENTRY_MAGIC, encode_vote_extension  # noqa: E402
 from sdk.crypto import bls, certificate, secp256k1  # noqa: E402
 from sdk.store.commitstore import CommitStore  # noqa: E402
 from x.bls.consensus import NodeKey  # noqa: E402
@@ -101,13 +101,17 @@ def bench_verify(signers: list[int], repeats: int, py_ecc_runs: int) -> list[dic
         row["blspy_ms"], row["blspy_cpu_ms"] = medians(floor)
         if n <= 4 and py_ecc_runs > 0:
             from py_ecc.bls import G2ProofOfPossession  # noqa: PLC0415 - slow import, only here
+
             assert G2ProofOfPossession.FastAggregateVerify(pks, message, sig)
-            ecc = [timed(lambda: G2ProofOfPossession.FastAggregateVerify(pks, message, sig))
-                   for _ in range(py_ecc_runs)]
+            ecc = [
+                timed(lambda: G2ProofOfPossession.FastAggregateVerify(pks, message, sig)) for _ in range(py_ecc_runs)
+            ]
             row["py_ecc_ms"], row["py_ecc_cpu_ms"] = medians(ecc)
             row["py_ecc_runs_ms"] = [w for w, _ in ecc]
-        log(f"verify {n} signers: sdk {row['sdk_ms']:.3f} ms, blspy {row['blspy_ms']:.3f} ms"
-            + (f", py_ecc {row['py_ecc_ms']:.0f} ms" if row["py_ecc_ms"] else ""))
+        log(
+            f"verify {n} signers: sdk {row['sdk_ms']:.3f} ms, blspy {row['blspy_ms']:.3f} ms"
+            + (f", py_ecc {row['py_ecc_ms']:.0f} ms" if row["py_ecc_ms"] else "")
+        )
         rows.append(row)
     return rows
 
@@ -121,28 +125,38 @@ class Chain:
     def __init__(self, path: str, validators: int, extensions: bool) -> None:
         self.validators = validators
         self.extensions = extensions
-        accounts = [secp256k1.PrivateKey(hashlib.sha256(b"bench-bls account %d" % i).digest())
-                    for i in range(validators)]
+        accounts = [
+            secp256k1.PrivateKey(hashlib.sha256(b"bench-bls account %d" % i).digest()) for i in range(validators)
+        ]
         self.bls_secrets = secrets(validators, tag=1)
         state = genesis.default_app_state()
         gentxs = []
         for i, key in enumerate(accounts):
             state = genesis.add_genesis_account(state, address_of(key), [(DENOM, 10_000 * GNK)])
             consensus_key = hashlib.sha256(b"bench-bls ed25519 %d" % i).digest()
-            gentxs.append(build_gentx(key, f"v{i}", consensus_key, (DENOM, (1000 + i) * GNK), CHAIN,
-                                      bls_secret=self.bls_secrets[i]))
+            gentxs.append(
+                build_gentx(
+                    key, f"v{i}", consensus_key, (DENOM, (1000 + i) * GNK), CHAIN, bls_secret=self.bls_secrets[i]
+                )
+            )
         state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gentxs]}
         params = params_pb2.ConsensusParams()
         params.abci.vote_extensions_enable_height = 1 if extensions else 0
         self.app = GonkaApp(CommitStore(path))  # invariants off, as on a production node
-        reply = self.app.init_chain(abci.RequestInitChain(
-            chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode(), consensus_params=params))
+        reply = self.app.init_chain(
+            abci.RequestInitChain(
+                chain_id=CHAIN, initial_height=1, app_state_bytes=json.dumps(state).encode(), consensus_params=params
+            )
+        )
         # CometBFT's validators, as InitChain set them (by power, then address, as CometBFT orders its set)
-        self.set = sorted(((consensus_address(u.pub_key.ed25519), u.power) for u in reply.validators),
-                          key=lambda v: (-v[1], v[0]))
+        self.set = sorted(
+            ((consensus_address(u.pub_key.ed25519), u.power) for u in reply.validators), key=lambda v: (-v[1], v[0])
+        )
         assert len(self.set) == validators, f"{len(reply.validators)} validators out of {validators}"
-        by_address = {consensus_address(hashlib.sha256(b"bench-bls ed25519 %d" % i).digest()): self.bls_secrets[i]
-                      for i in range(validators)}
+        by_address = {
+            consensus_address(hashlib.sha256(b"bench-bls ed25519 %d" % i).digest()): self.bls_secrets[i]
+            for i in range(validators)
+        }
         header_app_hash = self.app.genesis_app_hash  # block 1's header carries InitChain's app hash
         self.app.finalize_block(abci.RequestFinalizeBlock(height=1, proposer_address=self.set[0][0]))
         self.app.commit(abci.RequestCommit())
@@ -155,14 +169,19 @@ class Chain:
                 vote.vote_extension = encode_vote_extension({"bls": bls.sign(by_address[address], message)})
             proposed.votes.add(validator=abci.Validator(address=address, power=power), block_id_flag=COMMIT)
         self.prepare_request = abci.RequestPrepareProposal(
-            height=2, max_tx_bytes=MAX_TX_BYTES, local_last_commit=local, proposer_address=self.set[0][0])
+            height=2, max_tx_bytes=MAX_TX_BYTES, local_last_commit=local, proposer_address=self.set[0][0]
+        )
         self.prepare_request.time.seconds = 1
         txs = list(self.prepare())
         has_certificate = bool(txs) and txs[0].startswith(INJECTED_ENTRY_MAGIC)
         assert has_certificate == extensions, f"certificate in the proposal: {has_certificate}"
         self.process_request = abci.RequestProcessProposal(
-            height=2, txs=txs, proposed_last_commit=proposed, proposer_address=self.set[0][0],
-            hash=hashlib.sha256(b"block 2").digest())
+            height=2,
+            txs=txs,
+            proposed_last_commit=proposed,
+            proposer_address=self.set[0][0],
+            hash=hashlib.sha256(b"block 2").digest(),
+        )
         self.process_request.time.seconds = 1
         assert self.process().status == abci.ResponseProcessProposal.ACCEPT
         if extensions:  # CometBFT calls ExtendVote and VerifyVoteExtension only where extensions are enabled
@@ -177,7 +196,8 @@ class Chain:
         self.extend_request = abci.RequestExtendVote(height=2, hash=block_hash, proposer_address=address)
         share = bls.sign(secret, certificate.signing_message(CHAIN, 2, self.app.header_app_hash()))
         self.verify_request = abci.RequestVerifyVoteExtension(
-            hash=block_hash, validator_address=address, height=2, vote_extension=encode_vote_extension({"bls": share}))
+            hash=block_hash, validator_address=address, height=2, vote_extension=encode_vote_extension({"bls": share})
+        )
         assert self.extend().vote_extension == self.verify_request.vote_extension
         assert self.verify().status == abci.ResponseVerifyVoteExtension.ACCEPT
 
@@ -204,10 +224,15 @@ def bench_proposal(validator_counts: list[int], repeats: int) -> list[dict[str, 
             log(f"proposal: building two chains of {v} validators")
             chains = {ext: Chain(str(Path(tmp) / f"db{int(ext)}"), v, ext) for ext in (True, False)}
             try:
-                hooks = {"process": Chain.process, "prepare": Chain.prepare, "extend": Chain.extend,
-                         "verify": Chain.verify}
-                times: dict[tuple[str, bool], list[tuple[float, float]]] = {(h, e): [] for h in hooks for e in (True, False)
-                                                              if e or h in ("process", "prepare")}
+                hooks = {
+                    "process": Chain.process,
+                    "prepare": Chain.prepare,
+                    "extend": Chain.extend,
+                    "verify": Chain.verify,
+                }
+                times: dict[tuple[str, bool], list[tuple[float, float]]] = {
+                    (h, e): [] for h in hooks for e in (True, False) if e or h in ("process", "prepare")
+                }
                 for _ in range(repeats):  # alternate with and without, so noise hits both alike
                     for ext, chain in chains.items():
                         for name, hook in hooks.items():
@@ -256,8 +281,11 @@ def wait_height(rpc: CometRPC, height: int, timeout_s: float) -> float:
 
 def localnet_run(enable_height: str, blocks: int, start_height: int) -> dict[str, Any]:
     settings = localnet.load_settings()
-    settings = settings.model_copy(update={"consensus_params": {
-        **settings.consensus_params, "abci": {"vote_extensions_enable_height": enable_height}}})
+    settings = settings.model_copy(
+        update={
+            "consensus_params": {**settings.consensus_params, "abci": {"vote_extensions_enable_height": enable_height}}
+        }
+    )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "net"
         try:
@@ -271,14 +299,23 @@ def localnet_run(enable_height: str, blocks: int, start_height: int) -> dict[str
             last = first + blocks
             wall1 = wait_height(rpc, last, 30 + 10 * blocks)
             times = [header_time_s(rpc.block(h)) for h in (first, last)]
-            certified = sum(any(base64.b64decode(tx).startswith(INJECTED_ENTRY_MAGIC)
-                                for tx in rpc.block(h)["block"]["data"]["txs"] or [])
-                            for h in range(first + 1, last + 1))
+            certified = sum(
+                any(
+                    base64.b64decode(tx).startswith(INJECTED_ENTRY_MAGIC)
+                    for tx in rpc.block(h)["block"]["data"]["txs"] or []
+                )
+                for h in range(first + 1, last + 1)
+            )
         finally:
             localnet.stop(root)
-    return {"enable_height": enable_height, "from": first, "to": last,
-            "interval_ms": (times[1] - times[0]) / blocks * 1000, "wall_blocks_per_s": blocks / (wall1 - wall0),
-            "blocks_with_certificate": certified}
+    return {
+        "enable_height": enable_height,
+        "from": first,
+        "to": last,
+        "interval_ms": (times[1] - times[0]) / blocks * 1000,
+        "wall_blocks_per_s": blocks / (wall1 - wall0),
+        "blocks_with_certificate": certified,
+    }
 
 
 def bench_localnet(rounds: int, blocks: int, start_height: int) -> list[dict[str, Any]]:
@@ -297,8 +334,9 @@ def bench_localnet(rounds: int, blocks: int, start_height: int) -> list[dict[str
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so that `finally` stops the localnet
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", nargs="+", choices=["verify", "proposal", "localnet"],
-                        default=["verify", "proposal", "localnet"])
+    parser.add_argument(
+        "--parts", nargs="+", choices=["verify", "proposal", "localnet"], default=["verify", "proposal", "localnet"]
+    )
     parser.add_argument("--signers", type=int, nargs="+", default=[4, 100, 1000])
     parser.add_argument("--repeats", type=int, default=30, help="timed runs per in-process figure (median)")
     parser.add_argument("--py-ecc-runs", type=int, default=2, help="py_ecc runs at 4 signers (each ~1 s); 0: skip")
@@ -316,35 +354,51 @@ def main() -> None:
         for r in rows:
             ecc = ratio = ""
             if r["py_ecc_ms"]:
-                ecc = f"{r['py_ecc_ms']:.0f} ({r['py_ecc_cpu_ms']:.0f}); {', '.join(f'{x:.0f}' for x in r['py_ecc_runs_ms'])}"
+                runs = ", ".join(f"{x:.0f}" for x in r["py_ecc_runs_ms"])
+                ecc = f"{r['py_ecc_ms']:.0f} ({r['py_ecc_cpu_ms']:.0f}); {runs}"
                 ratio = f"{r['py_ecc_ms'] / r['sdk_ms']:.0f}× ({r['py_ecc_cpu_ms'] / r['sdk_cpu_ms']:.0f}×)"
-            print(f"| {r['signers']:,} | {r['sdk_ms']:.3f} ({r['sdk_cpu_ms']:.3f}) | "
-                  f"{r['blspy_ms']:.3f} ({r['blspy_cpu_ms']:.3f}) | {ecc} | {ratio} |")
+            print(
+                f"| {r['signers']:,} | {r['sdk_ms']:.3f} ({r['sdk_cpu_ms']:.3f}) | "
+                f"{r['blspy_ms']:.3f} ({r['blspy_cpu_ms']:.3f}) | {ecc} | {ratio} |"
+            )
     if "proposal" in args.parts:
         rows = bench_proposal(args.validators, args.repeats)
-        print(f"\nHeight 2's proposal in process, every validator's share in the last commit, median of {args.repeats}: "
-              "wall ms (CPU ms)\n")
-        print("| validators | ProcessProposal with certificate | without | added | "
-              "PrepareProposal with | without | added |")
+        print(
+            f"\nHeight 2's proposal in process, every validator's share in the last commit, median of {args.repeats}: "
+            "wall ms (CPU ms)\n"
+        )
+        print(
+            "| validators | ProcessProposal with certificate | without | added | "
+            "PrepareProposal with | without | added |"
+        )
         print("|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
-            cells = [f"{r[f'{hook}_{kind}_ms']:.3f} ({r[f'{hook}_{kind}_cpu_ms']:.3f})"
-                     for hook in ("process", "prepare") for kind in ("with", "without", "added")]
+            cells = [
+                f"{r[f'{hook}_{kind}_ms']:.3f} ({r[f'{hook}_{kind}_cpu_ms']:.3f})"
+                for hook in ("process", "prepare")
+                for kind in ("with", "without", "added")
+            ]
             print(f"| {r['validators']} | {' | '.join(cells)} |")
-        print("\nHeight 2's votes with extensions on (CometBFT calls neither hook when they are off): ExtendVote "
-              "(this node signs) and VerifyVoteExtension (one other validator's share; each node verifies the V - 1 "
-              "others' shares per height), median wall ms (CPU ms)\n")
+        print(
+            "\nHeight 2's votes with extensions on (CometBFT calls neither hook when they are off): ExtendVote "
+            "(this node signs) and VerifyVoteExtension (one other validator's share; each node verifies the V - 1 "
+            "others' shares per height), median wall ms (CPU ms)\n"
+        )
         print("| validators | ExtendVote | VerifyVoteExtension | (V - 1) × VerifyVoteExtension per height |")
         print("|---:|---:|---:|---:|")
         for r in rows:
-            print(f"| {r['validators']} | {r['extend_ms']:.3f} ({r['extend_cpu_ms']:.3f}) | "
-                  f"{r['verify_ms']:.3f} ({r['verify_cpu_ms']:.3f}) | {(r['validators'] - 1) * r['verify_ms']:.1f} "
-                  f"({(r['validators'] - 1) * r['verify_cpu_ms']:.1f}) |")
+            print(
+                f"| {r['validators']} | {r['extend_ms']:.3f} ({r['extend_cpu_ms']:.3f}) | "
+                f"{r['verify_ms']:.3f} ({r['verify_cpu_ms']:.3f}) | {(r['validators'] - 1) * r['verify_ms']:.1f} "
+                f"({(r['validators'] - 1) * r['verify_cpu_ms']:.1f}) |"
+            )
     if "localnet" in args.parts:
         runs = bench_localnet(args.localnet_rounds, args.blocks, args.start_height)
         print(f"\n4-validator localnet, {args.blocks} blocks after height {args.start_height}, alternated\n")
-        print("| vote extensions | median block interval ms | runs (ms) | median blocks/s (wall) | "
-              "blocks with a certificate |")
+        print(
+            "| vote extensions | median block interval ms | runs (ms) | median blocks/s (wall) | "
+            "blocks with a certificate |"
+        )
         print("|---|---:|---|---:|---|")
         summary = {}
         for enable, label in (("1", "on from height 1 (certificates)"), ("0", "off")):
@@ -352,9 +406,11 @@ def main() -> None:
             intervals = [r["interval_ms"] for r in mine]
             certified = [r["blocks_with_certificate"] for r in mine]
             summary[enable] = med(intervals)
-            print(f"| {label} | {summary[enable]:.1f} | {', '.join(f'{x:.1f}' for x in intervals)} | "
-                  f"{med(r['wall_blocks_per_s'] for r in mine):.2f} | "
-                  f"{', '.join(f'{x}/{args.blocks}' for x in certified)} |")
+            print(
+                f"| {label} | {summary[enable]:.1f} | {', '.join(f'{x:.1f}' for x in intervals)} | "
+                f"{med(r['wall_blocks_per_s'] for r in mine):.2f} | "
+                f"{', '.join(f'{x}/{args.blocks}' for x in certified)} |"
+            )
         print(f"\nwith / without certificates (median intervals): {summary['1'] / summary['0']:.3f}")
 
 

@@ -24,8 +24,15 @@ from bench_agent import Processes, Target, measure, post, ratios, rounded, signe
 
 
 def chat(model: str, seed: int) -> bytes:
-    return json.dumps({"model": model, "messages": [{"role": "user", "content": "hello"}], "max_tokens": 16,
-                       "temperature": 0, "seed": seed}).encode()
+    return json.dumps(
+        {
+            "model": model,
+            "messages": [{"role": "user", "content": "hello"}],
+            "max_tokens": 16,
+            "temperature": 0,
+            "seed": seed,
+        }
+    ).encode()
 
 
 def identity(node_url: str) -> str:
@@ -48,8 +55,16 @@ async def same_answer(direct: Target, through: Target) -> dict[str, Any]:
 
 async def run(direct: Target, through: Target, args: argparse.Namespace) -> dict[str, Any]:
     usage = await same_answer(direct, through)
-    result = await measure([direct, through], args.requests, args.concurrency, args.seconds, args.rounds,
-                           warm=args.warm, most_rps=500, turn=20)
+    result = await measure(
+        [direct, through],
+        args.requests,
+        args.concurrency,
+        args.seconds,
+        args.rounds,
+        warm=args.warm,
+        most_rps=500,
+        turn=20,
+    )
     return {"usage": usage, **result, "ta_over_direct": ratios(result, "ta", "direct")}
 
 
@@ -63,19 +78,36 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1234)
     args = parser.parse_args()
     with Processes() as processes:
-        _, node_url = processes.ready_line("ML node", [sys.executable, "-m", "gonkad", "mlnode", "start",
-                                                       "--preset", "tiny", "--port", "0", "--threads", "1"])
+        _, node_url = processes.ready_line(
+            "ML node",
+            [sys.executable, "-m", "gonkad", "mlnode", "start", "--preset", "tiny", "--port", "0", "--threads", "1"],
+        )
         model = identity(node_url)
         ta_pid, ta_url = start_role(processes, "ta", "--model", model, node_url)
         body = chat(model, args.seed)
         direct = Target("direct", node_url, unsigned, body=body)
         through = Target("ta", ta_url, lambda count: signed(count, body), ta_pid, body=body)
         import uvloop
+
         result = uvloop.run(run(direct, through, args))
-        print(json.dumps(rounded({"model": model, "requests": args.requests, "concurrency": args.concurrency,
-                                  "seconds": args.seconds, "rounds": args.rounds,
-                                  "load_average": os.getloadavg(),
-                                  "python": sys.version.split()[0], "versions": versions(), **result}), indent=1))
+        print(
+            json.dumps(
+                rounded(
+                    {
+                        "model": model,
+                        "requests": args.requests,
+                        "concurrency": args.concurrency,
+                        "seconds": args.seconds,
+                        "rounds": args.rounds,
+                        "load_average": os.getloadavg(),
+                        "python": sys.version.split()[0],
+                        "versions": versions(),
+                        **result,
+                    }
+                ),
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -32,13 +32,13 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci  # noqa: E402
 from google.protobuf.timestamp_pb2 import Timestamp  # noqa: E402
 
 from app import GonkaApp  # noqa: E402
-from protogen.gonka.epochs.v1 import epochs_pb2  # noqa: E402
-from sdk.context import Context  # noqa: E402
-from x.stake.keeper import StakeKeeper  # noqa: E402
 from gonkad import genesis  # noqa: E402
+from protogen.gonka.epochs.v1 import epochs_pb2  # noqa: E402
 from sdk.address import module_address  # noqa: E402
+from sdk.context import Context  # noqa: E402
 from sdk.crypto import bech32  # noqa: E402
 from sdk.store.commitstore import CommitStore  # noqa: E402
+from x.stake.keeper import StakeKeeper  # noqa: E402
 from x.stake.keys import BONDED_POOL  # noqa: E402
 
 GNK = 10**9
@@ -56,11 +56,18 @@ def app_state(hosts: int) -> dict[str, Any]:
         operator = hashlib.sha256(b"operator" + seed).digest()[:20]
         amount = (1_000 + i) * GNK
         total += amount
-        entries.append({"operator": bech32.encode(operator), "consensus_pubkey": _b64(hashlib.sha256(b"cons" + seed).digest()),
-                        "description": {"moniker": f"host{i}"}, "collateral": str(amount)})
+        entries.append(
+            {
+                "operator": bech32.encode(operator),
+                "consensus_pubkey": _b64(hashlib.sha256(b"cons" + seed).digest()),
+                "description": {"moniker": f"host{i}"},
+                "collateral": str(amount),
+            }
+        )
     state["stake"] = {"hosts": entries}
-    state["bank"]["balances"].append({"address": bech32.encode(module_address(BONDED_POOL)),
-                                      "coins": [{"denom": "ngonka", "amount": str(total)}]})
+    state["bank"]["balances"].append(
+        {"address": bech32.encode(module_address(BONDED_POOL)), "coins": [{"denom": "ngonka", "amount": str(total)}]}
+    )
     return state
 
 
@@ -84,9 +91,14 @@ class RaceStandIn:
     def on_stage(self, ctx: Context, epoch: int, stage: int) -> None:
         if stage == epochs_pb2.STAGE_RACE_VALIDATION:
             operators = [bech32.decode(h.operator) for h in self.stake.hosts(ctx)]
-            self.stake.set_epoch_weights(ctx, epoch, {
-                op: 500 + int.from_bytes(hashlib.sha256(op + epoch.to_bytes(8, "big")).digest()[:4], "big") % 500
-                for op in operators})
+            self.stake.set_epoch_weights(
+                ctx,
+                epoch,
+                {
+                    op: 500 + int.from_bytes(hashlib.sha256(op + epoch.to_bytes(8, "big")).digest()[:4], "big") % 500
+                    for op in operators
+                },
+            )
 
 
 def measure(hosts: int, runs: int, race: bool) -> dict[str, Any]:
@@ -96,8 +108,11 @@ def measure(hosts: int, runs: int, race: bool) -> dict[str, Any]:
         if race:  # the race's hooks come before stake's, as the race module will be wired
             app.epochs_keeper.hooks = (RaceStandIn(app.stake_keeper), *app.epochs_keeper.hooks)
         start = time.perf_counter()
-        reply = app.init_chain(abci.RequestInitChain(chain_id="bench", initial_height=1,
-                                                     app_state_bytes=json.dumps(app_state(hosts)).encode()))
+        reply = app.init_chain(
+            abci.RequestInitChain(
+                chain_id="bench", initial_height=1, app_state_bytes=json.dumps(app_state(hosts)).encode()
+            )
+        )
         init_ms = (time.perf_counter() - start) * 1000
         validators = len(reply.validators)
         timings: dict[str, list[float]] = {"sv_finalize": [], "sv_commit": [], "plain_finalize": [], "plain_commit": []}
@@ -121,8 +136,15 @@ def measure(hosts: int, runs: int, race: bool) -> dict[str, Any]:
                 updates.append(len(response.validator_updates))
                 assert any(e.type == "set_validators" for e in response.events), height
         app.store.close()
-    return {"hosts": hosts, "validators": validators, "runs": runs, "race": race, "init_chain_ms": round(init_ms, 1),
-            "sv_updates": updates, **{k: round(statistics.median(v), 2) for k, v in timings.items()}}
+    return {
+        "hosts": hosts,
+        "validators": validators,
+        "runs": runs,
+        "race": race,
+        "init_chain_ms": round(init_ms, 1),
+        "sv_updates": updates,
+        **{k: round(statistics.median(v), 2) for k, v in timings.items()},
+    }
 
 
 def main() -> None:
@@ -132,11 +154,16 @@ def main() -> None:
     parser.add_argument("--no-race", dest="race", action="store_false", help="keep collateral's weights")
     args = parser.parse_args()
     results = [measure(int(n), args.runs, args.race) for n in args.hosts.split(",")]
-    print(f"{'hosts':>6} {'validators':>10} {'updates':>8} {'SV finalize ms':>15} {'SV commit ms':>13} "
-          f"{'plain finalize ms':>18} {'plain commit ms':>16} {'InitChain ms':>13}")
+    print(
+        f"{'hosts':>6} {'validators':>10} {'updates':>8} {'SV finalize ms':>15} {'SV commit ms':>13} "
+        f"{'plain finalize ms':>18} {'plain commit ms':>16} {'InitChain ms':>13}"
+    )
     for r in results:
-        print(f"{r['hosts']:>6} {r['validators']:>10} {statistics.median(r['sv_updates']):>8} {r['sv_finalize']:>15.2f} {r['sv_commit']:>13.2f} "
-              f"{r['plain_finalize']:>18.2f} {r['plain_commit']:>16.2f} {r['init_chain_ms']:>13.1f}")
+        print(
+            f"{r['hosts']:>6} {r['validators']:>10} {statistics.median(r['sv_updates']):>8} "
+            f"{r['sv_finalize']:>15.2f} {r['sv_commit']:>13.2f} "
+            f"{r['plain_finalize']:>18.2f} {r['plain_commit']:>16.2f} {r['init_chain_ms']:>13.1f}"
+        )
     print(json.dumps({"bench": "epoch_set_validators", "results": results}, indent=2))
 
 

@@ -47,8 +47,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def drive(address: str, faucet: str, expected: str, in_flight: int, channels: int,
-                ready: Any, window: Any) -> dict[str, Any]:
+async def drive(
+    address: str, faucet: str, expected: str, in_flight: int, channels: int, ready: Any, window: Any
+) -> dict[str, Any]:
     """Run ``in_flight`` call loops over ``channels`` channels until the window's end; keep the window's calls."""
     options = [("grpc.use_local_subchannel_pool", 1)]  # one TCP connection per channel, not one shared
     chans = [grpc.aio.insecure_channel(address, options=options) for _ in range(channels)]
@@ -83,8 +84,9 @@ async def drive(address: str, faucet: str, expected: str, in_flight: int, channe
     return {"latencies": latencies.tobytes(), "error_count": error_count, "errors": errors}
 
 
-def worker(address: str, faucet: str, expected: str, in_flight: int, channels: int,
-           ready: Any, window: Any, results: Any) -> None:
+def worker(
+    address: str, faucet: str, expected: str, in_flight: int, channels: int, ready: Any, window: Any, results: Any
+) -> None:
     results.put(asyncio.run(drive(address, faucet, expected, in_flight, channels, ready, window)))
 
 
@@ -106,8 +108,17 @@ def collect(source: Any, workers: list[SpawnProcess]) -> list[Any]:
     return items
 
 
-def run_once(address: str, faucet: str, expected: str, node_pids: dict[str, int],
-             procs: int, concurrency: int, channels: int, warmup: float, duration: float) -> dict[str, float]:
+def run_once(
+    address: str,
+    faucet: str,
+    expected: str,
+    node_pids: dict[str, int],
+    procs: int,
+    concurrency: int,
+    channels: int,
+    warmup: float,
+    duration: float,
+) -> dict[str, float]:
     """One warm-up plus measured window with freshly spawned load processes."""
     ready, window, results = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Queue()
     shares = [concurrency // procs + (i < concurrency % procs) for i in range(procs)]
@@ -157,13 +168,19 @@ def run_once(address: str, faucet: str, expected: str, node_pids: dict[str, int]
 def genesis_balance(home: Path, address: str) -> str:
     """``address``'s DENOM amount in the node's genesis; no transaction is sent, so queries must return it."""
     app_state = json.loads((home / "config" / "genesis.json").read_text())["app_state"]
-    (amount,) = (coin["amount"] for entry in app_state["bank"]["balances"] if entry["address"] == address
-                 for coin in entry["coins"] if coin["denom"] == DENOM)
+    (amount,) = (
+        coin["amount"]
+        for entry in app_state["bank"]["balances"]
+        if entry["address"] == address
+        for coin in entry["coins"]
+        if coin["denom"] == DENOM
+    )
     return str(amount)
 
 
-def run_localnet(runs: int, procs: int, concurrency: int, channels: int,
-                 warmup: float, duration: float) -> list[dict[str, float]]:
+def run_localnet(
+    runs: int, procs: int, concurrency: int, channels: int, warmup: float, duration: float
+) -> list[dict[str, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "net"
         try:
@@ -178,15 +195,19 @@ def run_localnet(runs: int, procs: int, concurrency: int, channels: int,
                 if pid is None:
                     raise RuntimeError(f"{name} of {node['name']} is not running")
                 node_pids[name] = pid
-            return [run_once(node["grpc"], faucet, expected, node_pids, procs, concurrency, channels, warmup, duration)
-                    for _ in range(runs)]
+            return [
+                run_once(node["grpc"], faucet, expected, node_pids, procs, concurrency, channels, warmup, duration)
+                for _ in range(runs)
+            ]
         finally:
             localnet.stop(root)
 
 
 def row(label: str, r: dict[str, float]) -> str:
-    return (f"| {label} | {r['calls']:.0f} | {r['calls_per_s']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
-            f"{r['cpu_gonkad_s']:.1f} | {r['cpu_cometbft_s']:.1f} | {r['cpu_clients_s']:.1f} |")
+    return (
+        f"| {label} | {r['calls']:.0f} | {r['calls_per_s']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
+        f"{r['cpu_gonkad_s']:.1f} | {r['cpu_cometbft_s']:.1f} | {r['cpu_clients_s']:.1f} |"
+    )
 
 
 def main() -> None:
@@ -203,11 +224,15 @@ def main() -> None:
         parser.error("--procs must be between 1 and --concurrency")
     runs = run_localnet(args.runs, args.procs, args.concurrency, args.channels, args.warmup, args.duration)
     print(f"command: {shlex.join(sys.orig_argv)}")
-    print(f"Query/Balance, 1 validator, {args.concurrency} in flight = {args.procs} processes x grpc.aio "
-          f"({args.channels} channel(s) each), {args.warmup:g} s warm-up + {args.duration:g} s measured, "
-          f"{os.cpu_count()} CPUs\n")
-    print("| run | calls | calls/s | p50 ms | p99 ms | gonkad CPU s | cometbft CPU s | clients CPU s |\n"
-          "|---|---|---|---|---|---|---|---|")
+    print(
+        f"Query/Balance, 1 validator, {args.concurrency} in flight = {args.procs} processes x grpc.aio "
+        f"({args.channels} channel(s) each), {args.warmup:g} s warm-up + {args.duration:g} s measured, "
+        f"{os.cpu_count()} CPUs\n"
+    )
+    print(
+        "| run | calls | calls/s | p50 ms | p99 ms | gonkad CPU s | cometbft CPU s | clients CPU s |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
     print(row("median", {key: statistics.median(r[key] for r in runs) for key in runs[0]}))
     for i, r in enumerate(runs, 1):
         print(row(str(i), r))

@@ -32,9 +32,27 @@ READY_TIMEOUT_S = 120.0
 
 
 def start_node(preset: str, port: int, max_concurrency: int, extra: list[str]) -> subprocess.Popen[bytes]:
-    node = subprocess.Popen([str(ROOT / ".venv/bin/python"), "-m", "gonkad", "mlnode", "start", "--preset", preset,
-                             "--seed", "1", "--port", str(port), "--max-concurrency", str(max_concurrency), *extra],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    node = subprocess.Popen(
+        [
+            str(ROOT / ".venv/bin/python"),
+            "-m",
+            "gonkad",
+            "mlnode",
+            "start",
+            "--preset",
+            preset,
+            "--seed",
+            "1",
+            "--port",
+            str(port),
+            "--max-concurrency",
+            str(max_concurrency),
+            *extra,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         try:
@@ -52,9 +70,14 @@ async def one_request(client: AsyncOpenAI, model: str, max_tokens: int, seed: in
     first: float | None = None
     tokens = 0
     stream = await client.chat.completions.create(
-        model=model, messages=[{"role": "user", "content": f"Write a story number {seed}."}],
-        max_tokens=max_tokens, temperature=1.0, seed=seed, stream=True,
-        stream_options={"include_usage": True})
+        model=model,
+        messages=[{"role": "user", "content": f"Write a story number {seed}."}],
+        max_tokens=max_tokens,
+        temperature=1.0,
+        seed=seed,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     async for chunk in stream:
         if first is None and chunk.choices and chunk.choices[0].delta.content:
             first = time.perf_counter() - started
@@ -68,8 +91,9 @@ async def one_run(port: int, concurrency: int, max_tokens: int, run: int) -> tup
     client = AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="bench", max_retries=0, timeout=600)
     model = (await client.models.list()).data[0].id
     started = time.perf_counter()
-    results = await asyncio.gather(*(one_request(client, model, max_tokens, 1000 * run + i)
-                                     for i in range(concurrency)))
+    results = await asyncio.gather(
+        *(one_request(client, model, max_tokens, 1000 * run + i) for i in range(concurrency))
+    )
     wall = time.perf_counter() - started
     await client.close()
     return sum(t for _, t in results) / wall, 1000 * statistics.median(ttft for ttft, _ in results)
@@ -90,11 +114,18 @@ def main() -> None:
         try:
             asyncio.run(one_run(port, 1, 8, run=0))  # warm-up
             for concurrency in args.concurrency:
-                runs = [asyncio.run(one_run(port, concurrency, args.max_tokens, run)) for run in range(1, args.runs + 1)]
-                rows.append({"preset": preset, "concurrency": concurrency,
-                             "tokens_per_s": statistics.median(r[0] for r in runs),
-                             "ttft_ms": statistics.median(r[1] for r in runs),
-                             "runs_tokens_per_s": [round(r[0], 1) for r in runs]})
+                runs = [
+                    asyncio.run(one_run(port, concurrency, args.max_tokens, run)) for run in range(1, args.runs + 1)
+                ]
+                rows.append(
+                    {
+                        "preset": preset,
+                        "concurrency": concurrency,
+                        "tokens_per_s": statistics.median(r[0] for r in runs),
+                        "ttft_ms": statistics.median(r[1] for r in runs),
+                        "runs_tokens_per_s": [round(r[0], 1) for r in runs],
+                    }
+                )
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         finally:
             node.terminate()
@@ -102,8 +133,10 @@ def main() -> None:
     print("| preset | concurrent requests | tokens/s (all requests) | TTFT ms (median) | runs tokens/s |")
     print("|---|---:|---:|---:|---|")
     for row in rows:
-        print(f"| {row['preset']} | {row['concurrency']} | {row['tokens_per_s']:.0f} | {row['ttft_ms']:.1f} | "
-              f"{', '.join(map(str, row['runs_tokens_per_s']))} |")
+        print(
+            f"| {row['preset']} | {row['concurrency']} | {row['tokens_per_s']:.0f} | {row['ttft_ms']:.1f} | "
+            f"{', '.join(map(str, row['runs_tokens_per_s']))} |"
+        )
 
 
 if __name__ == "__main__":

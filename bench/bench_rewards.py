@@ -27,11 +27,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_epoch import app_state  # noqa: E402
 from cosmpy.protos.tendermint.abci import types_pb2 as abci  # noqa: E402
 from google.protobuf.timestamp_pb2 import Timestamp  # noqa: E402
 
 from app import GonkaApp  # noqa: E402
-from bench_epoch import app_state  # noqa: E402
 from sdk.context import Context  # noqa: E402
 from sdk.crypto import bech32  # noqa: E402
 from sdk.module import run_hook  # noqa: E402
@@ -43,8 +43,11 @@ WORK_OFFSET, ORDINARY_OFFSET = 4, 5
 def measure(hosts: int, runs: int, work: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         app = GonkaApp(CommitStore(str(Path(tmp) / "db")))
-        app.init_chain(abci.RequestInitChain(chain_id="bench", initial_height=1,
-                                             app_state_bytes=json.dumps(app_state(hosts)).encode()))
+        app.init_chain(
+            abci.RequestInitChain(
+                chain_id="bench", initial_height=1, app_state_bytes=json.dumps(app_state(hosts)).encode()
+            )
+        )
         operators: list[bytes] = []
         genutil = app.module_named("genutil")
         original = genutil.begin_block
@@ -55,11 +58,24 @@ def measure(hosts: int, runs: int, work: bool) -> dict[str, Any]:
             if work and (block.height - epoch.start_height) == WORK_OFFSET:
                 if not operators:
                     operators.extend(bech32.decode(h.operator) for h in app.stake_keeper.hosts(ctx))
-                run_hook(ctx, "bench work", lambda c: [app.rewards_keeper.report_work(
-                    c, epoch.number, op, 1 + int.from_bytes(hashlib.sha256(op).digest()[:2], "big")) for op in operators])
+                run_hook(
+                    ctx,
+                    "bench work",
+                    lambda c: [
+                        app.rewards_keeper.report_work(
+                            c, epoch.number, op, 1 + int.from_bytes(hashlib.sha256(op).digest()[:2], "big")
+                        )
+                        for op in operators
+                    ],
+                )
 
         genutil.begin_block = report  # type: ignore[method-assign]
-        timings: dict[str, list[float]] = {"pay_finalize": [], "pay_commit": [], "plain_finalize": [], "plain_commit": []}
+        timings: dict[str, list[float]] = {
+            "pay_finalize": [],
+            "pay_commit": [],
+            "plain_finalize": [],
+            "plain_commit": [],
+        }
         paid: list[int] = []
         for height in range(1, 10 * (runs + 1) + 2):
             offset = (height - 1) % 10
@@ -78,8 +94,13 @@ def measure(hosts: int, runs: int, work: bool) -> dict[str, Any]:
                 [event] = [e for e in response.events if e.type == "rewards"]
                 paid.append(int({a.key: a.value for a in event.attributes}["hosts"]))
         app.store.close()
-    return {"hosts": hosts, "runs": runs, "work": work, "hosts_paid": paid,
-            **{k: round(statistics.median(v), 2) for k, v in timings.items()}}
+    return {
+        "hosts": hosts,
+        "runs": runs,
+        "work": work,
+        "hosts_paid": paid,
+        **{k: round(statistics.median(v), 2) for k, v in timings.items()},
+    }
 
 
 def main() -> None:
@@ -89,11 +110,15 @@ def main() -> None:
     parser.add_argument("--no-work", dest="work", action="store_false", help="split by x/stake's weights")
     args = parser.parse_args()
     results = [measure(int(n), args.runs, args.work) for n in args.hosts.split(",")]
-    print(f"{'hosts':>6} {'paid':>6} {'pay finalize ms':>16} {'pay commit ms':>14} {'plain finalize ms':>18} "
-          f"{'plain commit ms':>16}")
+    print(
+        f"{'hosts':>6} {'paid':>6} {'pay finalize ms':>16} {'pay commit ms':>14} {'plain finalize ms':>18} "
+        f"{'plain commit ms':>16}"
+    )
     for r in results:
-        print(f"{r['hosts']:>6} {statistics.median(r['hosts_paid']):>6} {r['pay_finalize']:>16.2f} "
-              f"{r['pay_commit']:>14.2f} {r['plain_finalize']:>18.2f} {r['plain_commit']:>16.2f}")
+        print(
+            f"{r['hosts']:>6} {statistics.median(r['hosts_paid']):>6} {r['pay_finalize']:>16.2f} "
+            f"{r['pay_commit']:>14.2f} {r['plain_finalize']:>18.2f} {r['plain_commit']:>16.2f}"
+        )
     print(json.dumps({"bench": "epoch_rewards", "results": results}, indent=2))
 
 

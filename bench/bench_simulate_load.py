@@ -30,11 +30,11 @@ from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2, service_pb2_grpc  # noq
 
 from bench.common import log  # noqa: E402
 from gonkad import localnet  # noqa: E402
-from sdk.coins import Coins  # noqa: E402
 from gonkad.config import load_app_config, save_app_config  # noqa: E402
-from sdk.crypto import bech32  # noqa: E402
 from sdk.client.rpc import CometRPC  # noqa: E402
 from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
+from sdk.coins import Coins  # noqa: E402
+from sdk.crypto import bech32  # noqa: E402
 
 CALL_TIMEOUT_S = 120.0
 
@@ -46,8 +46,9 @@ def big_tx(root: Path, rpc: CometRPC, messages: int) -> bytes:
     account = query_account(rpc, sender)
     coins = Coins((("ngonka", 1),))
     msgs = [send_msg(sender, bech32.encode((i + 1).to_bytes(20, "big")), coins) for i in range(messages)]
-    return sign_tx(faucet, msgs, localnet.load(root).chain_id, account.account_number, account.sequence,
-                   gas_limit=100_000_000)
+    return sign_tx(
+        faucet, msgs, localnet.load(root).chain_id, account.account_number, account.sequence, gas_limit=100_000_000
+    )
 
 
 def block_time_s(status: dict) -> float:
@@ -98,8 +99,10 @@ def loaded_rate(
     stop = threading.Event()
     outcomes: Counter[str] = Counter()
     latencies: list[float] = []
-    threads = [threading.Thread(target=simulate_client, args=(grpc_address, tx, stop, outcomes, latencies))
-               for _ in range(clients)]
+    threads = [
+        threading.Thread(target=simulate_client, args=(grpc_address, tx, stop, outcomes, latencies))
+        for _ in range(clients)
+    ]
     for thread in threads:
         thread.start()
     try:
@@ -149,8 +152,10 @@ def main() -> None:
     med = statistics.median
     print("| | median blocks/s | runs (blocks/s) |\n|---|---:|---|")
     print(f"| idle | {med(idle):.2f} | {', '.join(f'{r:.2f}' for r in idle)} |")
-    print(f"| {args.clients} clients simulating a {args.messages}-message tx | {med(loaded):.2f} | "
-          f"{', '.join(f'{r:.2f}' for r in loaded)} |")
+    print(
+        f"| {args.clients} clients simulating a {args.messages}-message tx | {med(loaded):.2f} | "
+        f"{', '.join(f'{r:.2f}' for r in loaded)} |"
+    )
     print(f"simulations answered: {dict(outcomes)}; median latency {med(latencies) * 1000:.0f} ms")
 
 

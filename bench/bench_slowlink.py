@@ -66,8 +66,11 @@ def run_pair(setup: Setup, first: list[str], second: list[str], work: Path) -> f
     try:
         for side, argv in (("a", first), ("b", second)):
             with (work / f"{side}.log").open("w") as output:
-                processes.append(subprocess.Popen(setup.place(side, argv), cwd=REPO, stdout=output,
-                                                  stderr=subprocess.STDOUT, env=setup.env(side)))
+                processes.append(
+                    subprocess.Popen(
+                        setup.place(side, argv), cwd=REPO, stdout=output, stderr=subprocess.STDOUT, env=setup.env(side)
+                    )
+                )
     except BaseException:
         for process in processes:
             process.kill()
@@ -78,8 +81,14 @@ def run_pair(setup: Setup, first: list[str], second: list[str], work: Path) -> f
 
 
 def data_parallel(setup: Setup, args: argparse.Namespace, work: Path) -> Timing:
-    config = TrainConfig(preset=args.preset, workers=2, inner_steps=args.inner_steps,
-                         rounds=args.steps // args.inner_steps, batch_size=args.batch_size, seq_len=args.seq_len)
+    config = TrainConfig(
+        preset=args.preset,
+        workers=2,
+        inner_steps=args.inner_steps,
+        rounds=args.steps // args.inner_steps,
+        batch_size=args.batch_size,
+        seq_len=args.seq_len,
+    )
     master, out = f"{setup.host}:{PORT if setup.name == 'slow link' else free_ports(1)[0]}", work / "dp.json"
     wall = run_pair(setup, rank_command(0, config, master, out), rank_command(1, config, master, out), work)
     result = json.loads(out.read_text())
@@ -88,13 +97,48 @@ def data_parallel(setup: Setup, args: argparse.Namespace, work: Path) -> Timing:
 
 def diloco(setup: Setup, args: argparse.Namespace, work: Path) -> Timing:
     port = PORT if setup.name == "slow link" else free_ports(1)[0]
-    launcher = [sys.executable, "-m", "gonkad", "train", "--out", str(work / "run"), "--workers", "2",
-                "--local-workers", "1", "--rendezvous", f"{setup.host}:{port}", "--inner-steps",
-                str(args.inner_steps), "--rounds", str(args.steps // args.inner_steps), "--compression",
-                args.compression, "--preset", args.preset, "--batch-size", str(args.batch_size), "--seq-len",
-                str(args.seq_len), "--threads", "1"]
-    joiner = [sys.executable, "-m", "gonkad", "train", "--join", f"{setup.host}:{port}", "--worker-name",
-              "worker1", "--out", str(work / "joined"), "--threads", "1"]
+    launcher = [
+        sys.executable,
+        "-m",
+        "gonkad",
+        "train",
+        "--out",
+        str(work / "run"),
+        "--workers",
+        "2",
+        "--local-workers",
+        "1",
+        "--rendezvous",
+        f"{setup.host}:{port}",
+        "--inner-steps",
+        str(args.inner_steps),
+        "--rounds",
+        str(args.steps // args.inner_steps),
+        "--compression",
+        args.compression,
+        "--preset",
+        args.preset,
+        "--batch-size",
+        str(args.batch_size),
+        "--seq-len",
+        str(args.seq_len),
+        "--threads",
+        "1",
+    ]
+    joiner = [
+        sys.executable,
+        "-m",
+        "gonkad",
+        "train",
+        "--join",
+        f"{setup.host}:{port}",
+        "--worker-name",
+        "worker1",
+        "--out",
+        str(work / "joined"),
+        "--threads",
+        "1",
+    ]
     wall = run_pair(setup, launcher, joiner, work)
     events = read_events(work / "run" / "metrics.jsonl")
     rounds = [e for e in events if e["event"] == "round"]
@@ -102,14 +146,17 @@ def diloco(setup: Setup, args: argparse.Namespace, work: Path) -> Timing:
     return Timing(wall, last["time_s"] - (rounds[0]["time_s"] - rounds[0]["seconds"]), last["val_loss"])
 
 
-def measure(method: Callable[[Setup, argparse.Namespace, Path], Timing], setup: Setup,
-            args: argparse.Namespace) -> list[Timing]:
+def measure(
+    method: Callable[[Setup, argparse.Namespace, Path], Timing], setup: Setup, args: argparse.Namespace
+) -> list[Timing]:
     timings = []
     for repeat in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="bench_slowlink_") as work:
             timings.append(method(setup, args, Path(work)))
-        log(f"{method.__name__} over {setup.name} #{repeat + 1}: wall {timings[-1].wall_s:.1f} s, "
-            f"training {timings[-1].train_s:.1f} s, val loss {timings[-1].val_loss:.4f}")
+        log(
+            f"{method.__name__} over {setup.name} #{repeat + 1}: wall {timings[-1].wall_s:.1f} s, "
+            f"training {timings[-1].train_s:.1f} s, val loss {timings[-1].val_loss:.4f}"
+        )
     return timings
 
 
@@ -117,21 +164,27 @@ def report(rows: dict[tuple[str, str], list[Timing]], args: argparse.Namespace, 
     def median(key: tuple[str, str], field: str) -> float:
         return statistics.median(getattr(t, field) for t in rows[key])
 
-    lines = [f"## DiLoCo against data-parallel over a slow link (2 workers, preset {args.preset}, "
-             f"{args.steps} steps per worker)", "",
-             f"Generated by `bench/bench_slowlink.py --steps {args.steps} --repeats {args.repeats}` on "
-             f"{os.cpu_count()} CPU cores (1 torch thread per worker). Link: {args.rate_mbit:g} Mbit/s each way, "
-             f"{args.rtt_ms:g} ms round trip, {args.queue_ms:g} ms tail-drop queue, MTU {args.mtu}, between two "
-             f"network namespaces (`bench/slowlink.py`; {dropped} packets dropped by the queue over all slow-link "
-             f"runs). DiLoCo: H = {args.inner_steps}, {args.compression}. Batch {args.batch_size} × seq "
-             f"{args.seq_len}. Medians of {args.repeats} runs; training time is first step to last, evaluations "
-             "included; wall is process start to exit.", "",
-             "| method | link | training time | s per step | wall | val loss |",
-             "|---|---|---:|---:|---:|---:|"]
-    for (method, link) in rows:
+    lines = [
+        f"## DiLoCo against data-parallel over a slow link (2 workers, preset {args.preset}, "
+        f"{args.steps} steps per worker)",
+        "",
+        f"Generated by `bench/bench_slowlink.py --steps {args.steps} --repeats {args.repeats}` on "
+        f"{os.cpu_count()} CPU cores (1 torch thread per worker). Link: {args.rate_mbit:g} Mbit/s each way, "
+        f"{args.rtt_ms:g} ms round trip, {args.queue_ms:g} ms tail-drop queue, MTU {args.mtu}, between two "
+        f"network namespaces (`bench/slowlink.py`; {dropped} packets dropped by the queue over all slow-link "
+        f"runs). DiLoCo: H = {args.inner_steps}, {args.compression}. Batch {args.batch_size} × seq "
+        f"{args.seq_len}. Medians of {args.repeats} runs; training time is first step to last, evaluations "
+        "included; wall is process start to exit.",
+        "",
+        "| method | link | training time | s per step | wall | val loss |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for method, link in rows:
         train = median((method, link), "train_s")
-        lines.append(f"| {method} | {link} | {train:.1f} s | {train / args.steps:.3f} | "
-                     f"{median((method, link), 'wall_s'):.1f} s | {median((method, link), 'val_loss'):.4f} |")
+        lines.append(
+            f"| {method} | {link} | {train:.1f} s | {train / args.steps:.3f} | "
+            f"{median((method, link), 'wall_s'):.1f} s | {median((method, link), 'val_loss'):.4f} |"
+        )
     lines.append("")
     for link in ("loopback", "slow link"):
         if ("data-parallel", link) in rows and ("DiLoCo", link) in rows:
@@ -166,8 +219,12 @@ def main() -> None:
     loopback = Setup("loopback", "127.0.0.1", lambda side, argv: argv, lambda side: dict(os.environ))
     rows: dict[tuple[str, str], list[Timing]] = {}
     with SlowLink(args.rate_mbit * 1e6, args.rtt_ms / 1000, args.queue_ms / 1000, args.mtu) as link:
-        slow = Setup("slow link", link.address("a"), link.command,
-                     lambda side: {**os.environ, "GLOO_SOCKET_IFNAME": link.device(side)})
+        slow = Setup(
+            "slow link",
+            link.address("a"),
+            link.command,
+            lambda side: {**os.environ, "GLOO_SOCKET_IFNAME": link.device(side)},
+        )
         for setup in (loopback, slow):
             rows[("data-parallel", setup.name)] = measure(data_parallel, setup, args)
             rows[("DiLoCo", setup.name)] = measure(diloco, setup, args)

@@ -48,8 +48,10 @@ def median_seconds(work: Callable[[], object], repeats: int) -> float:
 
 def race_table(params: RaceParams, batch_sizes: list[int], threads: list[int], repeats: int) -> list[str]:
     """Nonces/s per (threads, batch); each run covers max(64, 4 × batch) nonces."""
-    rows = ["| torch threads | batch | nonces per run | nonces/s (median) | ms per batch |",
-            "|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| torch threads | batch | nonces per run | nonces/s (median) | ms per batch |",
+        "|---:|---:|---:|---:|---:|",
+    ]
     for thread_count in threads:
         torch.set_num_threads(thread_count)
         for batch in batch_sizes:
@@ -77,17 +79,24 @@ def verify_table(params: RaceParams, nonces: int, threads: list[int], repeats: i
         path_holds(commitment.root, commitment.count, one.index, one.proof, one.path)
         distances(race, PUBKEY, [one.proof.nonce])
 
-    rows = [f"Commitment of {len(proofs):,} proofs (tree depth {len(tree.levels) - 1}), plan n = {samples} samples "
-            f"({len(openings)} distinct leaves opened), recompute batch {params.batch_size}; ms per sampled nonce.",
-            "", "| torch threads | alone: recompute (batch of 1) + Merkle path | batched: verify() ÷ n "
-            "| of which Merkle path | whole verify() ms |", "|---:|---:|---:|---:|---:|"]
+    rows = [
+        f"Commitment of {len(proofs):,} proofs (tree depth {len(tree.levels) - 1}), plan n = {samples} samples "
+        f"({len(openings)} distinct leaves opened), recompute batch {params.batch_size}; ms per sampled nonce.",
+        "",
+        "| torch threads | alone: recompute (batch of 1) + Merkle path | batched: verify() ÷ n "
+        "| of which Merkle path | whole verify() ms |",
+        "|---:|---:|---:|---:|---:|",
+    ]
     for thread_count in threads:
         torch.set_num_threads(thread_count)
         batched = median_seconds(lambda: verify(commitment, randomness, openings, race, policy), repeats)
-        paths = median_seconds(lambda: [path_holds(commitment.root, commitment.count, o.index, o.proof, o.path)
-                                        for o in openings], repeats)
-        rows.append(f"| {thread_count} | {median_seconds(alone, repeats) * 1e3:.2f} | {batched * 1e3 / samples:.3f} "
-                    f"| {paths * 1e3 / len(openings):.3f} | {batched * 1e3:.1f} |")
+        paths = median_seconds(
+            lambda: [path_holds(commitment.root, commitment.count, o.index, o.proof, o.path) for o in openings], repeats
+        )
+        rows.append(
+            f"| {thread_count} | {median_seconds(alone, repeats) * 1e3:.2f} | {batched * 1e3 / samples:.3f} "
+            f"| {paths * 1e3 / len(openings):.3f} | {batched * 1e3:.1f} |"
+        )
         log(rows[-1])
     return rows
 
@@ -105,14 +114,24 @@ def main() -> None:
     race_rows = race_table(params, [int(b) for b in args.batches.split(",")], threads, args.repeats)
     verify_rows = verify_table(params, args.verify_nonces, threads, args.repeats)
     section = [
-        "## Sprint race and verification (issue: ML node)", "",
-        "`.venv/bin/python bench/bench_sprint.py`", "",
+        "## Sprint race and verification (issue: ML node)",
+        "",
+        "`.venv/bin/python bench/bench_sprint.py`",
+        "",
         f"{platform.processor() or platform.machine()}, nproc = {os.cpu_count()}, torch {torch.__version__}, "
         f"load average at the end {os.getloadavg()[0]:.1f}, median of {args.repeats} runs. Default race: "
         f"dim {model.dim}, {model.n_layers} layers, {model.n_heads} heads, ffn {model.ffn_dim}, "
-        f"{params.input_length} input tokens, float32.", "",
-        "### Race throughput", "", *race_rows, "",
-        "### Verification cost", "", *verify_rows, ""]
+        f"{params.input_length} input tokens, float32.",
+        "",
+        "### Race throughput",
+        "",
+        *race_rows,
+        "",
+        "### Verification cost",
+        "",
+        *verify_rows,
+        "",
+    ]
     text = "\n".join(section)
     print(text)
     RESULTS.write_text(text)

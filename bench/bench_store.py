@@ -153,11 +153,15 @@ def main() -> None:
         store.close()
         bare.close()
 
-    print(f"state: {args.state:,} keys (built in {build_s:.1f}s), repeats: {args.repeats}, "
-          f"keep_recent: {args.keep_recent}, cache_size: {args.cache_size:,}")
+    print(
+        f"state: {args.state:,} keys (built in {build_s:.1f}s), repeats: {args.repeats}, "
+        f"keep_recent: {args.keep_recent}, cache_size: {args.cache_size:,}"
+    )
     print()
-    print("| batch (keys) | store ms (median) | of which apply ms | bare plyvel ms (median) | ratio "
-          "| store MB written | bare MB written | node reads/block |")
+    print(
+        "| batch (keys) | store ms (median) | of which apply ms | bare plyvel ms (median) | ratio "
+        "| store MB written | bare MB written | node reads/block |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(
@@ -166,8 +170,17 @@ def main() -> None:
             f"| {row['node_reads_per_block']:,} |"
         )
     print()
-    print(json.dumps({"state": args.state, "build_s": round(build_s, 1), "repeats": args.repeats,
-                      "keep_recent": args.keep_recent, "rows": rows}))
+    print(
+        json.dumps(
+            {
+                "state": args.state,
+                "build_s": round(build_s, 1),
+                "repeats": args.repeats,
+                "keep_recent": args.keep_recent,
+                "rows": rows,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ from google.protobuf.any_pb2 import Any as AnyPb  # noqa: E402
 
 from app import GonkaApp  # noqa: E402
 from gonkad import genesis  # noqa: E402
-from protogen.gonka.epochs.v1 import epochs_pb2, tx_pb2 as epochs_tx  # noqa: E402
+from protogen.gonka.epochs.v1 import epochs_pb2  # noqa: E402
+from protogen.gonka.epochs.v1 import tx_pb2 as epochs_tx
 from sdk.coins import make_coins  # noqa: E402
 from sdk.context import BlockHeader, Context  # noqa: E402
 from sdk.crypto import bech32  # noqa: E402
@@ -33,8 +34,12 @@ from sdk.store.commitstore import CommitStore  # noqa: E402
 from x.gov import keys  # noqa: E402
 
 W = gov_pb2.WeightedVoteOption
-SPLIT = [W(option=gov_pb2.VOTE_OPTION_YES, weight="0.4"), W(option=gov_pb2.VOTE_OPTION_NO, weight="0.3"),
-         W(option=gov_pb2.VOTE_OPTION_ABSTAIN, weight="0.2"), W(option=gov_pb2.VOTE_OPTION_NO_WITH_VETO, weight="0.1")]
+SPLIT = [
+    W(option=gov_pb2.VOTE_OPTION_YES, weight="0.4"),
+    W(option=gov_pb2.VOTE_OPTION_NO, weight="0.3"),
+    W(option=gov_pb2.VOTE_OPTION_ABSTAIN, weight="0.2"),
+    W(option=gov_pb2.VOTE_OPTION_NO_WITH_VETO, weight="0.1"),
+]
 YES = [W(option=gov_pb2.VOTE_OPTION_YES, weight="1.000000000000000000")]
 
 
@@ -44,14 +49,23 @@ def setup(path: str, voters: int) -> tuple[GonkaApp, CacheKV, int]:
     app = GonkaApp(CommitStore(path))
     proposer = bytes(20)
     state = genesis.add_genesis_account(genesis.default_app_state(), bech32.encode(proposer), [("ngonka", 10**15)])
-    app.init_chain(abci.RequestInitChain(chain_id="bench", initial_height=1, app_state_bytes=json.dumps(state).encode()))
+    app.init_chain(
+        abci.RequestInitChain(chain_id="bench", initial_height=1, app_state_bytes=json.dumps(state).encode())
+    )
     store = CacheKV(app.pending_genesis)
     ctx = Context(store, BlockHeader("bench", 1, 10**18))
     operators = [i.to_bytes(4, "big") + bytes(16) for i in range(1, voters + 1)]
     app.stake_keeper.set_validator_powers(ctx, {op: 1000 + i for i, op in enumerate(operators)})
     msg = AnyPb()
-    msg.Pack(epochs_tx.MsgUpdateParams(authority=bech32.encode(GOV_AUTHORITY), params=epochs_pb2.Params(
-        epoch_length=50, race_validation_offset=5, set_validators_offset=10, inference_offset=11)), type_url_prefix="/")
+    msg.Pack(
+        epochs_tx.MsgUpdateParams(
+            authority=bech32.encode(GOV_AUTHORITY),
+            params=epochs_pb2.Params(
+                epoch_length=50, race_validation_offset=5, set_validators_offset=10, inference_offset=11
+            ),
+        ),
+        type_url_prefix="/",
+    )
     k = app.gov_keeper
     pid = k.submit_proposal(ctx, [msg], make_coins([("ngonka", 100 * 10**9)]), proposer, "", "t", "s")
     kv = ctx.kv(keys.STORE_PREFIX)

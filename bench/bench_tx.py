@@ -33,19 +33,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, tx_pb2 as bank_tx  # noqa: E402
+from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2  # noqa: E402
+from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci  # noqa: E402
 
 from app import GonkaApp  # noqa: E402
 from gonkad import genesis, localnet  # noqa: E402
 from gonkad.config import edit_cometbft_config  # noqa: E402
 from gonkad.paths import cometbft_binary  # noqa: E402
+from sdk.client.rpc import CometRPC, RPCError  # noqa: E402
+from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
 from sdk.coins import Coins, parse_coins  # noqa: E402
 from sdk.crypto import secp256k1  # noqa: E402
-from sdk.client.rpc import CometRPC, RPCError  # noqa: E402
 from sdk.store.commitstore import CommitStore  # noqa: E402
 from sdk.tx import tx_hash  # noqa: E402
-from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx  # noqa: E402
 
 FEE = parse_coins("10ngonka")
 GAS = 100_000
@@ -58,8 +59,12 @@ def sender_keys(count: int) -> list[secp256k1.PrivateKey]:
 def presign(keys: list[secp256k1.PrivateKey], chain_id: str, numbers: list[int], per_sender: int) -> list[list[bytes]]:
     recipient = address_of(secp256k1.PrivateKey(b"\x77" * 32))
     return [
-        [sign_tx(key, [send_msg(address_of(key), recipient, Coins((("ngonka", 1),)))], chain_id, number, seq, FEE, GAS)
-         for seq in range(per_sender)]
+        [
+            sign_tx(
+                key, [send_msg(address_of(key), recipient, Coins((("ngonka", 1),)))], chain_id, number, seq, FEE, GAS
+            )
+            for seq in range(per_sender)
+        ]
         for key, number in zip(keys, numbers)
     ]
 
@@ -90,8 +95,14 @@ def broadcaster(port: int, txs: list[bytes], sent_at: dict[bytes, float], reject
     """One keep-alive connection, one broadcast per request, in sequence order."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     for raw in txs:
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": f"broadcast_tx_{mode}",
-                           "params": {"tx": base64.b64encode(raw).decode()}})
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": f"broadcast_tx_{mode}",
+                "params": {"tx": base64.b64encode(raw).decode()},
+            }
+        )
         sent_at[tx_hash(raw)] = time.perf_counter()
         conn.request("POST", "/", body, {"Content-Type": "application/json"})
         reply = json.loads(conn.getresponse().read())
@@ -101,7 +112,9 @@ def broadcaster(port: int, txs: list[bytes], sent_at: dict[bytes, float], reject
     conn.close()
 
 
-def watch(rpc: CometRPC, start_height: int, wanted: set[bytes], committed_at: dict[bytes, float], failed: list[str]) -> None:
+def watch(
+    rpc: CometRPC, start_height: int, wanted: set[bytes], committed_at: dict[bytes, float], failed: list[str]
+) -> None:
     height = start_height
     last_progress = time.monotonic()
     while len(committed_at) < len(wanted) and time.monotonic() - last_progress < 20:
@@ -126,8 +139,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(rpc: CometRPC, ports: list[int], batches: list[list[bytes]], mode: str,
-            pids: dict[str, int]) -> dict[str, float]:
+def measure(
+    rpc: CometRPC, ports: list[int], batches: list[list[bytes]], mode: str, pids: dict[str, int]
+) -> dict[str, float]:
     """Broadcast each batch from its own thread (ports taken in turn) while watching commits through ``rpc``: one
     load for either app, so their numbers compare. CPU seconds of ``pids`` and of this client over the load."""
     wanted = {tx_hash(t) for batch in batches for t in batch}
@@ -137,8 +151,10 @@ def measure(rpc: CometRPC, ports: list[int], batches: list[list[bytes]], mode: s
     failed: list[str] = []
     watcher = threading.Thread(target=watch, args=(rpc, rpc.height(), wanted, committed_at, failed))
     watcher.start()
-    threads = [threading.Thread(target=broadcaster, args=(ports[i % len(ports)], txs, sent_at, rejected, mode))
-               for i, txs in enumerate(batches)]
+    threads = [
+        threading.Thread(target=broadcaster, args=(ports[i % len(ports)], txs, sent_at, rejected, mode))
+        for i, txs in enumerate(batches)
+    ]
     cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()} | {"client": time.process_time()}
     for t in threads:
         t.start()
@@ -148,8 +164,10 @@ def measure(rpc: CometRPC, ports: list[int], batches: list[list[bytes]], mode: s
     cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
     cpu["client"] = time.process_time() - cpu_before["client"]
     if rejected or failed or len(committed_at) != len(wanted):
-        raise RuntimeError(f"rejected {len(rejected)} failed {len(failed)} committed {len(committed_at)}/{len(wanted)}: "
-                           f"{(rejected or failed)[:3]}")
+        raise RuntimeError(
+            f"rejected {len(rejected)} failed {len(failed)} committed {len(committed_at)}/{len(wanted)}: "
+            f"{(rejected or failed)[:3]}"
+        )
     first, last = min(sent_at.values()), max(committed_at.values())
     latencies = sorted(committed_at[h] - sent_at[h] for h in wanted)
     return {
@@ -173,8 +191,10 @@ def run_localnet(validators: int, total: int, senders: int, mode: str) -> dict[s
             keys = sender_keys(senders)
             numbers = fund(root, rpc, keys)
             batches = presign(keys, "bench", numbers, total // senders)
-            pids = {name: localnet.live_pid(localnet.pid_file(Path(nodes[0].home), name), name)
-                    for name in ("gonkad", "cometbft")}
+            pids = {
+                name: localnet.live_pid(localnet.pid_file(Path(nodes[0].home), name), name)
+                for name in ("gonkad", "cometbft")
+            }
             return measure(rpc, [n.rpc_port for n in nodes], batches, mode, pids)
         finally:
             localnet.stop(root)
@@ -188,8 +208,10 @@ def bank_send_size() -> int:
 def kvstore_txs(total: int, senders: int, size: int) -> list[list[bytes]]:
     """Unique ``k<i>=v<i>`` txs, the value padded to ``size`` bytes, in batches as ``presign`` makes them."""
     per_sender = total // senders
-    return [[f"k{i}=v{i}".ljust(size, "x").encode() for i in range(s * per_sender, (s + 1) * per_sender)]
-            for s in range(senders)]
+    return [
+        [f"k{i}=v{i}".ljust(size, "x").encode() for i in range(s * per_sender, (s + 1) * per_sender)]
+        for s in range(senders)
+    ]
 
 
 def stop_group(proc: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
@@ -211,8 +233,9 @@ def run_kvstore(total: int, senders: int, mode: str, size: int) -> dict[str, flo
         home = Path(tmp) / "kvstore"
         subprocess.run([cometbft_binary(), "init", "--home", str(home)], check=True, capture_output=True)
         p2p_port, rpc_port = localnet.free_ports(2)
-        node = localnet.NodeSpec(name="kvstore", home=str(home), p2p_port=p2p_port, rpc_port=rpc_port, abci_port=0,
-                                 grpc_port=0, node_id="")
+        node = localnet.NodeSpec(
+            name="kvstore", home=str(home), p2p_port=p2p_port, rpc_port=rpc_port, abci_port=0, grpc_port=0, node_id=""
+        )
         settings = localnet.load_settings(validators=1)
         config = localnet.consensus_settings(node, "", settings.consensus)
         del config[""]["proxy_app"]  # the app is --proxy_app=kvstore
@@ -222,9 +245,13 @@ def run_kvstore(total: int, senders: int, mode: str, size: int) -> dict[str, flo
         doc["consensus_params"] = genesis.merge_overrides(doc["consensus_params"], settings.consensus_params)
         genesis_path.write_text(json.dumps(doc, indent=2) + "\n")
         with (home / "cometbft.log").open("wb") as logfile:
-            proc = subprocess.Popen([cometbft_binary(), "start", "--home", str(home), "--proxy_app=kvstore"],
-                                    stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                [cometbft_binary(), "start", "--home", str(home), "--proxy_app=kvstore"],
+                stdout=logfile,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         try:
             rpc = CometRPC(node.rpc)
             deadline = time.monotonic() + 60
@@ -235,8 +262,10 @@ def run_kvstore(total: int, senders: int, mode: str, size: int) -> dict[str, flo
                 except RPCError:
                     pass
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"kvstore node made no blocks (exit {proc.returncode}); see its log:\n"
-                                       f"{(home / 'cometbft.log').read_text()[-2000:]}")
+                    raise RuntimeError(
+                        f"kvstore node made no blocks (exit {proc.returncode}); see its log:\n"
+                        f"{(home / 'cometbft.log').read_text()[-2000:]}"
+                    )
                 time.sleep(0.2)
             return measure(rpc, [rpc_port], kvstore_txs(total, senders, size), mode, {"cometbft": proc.pid})
         finally:
@@ -252,18 +281,24 @@ def compare(total: int, senders: int, runs: int, mode: str, with_gonka: bool) ->
         apps["gonka"] = lambda: run_localnet(1, total, senders, mode)
     apps["kvstore"] = lambda: run_kvstore(total, senders, mode, size)
     results: dict[str, list[dict[str, float]]] = {name: [] for name in apps}
-    print(f"kvstore txs padded to {size} bytes (one bank send), mode {mode}\n"
-          "| run | app | txs | tx/s | p50 ms | p99 ms |\n|---|---|---|---|---|---|")
+    print(
+        f"kvstore txs padded to {size} bytes (one bank send), mode {mode}\n"
+        "| run | app | txs | tx/s | p50 ms | p99 ms |\n|---|---|---|---|---|---|"
+    )
     for i in range(runs):
         for name, run in apps.items():
             r = run()
             results[name].append(r)
-            print(f"| {i + 1} | {name} | {r['txs']} | {r['tx_per_s']:.0f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} |",
-                  flush=True)
+            print(
+                f"| {i + 1} | {name} | {r['txs']} | {r['tx_per_s']:.0f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} |",
+                flush=True,
+            )
     medians = {name: statistics.median(r["tx_per_s"] for r in rs) for name, rs in results.items()}
     for name, rs in results.items():
-        print(f"{name}: median {medians[name]:.0f} tx/s over {len(rs)} runs; node CPU seconds in the last run:",
-              {k: round(v, 1) for k, v in rs[-1].items() if k.startswith(("cpu", "wall"))})
+        print(
+            f"{name}: median {medians[name]:.0f} tx/s over {len(rs)} runs; node CPU seconds in the last run:",
+            {k: round(v, 1) for k, v in rs[-1].items() if k.startswith(("cpu", "wall"))},
+        )
     if with_gonka:
         print(f"gonka/kvstore: {medians['gonka'] / medians['kvstore']:.3f}")
 
@@ -274,7 +309,9 @@ def in_process_app(tmp: str, keys: list[secp256k1.PrivateKey], store: type[Commi
     state = genesis.default_app_state()
     for key in keys:
         state = genesis.add_genesis_account(state, address_of(key), [("ngonka", 10**15)])
-    app.init_chain(abci.RequestInitChain(chain_id="bench", initial_height=1, app_state_bytes=json.dumps(state).encode()))
+    app.init_chain(
+        abci.RequestInitChain(chain_id="bench", initial_height=1, app_state_bytes=json.dumps(state).encode())
+    )
     app.finalize_block(abci.RequestFinalizeBlock(height=1))
     app.commit(abci.RequestCommit())
     return app
@@ -306,10 +343,27 @@ def store_share(per_block: int, blocks: int, new_recipients: bool) -> None:
     keys = sender_keys(4)
     per_sender = per_block * blocks // len(keys)
     if new_recipients:
-        signed = [[sign_tx(key, [send_msg(address_of(key), address_of(secp256k1.PrivateKey((10**6 + i * per_sender + seq)
-                                                                                          .to_bytes(32, "big"))),
-                                          Coins((("ngonka", 1),)))], "bench", i, seq, FEE, GAS)
-                   for seq in range(per_sender)] for i, key in enumerate(keys)]
+        signed = [
+            [
+                sign_tx(
+                    key,
+                    [
+                        send_msg(
+                            address_of(key),
+                            address_of(secp256k1.PrivateKey((10**6 + i * per_sender + seq).to_bytes(32, "big"))),
+                            Coins((("ngonka", 1),)),
+                        )
+                    ],
+                    "bench",
+                    i,
+                    seq,
+                    FEE,
+                    GAS,
+                )
+                for seq in range(per_sender)
+            ]
+            for i, key in enumerate(keys)
+        ]
     else:
         signed = presign(keys, "bench", list(range(len(keys))), per_sender)
     txs = [t for batch in zip(*signed) for t in batch]
@@ -319,16 +373,20 @@ def store_share(per_block: int, blocks: int, new_recipients: bool) -> None:
         for b in range(blocks):
             TimedStore.spent = 0.0
             start = time.perf_counter()
-            response = app.finalize_block(abci.RequestFinalizeBlock(height=2 + b, txs=txs[b * per_block:(b + 1) * per_block]))
+            response = app.finalize_block(
+                abci.RequestFinalizeBlock(height=2 + b, txs=txs[b * per_block : (b + 1) * per_block])
+            )
             app.commit(abci.RequestCommit())
             totals.append(time.perf_counter() - start)
             shares.append(TimedStore.spent / totals[-1])
             assert all(r.code == 0 for r in response.tx_results)
         app.store.close()
     total, share = statistics.median(totals), statistics.median(shares)
-    print(f"{per_block} sends a block ({'a new recipient each' if new_recipients else 'one recipient'}): "
-          f"FinalizeBlock + Commit {total * 1e3:.1f} ms, of which the store {share * total * 1e3:.1f} ms "
-          f"({share:.1%}), medians of {blocks} blocks")
+    print(
+        f"{per_block} sends a block ({'a new recipient each' if new_recipients else 'one recipient'}): "
+        f"FinalizeBlock + Commit {total * 1e3:.1f} ms, of which the store {share * total * 1e3:.1f} ms "
+        f"({share:.1%}), medians of {blocks} blocks"
+    )
 
 
 def profile(count: int) -> None:
@@ -356,8 +414,10 @@ def profile(count: int) -> None:
         app.finalize_block(abci.RequestFinalizeBlock(height=3, txs=profiled))
         profiler.disable()
         app.store.close()
-    print(f"| CheckTx | {check_us:.0f} µs/tx |\n| FinalizeBlock | {finalize_us:.0f} µs/tx |"
-          f"\n| Commit | {commit_us:.1f} µs/tx |\nFinalizeBlock of a second block under cProfile:")
+    print(
+        f"| CheckTx | {check_us:.0f} µs/tx |\n| FinalizeBlock | {finalize_us:.0f} µs/tx |"
+        f"\n| Commit | {commit_us:.1f} µs/tx |\nFinalizeBlock of a second block under cProfile:"
+    )
     pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
 
 
@@ -370,10 +430,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--mode", choices=["sync", "async"], default="sync", help="broadcast_tx_sync or _async")
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--store-share", type=int, metavar="SENDS", default=0,
-                        help="in process: the store's part of blocks of SENDS bank sends (one recipient, then new ones)")
-    parser.add_argument("--kvstore", action="store_true",
-                        help="alternate each run with one on CometBFT's kvstore app (needs --validators 1)")
+    parser.add_argument(
+        "--store-share",
+        type=int,
+        metavar="SENDS",
+        default=0,
+        help="in process: the store's part of blocks of SENDS bank sends (one recipient, then new ones)",
+    )
+    parser.add_argument(
+        "--kvstore",
+        action="store_true",
+        help="alternate each run with one on CometBFT's kvstore app (needs --validators 1)",
+    )
     parser.add_argument("--only-kvstore", action="store_true", help="the kvstore runs alone")
     args = parser.parse_args()
     if args.profile:
@@ -392,10 +460,16 @@ def main() -> None:
     for validators in args.validators:
         runs = [run_localnet(validators, args.txs, args.senders, args.mode) for _ in range(args.runs)]
         med = statistics.median
-        print(f"| {validators} | {runs[0]['txs']} | {med(r['tx_per_s'] for r in runs):.0f} | "
-              f"{med(r['p50_ms'] for r in runs):.0f} | {med(r['p99_ms'] for r in runs):.0f} | "
-              f"{', '.join(str(round(r['tx_per_s'])) for r in runs)} |", flush=True)
-        print("  node0 CPU seconds in the last run:", {k: round(v, 1) for k, v in runs[-1].items() if k.startswith(("cpu", "wall"))})
+        print(
+            f"| {validators} | {runs[0]['txs']} | {med(r['tx_per_s'] for r in runs):.0f} | "
+            f"{med(r['p50_ms'] for r in runs):.0f} | {med(r['p99_ms'] for r in runs):.0f} | "
+            f"{', '.join(str(round(r['tx_per_s'])) for r in runs)} |",
+            flush=True,
+        )
+        print(
+            "  node0 CPU seconds in the last run:",
+            {k: round(v, 1) for k, v in runs[-1].items() if k.startswith(("cpu", "wall"))},
+        )
 
 
 if __name__ == "__main__":

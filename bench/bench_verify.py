@@ -50,12 +50,18 @@ def distributions(per_kind: int, lengths: tuple[int, int], seed: int) -> list[st
         answers = forgery.corpus(model, per_kind, per_kind, lengths, seed)
         built = time.perf_counter() - start
     verdicts = forgery.judged(model, answers)
-    lines = [f"Corpus: seed {seed}, {per_kind} answers per kind, max_tokens {lengths[0]}–{lengths[1]}, "
-             f"built in {built:.0f} s. Quantiles are min / p1 / p50 / p99 / max.", "",
-             "| kind | answers | matched | score | max logprob error |", "|---|---:|---:|---|---|"]
+    lines = [
+        f"Corpus: seed {seed}, {per_kind} answers per kind, max_tokens {lengths[0]}–{lengths[1]}, "
+        f"built in {built:.0f} s. Quantiles are min / p1 / p50 / p99 / max.",
+        "",
+        "| kind | answers | matched | score | max logprob error |",
+        "|---|---:|---:|---|---|",
+    ]
     for kind, batch in verdicts.items():
-        lines.append(f"| {kind} | {len(batch)} | {sum(v.match for v in batch)} | "
-                     f"{quantiles([v.score for v in batch])} | {quantiles([v.max_logprob_error for v in batch])} |")
+        lines.append(
+            f"| {kind} | {len(batch)} | {sum(v.match for v in batch)} | "
+            f"{quantiles([v.score for v in batch])} | {quantiles([v.max_logprob_error for v in batch])} |"
+        )
     return lines
 
 
@@ -100,19 +106,31 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads for (b)")
     args = parser.parse_args()
     command = " ".join(["bench/bench_verify.py", *sys.argv[1:]])
-    section = ["## Verification by re-execution (issue: ML node)", "",
-               f"`.venv/bin/python {command}`", "",
-               f"Machine: {os.cpu_count()}-core {platform.machine()} VM, CPU only, torch {torch.__version__}.", "",
-               f"Tolerance {LOGPROB_TOL:g} on every logprob (near-ties of the replayed choice excused within it), "
-               f"match iff every token is admissible, the structure is right and score ≥ {MIN_SCORE}.", "",
-               "### (a) Honest and forged answers, tiny preset", "",
-               *distributions(args.per_kind, tuple(args.lengths), args.seed), "",
-               f"### (b) Cost of verifying against generating the same answer (torch threads: {args.threads}, "
-               f"median of {args.runs})", ""]
+    section = [
+        "## Verification by re-execution (issue: ML node)",
+        "",
+        f"`.venv/bin/python {command}`",
+        "",
+        f"Machine: {os.cpu_count()}-core {platform.machine()} VM, CPU only, torch {torch.__version__}.",
+        "",
+        f"Tolerance {LOGPROB_TOL:g} on every logprob (near-ties of the replayed choice excused within it), "
+        f"match iff every token is admissible, the structure is right and score ≥ {MIN_SCORE}.",
+        "",
+        "### (a) Honest and forged answers, tiny preset",
+        "",
+        *distributions(args.per_kind, tuple(args.lengths), args.seed),
+        "",
+        f"### (b) Cost of verifying against generating the same answer (torch threads: {args.threads}, "
+        f"median of {args.runs})",
+        "",
+    ]
     with forgery.torch_threads(args.threads):
         section += cost(args.presets, args.answer_tokens, args.runs)
-    section += ["", f"1-minute load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
-                "(other processes share the machine; the ratio is measured run by run, side by side)."]
+    section += [
+        "",
+        f"1-minute load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+        "(other processes share the machine; the ratio is measured run by run, side by side).",
+    ]
     text = "\n".join(section) + "\n"
     OUTPUT.write_text(text)
     print(text)

@@ -4,8 +4,8 @@ Every step each worker computes its gradient on its own shard, the workers avera
 gradient with one all-reduce (one bucket, as DistributedDataParallel does for a model this small), and
 each takes the same AdamW step. It reuses ``diloco.inner.inner_steps`` unchanged, with a hook that fires
 the all-reduce once backward has produced every gradient, and the data order of a DiLoCo run whose H
-is the config's ``inner_steps``; rank 0 evaluates after every such block. Run as a process per rank (so a benchmark can put
-ranks in different network namespaces):
+is the config's ``inner_steps``; rank 0 evaluates after every such block. Run as a process per rank (so a
+benchmark can put ranks in different network namespaces):
 
     python bench/data_parallel.py --rank R --world W --master HOST:PORT --config '{...}' --out curve.json
 """
@@ -35,8 +35,20 @@ SCRIPT = Path(__file__).resolve()
 
 def rank_command(rank: int, config: TrainConfig, master: str, out: Path) -> list[str]:
     """The command line that runs ``rank`` of a data-parallel run; rank 0 writes its result to ``out``."""
-    return [sys.executable, str(SCRIPT), "--rank", str(rank), "--world", str(config.workers), "--master", master,
-            "--config", config.model_dump_json(), "--out", str(out)]
+    return [
+        sys.executable,
+        str(SCRIPT),
+        "--rank",
+        str(rank),
+        "--world",
+        str(config.workers),
+        "--master",
+        master,
+        "--config",
+        config.model_dump_json(),
+        "--out",
+        str(out),
+    ]
 
 
 def average_gradients_each_step(model: Transformer, workers: int) -> None:
@@ -65,8 +77,9 @@ def train(config: TrainConfig, rank: int, master: str) -> dict[str, object]:
     how long training took (after setup, up to the last step)."""
     torch.set_num_threads(1)
     workers = config.workers
-    dist.init_process_group("gloo", init_method=f"tcp://{master}", rank=rank, world_size=workers,
-                            timeout=timedelta(minutes=10))
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://{master}", rank=rank, world_size=workers, timeout=timedelta(minutes=10)
+    )
     corpus = load_corpus(config)
     data, validation = shard(corpus, rank, workers), validation_batches(corpus, config)
     model = Transformer(config.architecture()).init_weights(config.seed)

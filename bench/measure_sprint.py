@@ -57,13 +57,19 @@ def recomputation_error(params: RaceParams, count: int) -> list[str]:
     torch.set_num_threads(1)
     reference = distances(race, PUBKEY, nonces)
     exact = distances(recast(race, torch.float64), PUBKEY, nonces)
-    rows = [f"{count:,} nonces; |Δ| in fixed-point units (1e-9 of distance) against threads 1, batch "
-            f"{params.batch_size}, float32.", "", "| evaluation | max | p99 | median |", "|---|---:|---:|---:|"]
+    rows = [
+        f"{count:,} nonces; |Δ| in fixed-point units (1e-9 of distance) against threads 1, batch "
+        f"{params.batch_size}, float32.",
+        "",
+        "| evaluation | max | p99 | median |",
+        "|---|---:|---:|---:|",
+    ]
     for threads in (1, 2):
         torch.set_num_threads(threads)
         for batch in (1, 7, params.batch_size):
-            other = RaceModel(params.model_copy(update={"batch_size": batch}), race.seed, race.model, race.target,
-                              race.r_target)
+            other = RaceModel(
+                params.model_copy(update={"batch_size": batch}), race.seed, race.model, race.target, race.r_target
+            )
             gaps = spread(distances(other, PUBKEY, nonces), reference)
             rows.append(f"| fp32, threads {threads}, batch {batch} | {gaps} |")
             log(rows[-1])
@@ -89,11 +95,15 @@ def permuted_and_plain(race: RaceModel, count: int) -> tuple[Tensor, Tensor]:
 def calibration(params: RaceParams, seeds: int, count: int) -> list[str]:
     dim = params.transformer.dim
     radii = {rate: r_target(dim, rate) / DISTANCE_SCALE for rate in RATES}
-    rows = [f"{seeds} seeds × {count:,} nonces; observed proof rate ÷ target rate at the analytic r_target.", "",
-            "| seed | output | " + " | ".join(f"rate {rate}" for rate in RATES) + " |",
-            "|---|---|" + "---:|" * len(RATES)]
-    per_seed: dict[str, dict[float, list[int]]] = {name: {rate: [] for rate in RATES}
-                                                   for name in ("permuted", "not permuted")}
+    rows = [
+        f"{seeds} seeds × {count:,} nonces; observed proof rate ÷ target rate at the analytic r_target.",
+        "",
+        "| seed | output | " + " | ".join(f"rate {rate}" for rate in RATES) + " |",
+        "|---|---|" + "---:|" * len(RATES),
+    ]
+    per_seed: dict[str, dict[float, list[int]]] = {
+        name: {rate: [] for rate in RATES} for name in ("permuted", "not permuted")
+    }
     for index in range(seeds):
         permuted, plain = permuted_and_plain(RaceModel.build(params, seed_of(index)), count)
         for name, values in (("permuted", permuted), ("not permuted", plain)):
@@ -103,11 +113,17 @@ def calibration(params: RaceParams, seeds: int, count: int) -> list[str]:
             rows.append(f"| {index} | {name} | " + " | ".join(f"{hits[r] / count / r:.2f}" for r in RATES) + " |")
             log(rows[-1])
     for name, hits in per_seed.items():
-        rows.append(f"| all | {name} | " + " | ".join(
-            f"{sum(hits[r]) / (seeds * count) / r:.2f} ({sum(hits[r]):,})" for r in RATES) + " |")
+        rows.append(
+            f"| all | {name} | "
+            + " | ".join(f"{sum(hits[r]) / (seeds * count) / r:.2f} ({sum(hits[r]):,})" for r in RATES)
+            + " |"
+        )
     for name in per_seed:
-        rows.append(f"| χ² over seeds ({seeds} dof) | {name} | " + " | ".join(
-            f"{chi_square(per_seed[name][r], count, r):.1f}" for r in RATES) + " |")
+        rows.append(
+            f"| χ² over seeds ({seeds} dof) | {name} | "
+            + " | ".join(f"{chi_square(per_seed[name][r], count, r):.1f}" for r in RATES)
+            + " |"
+        )
     rows += ["", "r_target (fixed point): " + ", ".join(f"rate {r}: {r_target(dim, r):,}" for r in RATES)]
     return rows
 
@@ -134,8 +150,12 @@ def weight_scale(params: RaceParams, pairs: int) -> list[str]:
     models = {"Transformer.init_weights (0.02)": Transformer(config).init_weights(1).eval()}
     for gain in (1.0, 2.0):
         models[f"race init, gain {gain:g}"] = init_race_weights(Transformer(config), generator(WEIGHTS_TAG, seed), gain)
-    rows = [f"{pairs} input pairs of {params.input_length} tokens; mean cosine of the last position's hidden state.",
-            "", "| weights | sharing only the last token | unrelated |", "|---|---:|---:|"]
+    rows = [
+        f"{pairs} input pairs of {params.input_length} tokens; mean cosine of the last position's hidden state.",
+        "",
+        "| weights | sharing only the last token | unrelated |",
+        "|---|---:|---:|",
+    ]
     for name, model in models.items():
         same_last, unrelated = last_token_cosine(model, config.vocab_size, params.input_length, pairs)
         rows.append(f"| {name} | {same_last:.3f} | {unrelated:.3f} |")
@@ -150,9 +170,11 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=1024)
     args = parser.parse_args()
     params = RaceParams()
-    sections = [("Recomputation error", recomputation_error(params, args.drift_nonces)),
-                ("Weight scale", weight_scale(params, args.pairs)),
-                ("Proof rate at the analytic r_target", calibration(params, args.seeds, args.nonces))]
+    sections = [
+        ("Recomputation error", recomputation_error(params, args.drift_nonces)),
+        ("Weight scale", weight_scale(params, args.pairs)),
+        ("Proof rate at the analytic r_target", calibration(params, args.seeds, args.nonces)),
+    ]
     print("\n".join(line for title, rows in sections for line in (f"### {title}", "", *rows, "")))
 
 

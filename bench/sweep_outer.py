@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from diloco.compress import Compression  # noqa: E402
 from diloco.config import TrainConfig  # noqa: E402
 from diloco.data import data_order, load_corpus, shard, validation_batches  # noqa: E402
-from diloco.outer import GlobalModel, average  # noqa: E402
 from diloco.inner import evaluate, inner_optimizer, inner_steps  # noqa: E402
+from diloco.outer import GlobalModel, average  # noqa: E402
 from mlnode.model import Transformer  # noqa: E402
 
 EVAL_EVERY = 100
@@ -35,8 +35,11 @@ def sweep_point(config: TrainConfig) -> list[tuple[int, float]]:
     corpus = load_corpus(config)
     validation = validation_batches(corpus, config)
     shards = [shard(corpus, index, config.workers) for index in range(config.workers)]
-    global_model = GlobalModel(Transformer(config.architecture()).init_weights(config.seed).state_dict(),
-                               config.outer_lr, config.outer_momentum)
+    global_model = GlobalModel(
+        Transformer(config.architecture()).init_weights(config.seed).state_dict(),
+        config.outer_lr,
+        config.outer_momentum,
+    )
     models = [Transformer(config.architecture()).init_weights(config.seed) for _ in range(config.workers)]
     optimizers = [inner_optimizer(model, config) for model in models]
     fp32 = Compression("fp32")
@@ -66,8 +69,10 @@ def main() -> None:
     config = base.model_copy(update={"rounds": steps // base.inner_steps})
     began = time.perf_counter()
     curve = sweep_point(config)
-    print(json.dumps({"settings": sys.argv[1:], "curve": curve, "seconds": round(time.perf_counter() - began)}),
-          flush=True)
+    print(
+        json.dumps({"settings": sys.argv[1:], "curve": curve, "seconds": round(time.perf_counter() - began)}),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -18,10 +18,10 @@ from diloco.checkpoint import RunLayout, RunRecord
 from diloco.config import ChainSettings
 from diloco.pol import CheckpointRecord, PoLSink
 from diloco.replay import Replay, ReplayVerdict
-from sdk.client.tx import TxError
-from sdk.keyring.keyring import Keyring
 from sdk.client.rpc import RPCError
+from sdk.client.tx import TxError
 from sdk.client.txbuilder import address_of
+from sdk.keyring.keyring import Keyring
 from x.learning.client import LearningClient
 
 log = logging.getLogger("diloco.chain")
@@ -55,15 +55,26 @@ def keyring(settings: ChainSettings) -> Keyring:
     return Keyring(Path(settings.keyring_home), settings.keyring_backend)
 
 
-def register_run(layout: RunLayout, run: RunRecord, settings: ChainSettings, creator: str,
-                 worker_names: list[str], initial_weights_hash: str) -> ChainRun:
+def register_run(
+    layout: RunLayout,
+    run: RunRecord,
+    settings: ChainSettings,
+    creator: str,
+    worker_names: list[str],
+    initial_weights_hash: str,
+) -> ChainRun:
     """``MsgCreateTrainingRun`` for a new run; its workers are the keys named like the workers."""
     keys = keyring(settings)
     workers = {name: address_of(keys.private_key(name)) for name in worker_names}
     run_id = LearningClient(settings.chain_node).create_run(
-        keys.private_key(creator), config_hash=bytes.fromhex(run.config_hash), workers=list(workers.values()),
-        inner_steps=run.config.inner_steps, rounds=run.config.rounds, preset=run.config.preset,
-        initial_weights_hash=bytes.fromhex(initial_weights_hash))
+        keys.private_key(creator),
+        config_hash=bytes.fromhex(run.config_hash),
+        workers=list(workers.values()),
+        inner_steps=run.config.inner_steps,
+        rounds=run.config.rounds,
+        preset=run.config.preset,
+        initial_weights_hash=bytes.fromhex(initial_weights_hash),
+    )
     registered = ChainRun(chain_node=settings.chain_node, run_id=run_id, workers=workers)
     checkpoint.write_text(chain_file(layout.root), registered.model_dump_json(indent=2) + "\n")
     return registered
@@ -103,23 +114,29 @@ class ChainSink:
     def _commit(self, record: CheckpointRecord, global_weights_hash: str, outer_momentum_hash: str) -> bool:
         try:
             delivered = self.client.commit_checkpoint(
-                self.key, self.run_id, record.round, start_weights_hash=bytes.fromhex(record.start_weights_hash),
-                weights_hash=bytes.fromhex(record.weights_hash), optimizer_hash=bytes.fromhex(record.optimizer_hash),
-                data_order_hash=bytes.fromhex(record.data_hash), config_hash=bytes.fromhex(record.config_hash),
+                self.key,
+                self.run_id,
+                record.round,
+                start_weights_hash=bytes.fromhex(record.start_weights_hash),
+                weights_hash=bytes.fromhex(record.weights_hash),
+                optimizer_hash=bytes.fromhex(record.optimizer_hash),
+                data_order_hash=bytes.fromhex(record.data_hash),
+                config_hash=bytes.fromhex(record.config_hash),
                 global_weights_hash=bytes.fromhex(global_weights_hash),
-                outer_momentum_hash=bytes.fromhex(outer_momentum_hash))
+                outer_momentum_hash=bytes.fromhex(outer_momentum_hash),
+            )
         except (TxError, RPCError, OSError) as error:
             log.error("round %d not committed on chain (will retry after the next round): %s", record.round, error)
             return False
-        log.info("round %d committed on chain in tx %s at height %d", record.round, delivered.txhash,
-                 delivered.height)
+        log.info("round %d committed on chain in tx %s at height %d", record.round, delivered.txhash, delivered.height)
         return True
 
 
 def worker_address(run: ChainRun, worker_name: str) -> str:
     if worker_name not in run.workers:
-        raise ValueError(f"worker {worker_name!r} is not one of the run's registered workers "
-                         f"({', '.join(sorted(run.workers))})")
+        raise ValueError(
+            f"worker {worker_name!r} is not one of the run's registered workers ({', '.join(sorted(run.workers))})"
+        )
     return run.workers[worker_name]
 
 
@@ -128,23 +145,44 @@ def committed_record(client: LearningClient, run: ChainRun, local: CheckpointRec
     committed. The start optimizer state is the worker's committed state of the round before, if any."""
     address = worker_address(run, local.worker_name)
     on_chain = client.checkpoint(run.run_id, local.round, address)
-    before = [c for c in client.checkpoints(run.run_id, local.round - 1) if c["worker"] == address] \
-        if local.round > 0 else []
-    return local.model_copy(update={
-        "config_hash": on_chain["config_hash"], "start_weights_hash": on_chain["start_weights_hash"],
-        "start_optimizer_hash": before[0]["optimizer_hash"] if before else local.start_optimizer_hash,
-        "data_hash": on_chain["data_order_hash"], "weights_hash": on_chain["weights_hash"],
-        "optimizer_hash": on_chain["optimizer_hash"]})
+    before = (
+        [c for c in client.checkpoints(run.run_id, local.round - 1) if c["worker"] == address]
+        if local.round > 0
+        else []
+    )
+    return local.model_copy(
+        update={
+            "config_hash": on_chain["config_hash"],
+            "start_weights_hash": on_chain["start_weights_hash"],
+            "start_optimizer_hash": before[0]["optimizer_hash"] if before else local.start_optimizer_hash,
+            "data_hash": on_chain["data_order_hash"],
+            "weights_hash": on_chain["weights_hash"],
+            "optimizer_hash": on_chain["optimizer_hash"],
+        }
+    )
 
 
-def submit_verdict(client: LearningClient, run: ChainRun, settings: ChainSettings, verifier: str,
-                   record: CheckpointRecord, replay: Replay, verdict: ReplayVerdict) -> str:
+def submit_verdict(
+    client: LearningClient,
+    run: ChainRun,
+    settings: ChainSettings,
+    verifier: str,
+    record: CheckpointRecord,
+    replay: Replay,
+    verdict: ReplayVerdict,
+) -> str:
     """``MsgSubmitVerdict`` for one replayed round, its reasons cut to the chain's ``max_reason_len``;
     returns the transaction hash."""
     limit = int(client.params()["max_reason_len"])
     reason = "; ".join(verdict.reasons).encode()[:limit].decode(errors="ignore")
     delivered = client.submit_verdict(
-        keyring(settings).private_key(verifier), run.run_id, record.round, worker_address(run, record.worker_name),
-        verdict.valid, replay_weights_hash=bytes.fromhex(replay.weights_hash),
-        replay_optimizer_hash=bytes.fromhex(replay.optimizer_hash), reason=reason)
+        keyring(settings).private_key(verifier),
+        run.run_id,
+        record.round,
+        worker_address(run, record.worker_name),
+        verdict.valid,
+        replay_weights_hash=bytes.fromhex(replay.weights_hash),
+        replay_optimizer_hash=bytes.fromhex(replay.optimizer_hash),
+        reason=reason,
+    )
     return delivered.txhash

@@ -162,14 +162,26 @@ def load_inner_state(optimizer: torch.optim.Optimizer, model: Transformer, tenso
         optimizer.state[param][key] = value.clone() if key == "step" else value.to(param.device).clone()
 
 
-def write_global(layout: RunLayout, info: CheckpointInfo, model: Transformer, momentum: dict[str, torch.Tensor],
-                 config: TrainConfig) -> None:
+def write_global(
+    layout: RunLayout, info: CheckpointInfo, model: Transformer, momentum: dict[str, torch.Tensor], config: TrainConfig
+) -> None:
     """Checkpoint ``info.checkpoint``'s global files; ``model`` holds the global weights."""
     n = info.checkpoint
     staging = _temporary(layout.model_dir(n))
-    save_model(model, staging, f"diloco-{config.preset}-{info.run_id[:8]}-{n:06d}",
-               {"diloco": {"run_id": info.run_id, "checkpoint": n, "step": info.step, "config_hash": info.config_hash,
-                           "train_config": config.model_dump(mode="json")}})
+    save_model(
+        model,
+        staging,
+        f"diloco-{config.preset}-{info.run_id[:8]}-{n:06d}",
+        {
+            "diloco": {
+                "run_id": info.run_id,
+                "checkpoint": n,
+                "step": info.step,
+                "config_hash": info.config_hash,
+                "train_config": config.model_dump(mode="json"),
+            }
+        },
+    )
     shutil.rmtree(layout.model_dir(n), ignore_errors=True)
     os.replace(staging, layout.model_dir(n))
     save_tensors(layout.outer_file(n), momentum)
@@ -194,7 +206,9 @@ def latest_complete(layout: RunLayout, local: set[str]) -> CheckpointInfo | None
     return None
 
 
-def write_segment(layout: RunLayout, meta: SegmentMeta, starts: torch.Tensor, end_weights: dict[str, torch.Tensor]) -> None:
+def write_segment(
+    layout: RunLayout, meta: SegmentMeta, starts: torch.Tensor, end_weights: dict[str, torch.Tensor]
+) -> None:
     folder = layout.segment_dir(meta.round, meta.worker_name)
     write_text(folder / "data_order.json", json.dumps({"window_starts": starts.tolist()}) + "\n")
     save_tensors(folder / "end_weights.safetensors", end_weights)

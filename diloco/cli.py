@@ -112,12 +112,20 @@ def cmd_train(args: argparse.Namespace) -> None:
     if args.worker_name is not None:
         raise ValueError("--worker-name goes with --join")
     if args.resume and train_given:
-        raise ValueError(f"--resume continues the run in --out with its own configuration; "
-                         f"drop {_flag(next(iter(train_given)))}")
+        raise ValueError(
+            f"--resume continues the run in --out with its own configuration; drop {_flag(next(iter(train_given)))}"
+        )
     config = None if args.resume else _validated(TrainConfig, train_given)
     timeouts = _validated(Timeouts, _given(args, TIMEOUT_FLAGS))
-    settings = _validated(LaunchSettings, {**_given(args, (*LAUNCH_FLAGS, *SHARED, "creator")),
-                                           "resume": args.resume, "timeouts": timeouts, **_chain(args)})
+    settings = _validated(
+        LaunchSettings,
+        {
+            **_given(args, (*LAUNCH_FLAGS, *SHARED, "creator")),
+            "resume": args.resume,
+            "timeouts": timeouts,
+            **_chain(args),
+        },
+    )
     from diloco import launch
     from diloco.membership import RunAborted
 
@@ -129,8 +137,10 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> None:
-    request = _validated(VerifyRequest, {**_given(args, ("run_dir", "round", "worker", "threads", "verifier")),
-                                         "submit": args.submit, **_chain(args)})
+    request = _validated(
+        VerifyRequest,
+        {**_given(args, ("run_dir", "round", "worker", "threads", "verifier")), "submit": args.submit, **_chain(args)},
+    )
     run_dir = Path(request.run_dir)
     if not (run_dir / "run.json").exists():
         raise ValueError(f"{run_dir} is not a training run (no run.json)")
@@ -160,8 +170,10 @@ def cmd_verify(args: argparse.Namespace) -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``train`` (and ``train verify``) to gonkad's top-level sub-commands."""
-    train = subparsers.add_parser("train", help="DiLoCo training of the ML node's model, with Proof-of-Learning "
-                                  "records; prints a JSON summary when done")
+    train = subparsers.add_parser(
+        "train",
+        help="DiLoCo training of the ML node's model, with Proof-of-Learning records; prints a JSON summary when done",
+    )
     train.add_argument("--out", help="the run directory (checkpoints, metrics.jsonl, pol.jsonl, loss.png)")
     for name, text in {**TRAIN_FLAGS, **LAUNCH_FLAGS, **TIMEOUT_FLAGS}.items():
         train.add_argument(_flag(name), help=text)
@@ -175,8 +187,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         train.add_argument(_flag(name), help=text)
     train.set_defaults(func=cmd_train)
     actions = train.add_subparsers(dest="train_action")
-    verify = actions.add_parser("verify", help="replay one worker's round and judge its PoL record; prints "
-                                "{\"valid\": ..., \"reasons\": [...], \"weight_distance\": ...}")
+    verify = actions.add_parser(
+        "verify",
+        help="replay one worker's round and judge its PoL record; prints "
+        '{"valid": ..., "reasons": [...], "weight_distance": ...}',
+    )
     verify.add_argument("run_dir")
     verify.add_argument("round")
     verify.add_argument("worker", help="worker name or data index")

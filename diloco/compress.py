@@ -40,7 +40,7 @@ class Compression:
             return flat.half().contiguous().view(torch.uint8)
         padded, scales = self._chunked(flat)
         quantised = torch.round(padded / scales[:, None]).clamp_(-127, 127).to(torch.int8)
-        return torch.cat([quantised.reshape(-1)[:flat.numel()].view(torch.uint8), scales.view(torch.uint8)])
+        return torch.cat([quantised.reshape(-1)[: flat.numel()].view(torch.uint8), scales.view(torch.uint8)])
 
     def decode(self, payload: torch.Tensor, numel: int) -> torch.Tensor:
         if self.kind == "fp32":
@@ -58,7 +58,7 @@ class Compression:
         if self.kind == "fp16":
             return flat.abs() * 2.0**-11 + 2.0**-25
         _, scales = self._chunked(flat)
-        return (scales / 2).repeat_interleave(self.chunk)[:flat.numel()] + flat.abs() * 2.0**-22
+        return (scales / 2).repeat_interleave(self.chunk)[: flat.numel()] + flat.abs() * 2.0**-22
 
     def _chunks(self, numel: int) -> int:
         return -(-numel // self.chunk)
@@ -66,7 +66,7 @@ class Compression:
     def _chunked(self, flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The vector zero-padded to whole chunks [chunks, chunk], and each chunk's scale (never 0)."""
         padded = torch.zeros(self._chunks(flat.numel()) * self.chunk, dtype=torch.float32, device=flat.device)
-        padded[:flat.numel()] = flat
+        padded[: flat.numel()] = flat
         padded = padded.view(-1, self.chunk)
         scales = padded.abs().amax(dim=1) / 127
         return padded, torch.where(scales > 0, scales, torch.ones_like(scales))

@@ -61,8 +61,9 @@ class TrainConfig(BaseModel):
         if self.preset not in PRESETS:
             raise ValueError(f"unknown preset {self.preset!r}; choose one of {', '.join(PRESETS)}")
         if self.seq_len > self.architecture().max_seq_len:
-            raise ValueError(f"seq_len {self.seq_len} exceeds the preset's max_seq_len "
-                             f"{self.architecture().max_seq_len}")
+            raise ValueError(
+                f"seq_len {self.seq_len} exceeds the preset's max_seq_len {self.architecture().max_seq_len}"
+            )
         if self.min_lr > self.inner_lr:
             raise ValueError("min_lr must not exceed inner_lr")
         return self
@@ -77,8 +78,11 @@ class TrainConfig(BaseModel):
 
 def config_hash(config: TrainConfig, corpus_sha256: str) -> str:
     """SHA-256 of the canonical JSON of the config, the model shape and the corpus: a run's identity."""
-    body = {"config": config.model_dump(mode="json"), "architecture": config.architecture().model_dump(mode="json"),
-            "corpus_sha256": corpus_sha256}
+    body = {
+        "config": config.model_dump(mode="json"),
+        "architecture": config.architecture().model_dump(mode="json"),
+        "corpus_sha256": corpus_sha256,
+    }
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 

@@ -35,8 +35,9 @@ class Corpus:
 
 
 def corpus_files(root: Path) -> list[Path]:
-    return sorted(path for path in root.rglob("*.py")
-                  if not EXCLUDED_DIRS.intersection(path.relative_to(root).parts[:-1]))
+    return sorted(
+        path for path in root.rglob("*.py") if not EXCLUDED_DIRS.intersection(path.relative_to(root).parts[:-1])
+    )
 
 
 def load_corpus(config: TrainConfig) -> Corpus:
@@ -45,11 +46,11 @@ def load_corpus(config: TrainConfig) -> Corpus:
     for number, path in enumerate(files):
         text = path.read_bytes()
         if config.corpus_bytes is not None:
-            text = text[:config.corpus_bytes - used]
+            text = text[: config.corpus_bytes - used]
         (validation if number % config.val_every_file == 0 else train).extend(text)
         used += len(text)
         if config.corpus_bytes is not None and used >= config.corpus_bytes:
-            files = files[:number + 1]
+            files = files[: number + 1]
             break
     digest = hashlib.sha256(bytes(train) + bytes(validation)).hexdigest()
     return Corpus(_as_tensor(train), _as_tensor(validation), digest, len(files))
@@ -63,7 +64,7 @@ def shard(corpus: Corpus, index: int, shards: int) -> torch.Tensor:
     """The contiguous slice of the training bytes that data index ``index`` trains on."""
     size = corpus.train.numel() // shards
     part = index % shards
-    return corpus.train[part * size:(part + 1) * size]
+    return corpus.train[part * size : (part + 1) * size]
 
 
 def round_seed(seed: int, index: int, round_number: int) -> int:

@@ -31,8 +31,9 @@ def initial_weights(config: TrainConfig) -> dict[str, torch.Tensor]:
 
 
 def inner_optimizer(model: Transformer, config: TrainConfig) -> torch.optim.AdamW:
-    return torch.optim.AdamW(model.parameters(), lr=config.inner_lr, betas=(config.beta1, config.beta2),
-                             weight_decay=config.weight_decay)
+    return torch.optim.AdamW(
+        model.parameters(), lr=config.inner_lr, betas=(config.beta1, config.beta2), weight_decay=config.weight_decay
+    )
 
 
 def loss_of(model: Transformer, tokens: torch.Tensor) -> torch.Tensor:
@@ -40,8 +41,14 @@ def loss_of(model: Transformer, tokens: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
 
 
-def inner_steps(model: Transformer, optimizer: torch.optim.AdamW, data: torch.Tensor, starts: torch.Tensor,
-                config: TrainConfig, first_step: int) -> list[float]:
+def inner_steps(
+    model: Transformer,
+    optimizer: torch.optim.AdamW,
+    data: torch.Tensor,
+    starts: torch.Tensor,
+    config: TrainConfig,
+    first_step: int,
+) -> list[float]:
     """Train on one round's windows; returns each step's loss. ``first_step`` (round · H) places the
     round on the learning-rate schedule."""
     device = next(model.parameters()).device

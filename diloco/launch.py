@@ -17,15 +17,15 @@ import torch
 import torch.distributed as dist
 
 from diloco import checkpoint
-from diloco.checkpoint import RunLayout, RunRecord
 from diloco.chain import CHAIN_KEY, ChainRun, read_chain_run, register_run
+from diloco.checkpoint import RunLayout, RunRecord
 from diloco.config import ChainSettings, LaunchSettings, TrainConfig, config_hash
 from diloco.data import load_corpus
+from diloco.inner import initial_weights
 from diloco.membership import STORE_TIMEOUT_S, Coordinator, RunSpec
 from diloco.metrics import Event, MetricsLog, Progress, plot
-from diloco.inner import initial_weights
-from sdk.client.process import stop_child
 from mlnode.weights import weights_sha256
+from sdk.client.process import stop_child
 
 STOP_GRACE_S = 30.0
 
@@ -41,8 +41,13 @@ def prepare(layout: RunLayout, config: TrainConfig | None, resume: bool) -> RunR
     if layout.run_file.exists():
         raise ValueError(f"{layout.root} already holds a run; pass --resume to continue it")
     corpus = load_corpus(config)
-    run = RunRecord(run_id=uuid.uuid4().hex, config_hash=config_hash(config, corpus.sha256), config=config,
-                    corpus_sha256=corpus.sha256, corpus_files=corpus.files)
+    run = RunRecord(
+        run_id=uuid.uuid4().hex,
+        config_hash=config_hash(config, corpus.sha256),
+        config=config,
+        corpus_sha256=corpus.sha256,
+        corpus_files=corpus.files,
+    )
     checkpoint.write_text(layout.run_file, run.model_dump_json(indent=2) + "\n")
     return run
 
@@ -60,16 +65,45 @@ def device_for(setting: str, position: int) -> str:
     return "cpu" if setting == "auto" else setting
 
 
-def spawn(layout: RunLayout, address: str, name: str, threads: int, device: str,
-          chain: ChainSettings | None) -> subprocess.Popen[bytes]:
+def spawn(
+    layout: RunLayout, address: str, name: str, threads: int, device: str, chain: ChainSettings | None
+) -> subprocess.Popen[bytes]:
     layout.log_file(name).parent.mkdir(parents=True, exist_ok=True)
-    chain_flags = [] if chain is None else ["--chain-node", chain.chain_node, "--keyring-home", chain.keyring_home,
-                                            "--keyring-backend", chain.keyring_backend]
+    chain_flags = (
+        []
+        if chain is None
+        else [
+            "--chain-node",
+            chain.chain_node,
+            "--keyring-home",
+            chain.keyring_home,
+            "--keyring-backend",
+            chain.keyring_backend,
+        ]
+    )
     with layout.log_file(name).open("ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "gonkad", "train", "--join", address, "--worker-name", name,
-             "--out", str(layout.root), "--threads", str(threads), "--device", device, *chain_flags],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+            [
+                sys.executable,
+                "-m",
+                "gonkad",
+                "train",
+                "--join",
+                address,
+                "--worker-name",
+                name,
+                "--out",
+                str(layout.root),
+                "--threads",
+                str(threads),
+                "--device",
+                device,
+                *chain_flags,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "OMP_NUM_THREADS": str(threads)},
+        )
 
 
 def stop(processes: dict[str, subprocess.Popen[bytes]], grace_s: float) -> None:
@@ -96,21 +130,27 @@ def launch(config: TrainConfig | None, settings: LaunchSettings) -> dict[str, ob
     start = checkpoint.latest_complete(layout, local)
     first_round = start.checkpoint if start else 0
     end_round = min(settings.stop_after or run.config.rounds, run.config.rounds)
-    chain_run = None if settings.chain is None else on_chain(layout, run, settings.chain, settings.creator,
-                                                               first_round)
+    chain_run = None if settings.chain is None else on_chain(layout, run, settings.chain, settings.creator, first_round)
     if first_round < end_round:
-        coordinate(layout, run, first_round, end_round, dict(start.workers) if start else {}, count, settings,
-                   chain_run)
+        coordinate(
+            layout, run, first_round, end_round, dict(start.workers) if start else {}, count, settings, chain_run
+        )
     info = checkpoint.latest_complete(layout, local)
     if layout.metrics_file.exists():
         plot(layout.metrics_file, layout.plot_file)
-    return {"out": str(layout.root), "run_id": run.run_id, "rounds_done": info.checkpoint if info else 0,
-            "rounds": run.config.rounds, "model": str(layout.model_dir(info.checkpoint)) if info else None,
-            "weights_sha256": info.weights_sha256 if info else None}
+    return {
+        "out": str(layout.root),
+        "run_id": run.run_id,
+        "rounds_done": info.checkpoint if info else 0,
+        "rounds": run.config.rounds,
+        "model": str(layout.model_dir(info.checkpoint)) if info else None,
+        "weights_sha256": info.weights_sha256 if info else None,
+    }
 
 
-def on_chain(layout: RunLayout, run: RunRecord, chain: ChainSettings, creator: str | None,
-             first_round: int) -> ChainRun:
+def on_chain(
+    layout: RunLayout, run: RunRecord, chain: ChainSettings, creator: str | None, first_round: int
+) -> ChainRun:
     """The run's x/learning registration: read back, or made now by ``creator`` for the run's workers
     ``worker0`` … ``worker{K-1}`` (the keys of those names, local or joining from other hosts)."""
     registered = read_chain_run(layout.root)
@@ -120,19 +160,36 @@ def on_chain(layout: RunLayout, run: RunRecord, chain: ChainSettings, creator: s
         raise ValueError("this run has rounds done off chain; only a new run can be registered on chain")
     if creator is None:
         raise ValueError("registering the run on chain needs --creator KEY")
-    return register_run(layout, run, chain, creator, [f"worker{i}" for i in range(run.config.workers)],
-                        weights_sha256(initial_weights(run.config)))
+    return register_run(
+        layout,
+        run,
+        chain,
+        creator,
+        [f"worker{i}" for i in range(run.config.workers)],
+        weights_sha256(initial_weights(run.config)),
+    )
 
 
-def coordinate(layout: RunLayout, run: RunRecord, first_round: int, end_round: int, reserved: dict[str, int],
-               count: int, settings: LaunchSettings, chain_run: ChainRun | None) -> None:
+def coordinate(
+    layout: RunLayout,
+    run: RunRecord,
+    first_round: int,
+    end_round: int,
+    reserved: dict[str, int],
+    count: int,
+    settings: LaunchSettings,
+    chain_run: ChainRun | None,
+) -> None:
     """Host the store, spawn ``count`` local workers and coordinate rounds ``first_round`` … ``end_round - 1``;
     ``reserved`` maps the starting checkpoint's workers to their data indices."""
     host, port = settings.rendezvous.rsplit(":", 1)
-    store = dist.TCPStore(host, int(port), is_master=True, wait_for_workers=False,
-                          timeout=timedelta(seconds=STORE_TIMEOUT_S))
-    store.set("run", RunSpec(run=run, timeouts=settings.timeouts,
-                             keep_checkpoints=settings.keep_checkpoints).model_dump_json())
+    store = dist.TCPStore(
+        host, int(port), is_master=True, wait_for_workers=False, timeout=timedelta(seconds=STORE_TIMEOUT_S)
+    )
+    store.set(
+        "run",
+        RunSpec(run=run, timeouts=settings.timeouts, keep_checkpoints=settings.keep_checkpoints).model_dump_json(),
+    )
     if chain_run is not None:
         store.set(CHAIN_KEY, chain_run.model_dump_json())
     address = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{store.port}"
@@ -149,11 +206,21 @@ def coordinate(layout: RunLayout, run: RunRecord, first_round: int, end_round: i
     signal.signal(signal.SIGTERM, _terminated)
     try:
         for position, name in enumerate(local):
-            processes[name] = spawn(layout, address, name, threads, device_for(settings.device, position),
-                                    settings.chain)
+            processes[name] = spawn(
+                layout, address, name, threads, device_for(settings.device, position), settings.chain
+            )
             emit({"event": "spawned", "worker": name, "pid": processes[name].pid})
-        Coordinator(store, layout, settings.timeouts, first_round, end_round, want=run.config.workers,
-                    reserved={**reserved, **local}, processes=processes, emit=emit).run()
+        Coordinator(
+            store,
+            layout,
+            settings.timeouts,
+            first_round,
+            end_round,
+            want=run.config.workers,
+            reserved={**reserved, **local},
+            processes=processes,
+            emit=emit,
+        ).run()
         finished = True
     finally:
         stop(processes, STOP_GRACE_S if finished else 0.0)

@@ -57,7 +57,9 @@ def collective(what: str) -> Iterator[None]:
     try:
         yield
     except RuntimeError as error:
-        raise CollectiveFailed(f"{what}: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from error
+        raise CollectiveFailed(
+            f"{what}: {str(error).splitlines()[0] if str(error) else type(error).__name__}"
+        ) from error
 
 
 class RunSpec(BaseModel):
@@ -93,14 +95,28 @@ class Plan:
         return indices.index(index) if index in indices else None
 
     def to_json(self) -> str:
-        return json.dumps({"round": self.round, "attempt": self.attempt, "phase": self.phase,
-                           "members": self.members, "sync": self.sync, "source": self.source})
+        return json.dumps(
+            {
+                "round": self.round,
+                "attempt": self.attempt,
+                "phase": self.phase,
+                "members": self.members,
+                "sync": self.sync,
+                "source": self.source,
+            }
+        )
 
     @classmethod
     def from_json(cls, raw: bytes) -> Plan:
         body = json.loads(raw)
-        return cls(body["round"], body["attempt"], body["phase"], [tuple(m) for m in body["members"]],
-                   body["sync"], body["source"])
+        return cls(
+            body["round"],
+            body["attempt"],
+            body["phase"],
+            [tuple(m) for m in body["members"]],
+            body["sync"],
+            body["source"],
+        )
 
 
 def generation(round_number: int, attempt: int) -> str:
@@ -181,14 +197,21 @@ class Coordinator:
         if round_number == self.end_round:
             plan = Plan(round_number, 0, "done")
         else:
-            plan = Plan(round_number, 0, "start", self._ranked(ready), sync=not ready <= self.holders,
-                        source=self._source(round_number, ready))
+            plan = Plan(
+                round_number,
+                0,
+                "start",
+                self._ranked(ready),
+                sync=not ready <= self.holders,
+                source=self._source(round_number, ready),
+            )
         self.store.set(f"plan/{gen}", plan.to_json())
         return plan
 
     def _ranked(self, members: set[int]) -> list[tuple[int, str]]:
         """Rank order: holders of the global state first (rank 0 broadcasts it), then workers on this host
         (rank 0 writes the global checkpoints into its own directory), then by data index."""
+
         def rank_key(index: int) -> tuple[bool, bool, int]:
             return index not in self.holders, self.names[index] not in self.processes, index
 
@@ -244,10 +267,23 @@ class Coordinator:
         if with_delta:
             plan = Plan(failed.round, attempt, "exchange", self._ranked(set(with_delta)))
         else:
-            plan = Plan(failed.round, attempt, "start", self._ranked(set(answered)),
-                        sync=not set(answered) <= self.holders, source=self._source(failed.round, set(answered)))
-        self.emit({"event": "retry", "round": failed.round, "attempt": attempt, "phase": plan.phase,
-                   "workers": [name for _, name in plan.members]})
+            plan = Plan(
+                failed.round,
+                attempt,
+                "start",
+                self._ranked(set(answered)),
+                sync=not set(answered) <= self.holders,
+                source=self._source(failed.round, set(answered)),
+            )
+        self.emit(
+            {
+                "event": "retry",
+                "round": failed.round,
+                "attempt": attempt,
+                "phase": plan.phase,
+                "workers": [name for _, name in plan.members],
+            }
+        )
         self.store.set(f"plan/{plan.generation}", plan.to_json())
         return plan
 
@@ -285,8 +321,15 @@ class Coordinator:
     def _drop(self, index: int, round_number: int, reason: str) -> None:
         name = self.names.pop(index)
         self.holders.discard(index)
-        self.emit({"event": "dropped", "worker": name, "index": index, "round": round_number,
-                   "reason": f"exited with {self.exited[name]}" if name in self.exited else reason})
+        self.emit(
+            {
+                "event": "dropped",
+                "worker": name,
+                "index": index,
+                "round": round_number,
+                "reason": f"exited with {self.exited[name]}" if name in self.exited else reason,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -336,8 +379,13 @@ class Member:
         """This generation's process group as the default group, destroyed however the block ends."""
         try:
             with collective("forming the process group"):
-                dist.init_process_group(backend, store=dist.PrefixStore(f"pg/{plan.generation}", self.store),
-                                        rank=rank, world_size=len(plan.members), timeout=timedelta(seconds=timeout_s))
+                dist.init_process_group(
+                    backend,
+                    store=dist.PrefixStore(f"pg/{plan.generation}", self.store),
+                    rank=rank,
+                    world_size=len(plan.members),
+                    timeout=timedelta(seconds=timeout_s),
+                )
             yield
         finally:
             if dist.is_initialized():
@@ -347,4 +395,3 @@ class Member:
 def store_client(address: str) -> dist.TCPStore:
     host, port = address.rsplit(":", 1)
     return dist.TCPStore(host, int(port), is_master=False, timeout=timedelta(seconds=STORE_TIMEOUT_S))
-

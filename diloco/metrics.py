@@ -55,9 +55,14 @@ class Progress:
         kind = event["event"]
         if kind == "round":
             self.done = event["round"] + 1
-            self.fields.update({"train": f"{event['train_loss']:.3f}", "workers": str(len(event["workers"])),
-                                "tok/s": f"{event['tokens'] / max(event['seconds'], 1e-9):,.0f}",
-                                "sent": human_bytes(event["bytes_total"])})
+            self.fields.update(
+                {
+                    "train": f"{event['train_loss']:.3f}",
+                    "workers": str(len(event["workers"])),
+                    "tok/s": f"{event['tokens'] / max(event['seconds'], 1e-9):,.0f}",
+                    "sent": human_bytes(event["bytes_total"]),
+                }
+            )
             if self.tty:
                 self._draw()
         elif kind == "checkpoint":
@@ -73,8 +78,9 @@ class Progress:
 
     def _draw(self) -> None:
         filled = BAR_WIDTH * self.done // max(self.total, 1)
-        line = (f"round {self.done}/{self.total} |{'█' * filled}{'·' * (BAR_WIDTH - filled)}| "
-                + " ".join(f"{k} {v}" for k, v in self.fields.items()))
+        line = f"round {self.done}/{self.total} |{'█' * filled}{'·' * (BAR_WIDTH - filled)}| " + " ".join(
+            f"{k} {v}" for k, v in self.fields.items()
+        )
         self.stream.write(f"\r{line}\x1b[K" if self.tty else line + "\n")
         self.stream.flush()
 
@@ -107,8 +113,9 @@ def plot(metrics: Path, png: Path) -> None:
     by_step.plot([e["step"] for e in checkpoints], [e["val_loss"] for e in checkpoints], "s-", label="validation")
     by_step.set(xlabel="inner steps per worker", ylabel="loss (nats/byte)", title="loss against steps")
     known = [e for e in checkpoints if e["checkpoint"] in bytes_after]
-    by_bytes.plot([bytes_after[e["checkpoint"]] / 1e6 for e in known], [e["val_loss"] for e in known], "s-",
-                  label="validation")
+    by_bytes.plot(
+        [bytes_after[e["checkpoint"]] / 1e6 for e in known], [e["val_loss"] for e in known], "s-", label="validation"
+    )
     by_bytes.set(xlabel="MB sent by all workers", ylabel="loss (nats/byte)", title="loss against communication")
     for axes in (by_step, by_bytes):
         axes.grid(alpha=0.3)

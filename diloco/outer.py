@@ -29,8 +29,10 @@ class GlobalModel:
     def momentum(self) -> dict[str, torch.Tensor]:
         """The momentum buffers; zeros before the first step (which is what a zero buffer does)."""
         state = self.optimizer.state
-        return {name: (state[param]["momentum_buffer"] if param in state else torch.zeros_like(param)).detach()
-                for name, param in self.params.items()}
+        return {
+            name: (state[param]["momentum_buffer"] if param in state else torch.zeros_like(param)).detach()
+            for name, param in self.params.items()
+        }
 
     def load(self, weights: dict[str, torch.Tensor], momentum: dict[str, torch.Tensor]) -> None:
         with torch.no_grad():
@@ -43,8 +45,10 @@ class GlobalModel:
 
     def unflat(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
         sizes = [self.params[name].numel() for name in self.names]
-        return {name: part.view_as(self.params[name])
-                for name, part in zip(self.names, torch.split(flat, sizes), strict=True)}
+        return {
+            name: part.view_as(self.params[name])
+            for name, part in zip(self.names, torch.split(flat, sizes), strict=True)
+        }
 
     def pseudo_gradient(self, local: dict[str, torch.Tensor]) -> torch.Tensor:
         """θ_global − θ_local, flat, in name order."""

@@ -29,10 +29,10 @@ from diloco.checkpoint import CheckpointInfo, RunLayout, SegmentMeta
 from diloco.compress import Compression
 from diloco.config import JoinSettings, config_hash
 from diloco.data import Corpus, data_order, load_corpus, shard, validation_batches
+from diloco.inner import evaluate, initial_weights, inner_optimizer, inner_steps
 from diloco.membership import CollectiveFailed, Member, Plan, RunSpec, collective, generation, store_client
 from diloco.outer import GlobalModel, average
 from diloco.pol import CheckpointRecord, JsonlSink, PoLSink, data_order_sha256
-from diloco.inner import evaluate, initial_weights, inner_optimizer, inner_steps
 from mlnode.model import Transformer
 from mlnode.weights import weights_sha256
 
@@ -50,15 +50,17 @@ class Contribution:
 
 
 class Participant:
-    def __init__(self, member: Member, spec: RunSpec, layout: RunLayout, corpus: Corpus, device: torch.device,
-                 sink: PoLSink) -> None:
+    def __init__(
+        self, member: Member, spec: RunSpec, layout: RunLayout, corpus: Corpus, device: torch.device, sink: PoLSink
+    ) -> None:
         self.member, self.run, self.config, self.spec = member, spec.run, spec.run.config, spec
         self.layout, self.corpus, self.device, self.sink = layout, corpus, device, sink
         self.backend = "nccl" if device.type == "cuda" else "gloo"
         self.model = Transformer(self.config.architecture()).to(device)
         self.optimizer = inner_optimizer(self.model, self.config)
-        self.global_model = GlobalModel({k: v.cpu() for k, v in self.model.state_dict().items()},
-                                        self.config.outer_lr, self.config.outer_momentum)
+        self.global_model = GlobalModel(
+            {k: v.cpu() for k, v in self.model.state_dict().items()}, self.config.outer_lr, self.config.outer_momentum
+        )
         self.compression = Compression(self.config.compression, self.config.int8_chunk)
         self.numel = sum(p.numel() for p in self.global_model.params.values())
         self.validation = validation_batches(corpus, self.config)
@@ -119,8 +121,9 @@ class Participant:
             weights, momentum = self._source_state(plan)
             self.global_model.load(weights, momentum)
             self.holds_state = True
-        flat = torch.cat([self.global_model.flat(self.global_model.weights()),
-                          self.global_model.flat(self.global_model.momentum())]).to(self.device)
+        flat = torch.cat(
+            [self.global_model.flat(self.global_model.weights()), self.global_model.flat(self.global_model.momentum())]
+        ).to(self.device)
         with collective("broadcasting the global state"):
             dist.broadcast(flat, src=0)
         if not self.holds_state:
@@ -128,8 +131,12 @@ class Participant:
             self.global_model.load(self.global_model.unflat(weights), self.global_model.unflat(momentum))
             self.holds_state = True
         if rank == 0 and not self.layout.info_file(plan.round).exists():
-            self._publish_checkpoint(plan.round, plan.members, weights_sha256(self.global_model.weights()),
-                                     weights_sha256(self.global_model.momentum()))
+            self._publish_checkpoint(
+                plan.round,
+                plan.members,
+                weights_sha256(self.global_model.weights()),
+                weights_sha256(self.global_model.momentum()),
+            )
 
     def _source_state(self, plan: Plan) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         if plan.source == "checkpoint":
@@ -148,21 +155,42 @@ class Participant:
         data = shard(self.corpus, self.index, self.config.workers)
         starts = data_order(self.config, self.index, round_number, data.numel())
         began = time.perf_counter()
-        losses = inner_steps(self.model, self.optimizer, data, starts, self.config, round_number * self.config.inner_steps)
+        losses = inner_steps(
+            self.model, self.optimizer, data, starts, self.config, round_number * self.config.inner_steps
+        )
         seconds = time.perf_counter() - began
         end = {name: value.detach().cpu() for name, value in self.model.state_dict().items()}
-        checkpoint.write_segment(self.layout, SegmentMeta(
-            round=round_number, worker_name=self.member.name, worker_index=self.index,
-            torch_version=torch.__version__, threads=torch.get_num_threads(), device=str(self.device)), starts, end)
-        self.sink.record(CheckpointRecord(
-            round=round_number, worker_index=self.index, worker_name=self.member.name,
-            config_hash=self.run.config_hash, start_weights_hash=weights_sha256(start),
-            start_optimizer_hash=start_optimizer_hash, data_hash=data_order_sha256(starts),
-            weights_hash=weights_sha256(end), optimizer_hash=weights_sha256(checkpoint.inner_state(self.optimizer, self.model))))
+        checkpoint.write_segment(
+            self.layout,
+            SegmentMeta(
+                round=round_number,
+                worker_name=self.member.name,
+                worker_index=self.index,
+                torch_version=torch.__version__,
+                threads=torch.get_num_threads(),
+                device=str(self.device),
+            ),
+            starts,
+            end,
+        )
+        self.sink.record(
+            CheckpointRecord(
+                round=round_number,
+                worker_index=self.index,
+                worker_name=self.member.name,
+                config_hash=self.run.config_hash,
+                start_weights_hash=weights_sha256(start),
+                start_optimizer_hash=start_optimizer_hash,
+                data_hash=data_order_sha256(starts),
+                weights_hash=weights_sha256(end),
+                optimizer_hash=weights_sha256(checkpoint.inner_state(self.optimizer, self.model)),
+            )
+        )
         tokens = starts.numel() * self.config.seq_len
         self.pending = Contribution(
             self.compression.encode(self.global_model.pseudo_gradient(end).to(self.device)),
-            torch.tensor([sum(losses) / len(losses), tokens, seconds], dtype=torch.float64, device=self.device))
+            torch.tensor([sum(losses) / len(losses), tokens, seconds], dtype=torch.float64, device=self.device),
+        )
         log.info("round %d rank %d: loss %.4f, %d tokens in %.2f s", round_number, rank, losses[-1], tokens, seconds)
 
     def _exchange(self) -> None:
@@ -181,8 +209,9 @@ class Participant:
         self.global_model.step(average([c.payload for c in self.gathered], self.compression, self.numel).cpu())
         self.pending = None
         next_round = plan.round + 1
-        checkpoint.save_tensors(self.layout.inner_file(next_round, self.member.name),
-                                checkpoint.inner_state(self.optimizer, self.model))
+        checkpoint.save_tensors(
+            self.layout.inner_file(next_round, self.member.name), checkpoint.inner_state(self.optimizer, self.model)
+        )
         weights_hash = weights_sha256(self.global_model.weights())
         momentum_hash = weights_sha256(self.global_model.momentum())
         self.sink.record_global(plan.round, weights_hash, momentum_hash)
@@ -191,26 +220,50 @@ class Participant:
         stats = torch.stack([c.stats for c in self.gathered]).cpu()
         workers = len(plan.members)
         per_worker = self.compression.payload_bytes(self.numel) * (workers - 1)
-        self.member.emit({"event": "round", "round": plan.round, "step": next_round * self.config.inner_steps,
-                          "workers": [name for _, name in plan.members], "attempts": plan.attempt + 1,
-                          "train_loss": float(stats[:, 0].mean()), "tokens": int(stats[:, 1].sum()),
-                          "inner_seconds": float(stats[:, 2].max()), "seconds": time.perf_counter() - self.round_began,
-                          "bytes_per_worker": per_worker, "bytes_sent": per_worker * workers})
+        self.member.emit(
+            {
+                "event": "round",
+                "round": plan.round,
+                "step": next_round * self.config.inner_steps,
+                "workers": [name for _, name in plan.members],
+                "attempts": plan.attempt + 1,
+                "train_loss": float(stats[:, 0].mean()),
+                "tokens": int(stats[:, 1].sum()),
+                "inner_seconds": float(stats[:, 2].max()),
+                "seconds": time.perf_counter() - self.round_began,
+                "bytes_per_worker": per_worker,
+                "bytes_sent": per_worker * workers,
+            }
+        )
         self._publish_checkpoint(next_round, plan.members, weights_hash, momentum_hash)
 
-    def _publish_checkpoint(self, n: int, members: list[tuple[int, str]], weights_hash: str,
-                            momentum_hash: str) -> None:
+    def _publish_checkpoint(
+        self, n: int, members: list[tuple[int, str]], weights_hash: str, momentum_hash: str
+    ) -> None:
         """Rank 0: write checkpoint n and evaluate it."""
         weights, momentum = self.global_model.weights(), self.global_model.momentum()
         with torch.no_grad():
             for name, param in self.model.named_parameters():
                 param.copy_(weights[name])
-        info = CheckpointInfo(checkpoint=n, step=n * self.config.inner_steps, run_id=self.run.run_id,
-                              config_hash=self.run.config_hash, weights_sha256=weights_hash,
-                              momentum_sha256=momentum_hash, workers={name: i for i, name in members})
+        info = CheckpointInfo(
+            checkpoint=n,
+            step=n * self.config.inner_steps,
+            run_id=self.run.run_id,
+            config_hash=self.run.config_hash,
+            weights_sha256=weights_hash,
+            momentum_sha256=momentum_hash,
+            workers={name: i for i, name in members},
+        )
         checkpoint.write_global(self.layout, info, self.model, momentum, self.config)
-        self.member.emit({"event": "checkpoint", "checkpoint": n, "step": info.step,
-                          "val_loss": evaluate(self.model, self.validation), "weights_sha256": weights_hash})
+        self.member.emit(
+            {
+                "event": "checkpoint",
+                "checkpoint": n,
+                "step": info.step,
+                "val_loss": evaluate(self.model, self.validation),
+                "weights_sha256": weights_hash,
+            }
+        )
         if self.spec.keep_checkpoints is not None:
             checkpoint.prune(self.layout, n, self.spec.keep_checkpoints)
 

@@ -75,8 +75,15 @@ class JsonlSink:
         self._append({"kind": "worker", **record.model_dump()})
 
     def record_global(self, round: int, global_weights_hash: str, outer_momentum_hash: str) -> None:
-        self._append({"kind": "global", "round": round, "worker_name": self.worker_name,
-                      "global_weights_hash": global_weights_hash, "outer_momentum_hash": outer_momentum_hash})
+        self._append(
+            {
+                "kind": "global",
+                "round": round,
+                "worker_name": self.worker_name,
+                "global_weights_hash": global_weights_hash,
+                "outer_momentum_hash": outer_momentum_hash,
+            }
+        )
 
     def _append(self, body: dict[str, object]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,8 +97,11 @@ def find_record(path: Path, round_number: int, worker: str) -> CheckpointRecord:
     found = None
     for line in path.read_text().splitlines():
         body = json.loads(line)
-        if (body.pop("kind") == "worker" and body["round"] == round_number
-                and worker in (body["worker_name"], str(body["worker_index"]))):
+        if (
+            body.pop("kind") == "worker"
+            and body["round"] == round_number
+            and worker in (body["worker_name"], str(body["worker_index"]))
+        ):
             found = CheckpointRecord.model_validate(body)
     if found is None:
         raise ValueError(f"{path} holds no record for round {round_number}, worker {worker}")

@@ -26,8 +26,8 @@ from diloco import checkpoint
 from diloco.checkpoint import RunLayout, SegmentMeta
 from diloco.config import config_hash
 from diloco.data import data_order, load_corpus, shard
-from diloco.pol import CheckpointRecord, data_order_sha256
 from diloco.inner import inner_optimizer, inner_steps
+from diloco.pol import CheckpointRecord, data_order_sha256
 from mlnode.model import Transformer
 from mlnode.threads import torch_threads
 from mlnode.weights import WEIGHTS_FILE, weights_sha256
@@ -81,7 +81,9 @@ def worker_name(layout: RunLayout, round_number: int, worker: str) -> str:
     raise ValueError(f"{layout.root} keeps no replay data for worker {worker!r} in round {round_number}")
 
 
-def distance(replayed: dict[str, torch.Tensor], claimed: dict[str, torch.Tensor], start: dict[str, torch.Tensor]) -> float:
+def distance(
+    replayed: dict[str, torch.Tensor], claimed: dict[str, torch.Tensor], start: dict[str, torch.Tensor]
+) -> float:
     """‖replayed − claimed‖ / ‖claimed − start‖ over all parameters."""
     gap = sum(float((replayed[n].float() - claimed[n].float()).pow(2).sum()) for n in claimed)
     moved = sum(float((claimed[n].float() - start[n].float()).pow(2).sum()) for n in claimed)
@@ -113,23 +115,34 @@ def replay_segment(run_dir: Path, round_number: int, worker: str, threads: int |
     claimed_file = segment / "end_weights.safetensors"
     claimed = checkpoint.load_tensors(claimed_file) if claimed_file.exists() else None
     return Replay(
-        round=round_number, worker_name=name, worker_index=meta.worker_index,
-        config_hash=config_hash(config, corpus.sha256), start_weights_hash=weights_sha256(start),
-        start_optimizer_hash=weights_sha256(start_optimizer), data_hash=data_order_sha256(starts),
+        round=round_number,
+        worker_name=name,
+        worker_index=meta.worker_index,
+        config_hash=config_hash(config, corpus.sha256),
+        start_weights_hash=weights_sha256(start),
+        start_optimizer_hash=weights_sha256(start_optimizer),
+        data_hash=data_order_sha256(starts),
         prescribed_data_hash=data_order_sha256(data_order(config, meta.worker_index, round_number, data.numel())),
         weights_hash=weights_sha256(replayed),
         optimizer_hash=weights_sha256(checkpoint.inner_state(optimizer, model)),
         claimed_weights_hash=weights_sha256(claimed) if claimed is not None else None,
         weight_distance=distance(replayed, claimed, start) if claimed is not None else None,
         same_environment=(meta.torch_version, meta.threads, meta.device) == (torch.__version__, used_threads, "cpu"),
-        environment=f"torch {torch.__version__}, {used_threads} thread(s), cpu")
+        environment=f"torch {torch.__version__}, {used_threads} thread(s), cpu",
+    )
 
 
 def judge(record: CheckpointRecord, replay: Replay, tolerance: float = WEIGHT_TOLERANCE) -> ReplayVerdict:
     reasons = []
-    if (record.round, record.worker_name, record.worker_index) != (replay.round, replay.worker_name, replay.worker_index):
-        reasons.append(f"the record is for round {record.round}, worker {record.worker_name} "
-                       f"(index {record.worker_index}), not the replayed segment")
+    if (record.round, record.worker_name, record.worker_index) != (
+        replay.round,
+        replay.worker_name,
+        replay.worker_index,
+    ):
+        reasons.append(
+            f"the record is for round {record.round}, worker {record.worker_name} "
+            f"(index {record.worker_index}), not the replayed segment"
+        )
     if record.config_hash != replay.config_hash:
         reasons.append("config_hash: the record's run config or corpus is not this run's")
     if record.start_weights_hash != replay.start_weights_hash:
@@ -146,11 +159,15 @@ def judge(record: CheckpointRecord, replay: Replay, tolerance: float = WEIGHT_TO
         if record.optimizer_hash != replay.optimizer_hash:
             reasons.append(f"optimizer_hash: replaying the round ({replay.environment}) gives another optimizer state")
     elif replay.claimed_weights_hash is None or replay.weight_distance is None:
-        reasons.append(f"weights_hash: cannot be compared exactly in another environment ({replay.environment}) "
-                       "and the worker's end weights are not kept")
+        reasons.append(
+            f"weights_hash: cannot be compared exactly in another environment ({replay.environment}) "
+            "and the worker's end weights are not kept"
+        )
     elif replay.claimed_weights_hash != record.weights_hash:
         reasons.append("weights_hash: the stored end weights are not the ones the record names")
     elif replay.weight_distance > tolerance:
-        reasons.append(f"weights: the replay ({replay.environment}) lies {replay.weight_distance:.3g} from the "
-                       f"worker's weights, beyond the tolerance {tolerance:g}")
+        reasons.append(
+            f"weights: the replay ({replay.environment}) lies {replay.weight_distance:.3g} from the "
+            f"worker's weights, beyond the tolerance {tolerance:g}"
+        )
     return ReplayVerdict(not reasons, reasons, replay.weight_distance)

@@ -26,9 +26,15 @@ class Gonka:
     failed (connection error, timeout, 5xx) may go to, with the same inference id. The ``openai`` client's own
     retries are off: they would sign a new timestamp, a new inference, charged again."""
 
-    def __init__(self, ta_urls: Sequence[str], key: secp256k1.PrivateKey | str | bytes, *,
-                 timeout: float = 60.0, max_retries: int = 2,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        ta_urls: Sequence[str],
+        key: secp256k1.PrivateKey | str | bytes,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         if isinstance(ta_urls, str):
             ta_urls = [ta_urls]
         if not ta_urls:
@@ -39,11 +45,11 @@ class Gonka:
             key = bytes.fromhex(key.removeprefix("0x"))
         self.key = key if isinstance(key, secp256k1.PrivateKey) else secp256k1.PrivateKey(key)
         self.address = bech32.encode(secp256k1.address_bytes(self.key.public_key))
-        self.transport = FailoverTransport(self.key, ta_urls, timeout=timeout, max_retries=max_retries,
-                                           inner=transport)
+        self.transport = FailoverTransport(self.key, ta_urls, timeout=timeout, max_retries=max_retries, inner=transport)
         self.http = httpx.Client(transport=self.transport, timeout=timeout)
-        self.openai = openai.OpenAI(base_url=PLACEHOLDER, api_key="unused", http_client=self.http,
-                                    timeout=timeout, max_retries=0)
+        self.openai = openai.OpenAI(
+            base_url=PLACEHOLDER, api_key="unused", http_client=self.http, timeout=timeout, max_retries=0
+        )
 
     @property
     def chat(self) -> Any:
@@ -80,8 +86,9 @@ class Gonka:
     def inference_id(self, body: bytes, timestamp_ns: int) -> str:
         """Hex inference id of ``body`` (the exact bytes sent) signed at ``timestamp_ns`` by this client's key:
         the same whichever TA it goes through (``sdk.crypto.request.inference_id``)."""
-        return inference_id(secp256k1.address_bytes(self.key.public_key), hashlib.sha256(body).digest(),
-                            timestamp_ns).hex()
+        return inference_id(
+            secp256k1.address_bytes(self.key.public_key), hashlib.sha256(body).digest(), timestamp_ns
+        ).hex()
 
     def close(self) -> None:
         self.openai.close()

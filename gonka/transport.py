@@ -112,8 +112,7 @@ def settle(response: httpx.Response) -> httpx.Response:
     except BaseException:
         response.close()
         raise
-    return httpx.Response(response.status_code, headers=response.headers, stream=stream,
-                          extensions=response.extensions)
+    return httpx.Response(response.status_code, headers=response.headers, stream=stream, extensions=response.extensions)
 
 
 class FailoverTransport(httpx.BaseTransport):
@@ -122,8 +121,15 @@ class FailoverTransport(httpx.BaseTransport):
     The TA that answered last is tried first next time; ``max_retries`` is how many other TAs one request
     may go to. Thread-safe: the ``openai`` client may be shared between threads."""
 
-    def __init__(self, key: secp256k1.PrivateKey, ta_urls: Iterable[str], *, timeout: float,
-                 max_retries: int, inner: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        key: secp256k1.PrivateKey,
+        ta_urls: Iterable[str],
+        *,
+        timeout: float,
+        max_retries: int,
+        inner: httpx.BaseTransport | None = None,
+    ) -> None:
         self.key = key
         self.ta_urls = list(ta_urls)
         self.timeout = timeout
@@ -155,8 +161,9 @@ class FailoverTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         tas = self.tas
         if not tas:
-            raise httpx.ConnectError(f"no Transfer Agent answered with a valid identity among {self.ta_urls}",
-                                     request=request)
+            raise httpx.ConnectError(
+                f"no Transfer Agent answered with a valid identity among {self.ta_urls}", request=request
+            )
         body = request.read()
         timestamp = time.time_ns()
         first = self.preferred

@@ -11,15 +11,22 @@ import sys
 import time
 from pathlib import Path
 
+from diloco import cli as diloco_cli
 from gonkad import genesis, localnet
-from gonkad.cmd import genesis as genesis_cli, query_tx
 from gonkad.cmd import agent as agent_cli
 from gonkad.cmd import executor as executor_cli
 from gonkad.cmd import export as export_cli
+from gonkad.cmd import genesis as genesis_cli
+from gonkad.cmd import keys as keys_cli
+from gonkad.cmd import query_tx
+from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
+from gonkad.node import run_node
+from gonkad.paths import cometbft_binary
+from mlnode import cli as mlnode_cli
 from sdk.cli.flags import DEFAULT_HOME
+from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.tx import TxError
 from sdk.errors import ABCIError
-from gonkad.cmd import keys as keys_cli
 from sdk.keyring.keyring import KeyringError
 from x.auth import cli as auth_cli
 from x.bank import cli as bank_cli
@@ -35,13 +42,6 @@ from x.rewards import cli as rewards_cli
 from x.slashing import cli as slashing_cli
 from x.stake import cli as stake_cli
 from x.vesting import cli as vesting_cli
-from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
-from gonkad.node import run_node
-from gonkad.paths import cometbft_binary
-from sdk.client.rpc import CometRPC, RPCError
-from mlnode import cli as mlnode_cli
-from diloco import cli as diloco_cli
-
 
 
 class CLIError(Exception):
@@ -54,22 +54,30 @@ def cmd_init(args: argparse.Namespace) -> None:
         raise CLIError(f"{home} is already initialised; pass --overwrite to replace its genesis")
     subprocess.run([cometbft_binary(args.cometbft), "init", "--home", str(home)], check=True, capture_output=True)
     edit_cometbft_config(home, {"": {"moniker": args.moniker}})
-    genesis.write_genesis(home / "config" / "genesis.json", args.chain_id, json.loads(
-        (home / "config" / "genesis.json").read_text())["validators"], genesis.default_app_state(),
-        genesis.NEW_CHAIN_CONSENSUS_PARAMS)
+    genesis.write_genesis(
+        home / "config" / "genesis.json",
+        args.chain_id,
+        json.loads((home / "config" / "genesis.json").read_text())["validators"],
+        genesis.default_app_state(),
+        genesis.NEW_CHAIN_CONSENSUS_PARAMS,
+    )
     if not (home / "config" / "app.toml").exists():
         save_app_config(home, AppConfig())
     create_key_file(home)  # the node's BLS key (x/bls): made once, kept by re-init like CometBFT's keys
-    print(json.dumps({"moniker": args.moniker, "chain_id": args.chain_id, "home": str(home),
-                      "bls_key_file": str(key_file(home))}))
+    print(
+        json.dumps(
+            {"moniker": args.moniker, "chain_id": args.chain_id, "home": str(home), "bls_key_file": str(key_file(home))}
+        )
+    )
 
 
 def cmd_start(args: argparse.Namespace) -> None:
     home = Path(args.home)
     if not (home / "config" / "genesis.json").exists():
         raise CLIError(f"{home} has no config/genesis.json; run `gonkad init` first")
-    logging.basicConfig(level=load_app_config(home).log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=load_app_config(home).log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     sys.exit(asyncio.run(run_node(home, args.abci_only, args.cometbft, args.check_invariants)))
 
 
@@ -112,8 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("start", help="run the node: ABCI app plus a supervised cometbft")
     p.add_argument("--home", default=str(DEFAULT_HOME))
     p.add_argument("--abci-only", action="store_true", help="serve ABCI only; run cometbft yourself")
-    p.add_argument("--check-invariants", action="store_true",
-                   help="check every module's invariants after each block; halt on a broken one")
+    p.add_argument(
+        "--check-invariants",
+        action="store_true",
+        help="check every module's invariants after each block; halt on a broken one",
+    )
     p.add_argument("--cometbft", help="path to the cometbft binary")
     p.set_defaults(func=cmd_start)
 
@@ -122,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_status)
 
     tx_modules = sub.add_parser("tx", help="sign and broadcast a transaction").add_subparsers(
-        dest="module", required=True)
+        dest="module", required=True
+    )
     bank_cli.register_tx(tx_modules)
     learning_cli.register_tx(tx_modules)
     auth_cli.register_tx(tx_modules)
@@ -137,8 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     gov_cli.register_tx(tx_modules)
     consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
 
-    query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(
-        dest="module", required=True)
+    query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(dest="module", required=True)
     bank_cli.register_query(query)
     learning_cli.register_query(query)
     auth_cli.register_query(query)

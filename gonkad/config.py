@@ -28,11 +28,14 @@ class AppConfig(BaseModel):
     )
     log_level: str = "info"
     simulation_gas_limit: int = Field(
-        default=DEFAULT_SIMULATION_GAS_LIMIT, gt=0,
+        default=DEFAULT_SIMULATION_GAS_LIMIT,
+        gt=0,
         description="most gas one simulation (/app/simulate, gRPC Simulate) may use, like the SDK's query-gas-limit",
     )
     query_workers: int = Field(
-        default=1, ge=1, le=4,
+        default=1,
+        ge=1,
+        le=4,
         description="threads that run module queries and simulations beside the event loop (they share the GIL "
         "with consensus, so few)",
     )

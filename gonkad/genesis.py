@@ -45,7 +45,10 @@ block after it carries the validators' BLS certificate (x/bls)."""
 
 
 def write_genesis(
-    path: Path, chain_id: str, validators: list[dict[str, Any]], app_state: dict[str, Any],
+    path: Path,
+    chain_id: str,
+    validators: list[dict[str, Any]],
+    app_state: dict[str, Any],
     consensus_params: dict[str, Any] | None = None,
 ) -> None:
     """Rewrite a CometBFT genesis.json, keeping its genesis time and its consensus params with
@@ -67,9 +70,11 @@ def comet_consensus_params(params: params_pb2.ConsensusParams) -> dict[str, Any]
     age = params.evidence.max_age_duration
     sections = {
         "block": {"max_bytes": str(params.block.max_bytes), "max_gas": str(params.block.max_gas)},
-        "evidence": {"max_age_num_blocks": str(params.evidence.max_age_num_blocks),
-                     "max_age_duration": str(age.seconds * 1_000_000_000 + age.nanos),
-                     "max_bytes": str(params.evidence.max_bytes)},
+        "evidence": {
+            "max_age_num_blocks": str(params.evidence.max_age_num_blocks),
+            "max_age_duration": str(age.seconds * 1_000_000_000 + age.nanos),
+            "max_bytes": str(params.evidence.max_bytes),
+        },
         "validator": {"pub_key_types": list(params.validator.pub_key_types)},
         "abci": {"vote_extensions_enable_height": str(params.abci.vote_extensions_enable_height)},
     }
@@ -77,15 +82,21 @@ def comet_consensus_params(params: params_pb2.ConsensusParams) -> dict[str, Any]
 
 
 def exported_genesis(
-    node_genesis: dict[str, Any], chain_id: str, height: int, app_state: dict[str, Any],
+    node_genesis: dict[str, Any],
+    chain_id: str,
+    height: int,
+    app_state: dict[str, Any],
     consensus_params: params_pb2.ConsensusParams | None = None,
 ) -> dict[str, Any]:
     """CometBFT's genesis.json for a chain that goes on from ``height`` with ``app_state``: heights go on at
     ``height + 1`` (as the SDK's export writes it), no validators (InitChain returns x/stake's), the node's
     own genesis time, and its consensus params with the sections the chain's state holds at ``height``
     (``consensus_params``, which the authority may have changed since genesis, x/consensus)."""
-    doc: dict[str, Any] = {"genesis_time": node_genesis["genesis_time"], "chain_id": chain_id,
-                           "initial_height": str(height + 1)}
+    doc: dict[str, Any] = {
+        "genesis_time": node_genesis["genesis_time"],
+        "chain_id": chain_id,
+        "initial_height": str(height + 1),
+    }
     if "consensus_params" in node_genesis or consensus_params is not None:
         stored = {} if consensus_params is None else comet_consensus_params(consensus_params)
         doc["consensus_params"] = {**node_genesis.get("consensus_params", {}), **stored}

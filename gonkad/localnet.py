@@ -26,11 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from gonkad import genesis, localnet_services
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
-from sdk.crypto import secp256k1
-from sdk.keyring.keyring import Keyring, generate_test_keys
 from gonkad.paths import PROJECT_ROOT, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
 from sdk.client.rpc import CometRPC, RPCError
+from sdk.crypto import secp256k1
+from sdk.keyring.keyring import Keyring, generate_test_keys
 from x.bls.keyfile import create_key_file, load_secret
 from x.genutil.gentx import build_gentx, consensus_pubkey
 from x.stake.params import default_params
@@ -66,19 +66,23 @@ class LocalnetSettings(BaseModel):
         return self.total_supply_ngonka - self.validators * self.validator_balance_ngonka - tas
 
     @model_validator(mode="after")
-    def _amounts_add_up(self) -> "LocalnetSettings":
+    def _amounts_add_up(self) -> LocalnetSettings:
         if self.validator_stake_ngonka > self.validator_balance_ngonka:
             raise ValueError("validator_stake_ngonka exceeds validator_balance_ngonka")
         if self.faucet_ngonka <= 0:
             raise ValueError("the validators' and TAs' balances leave nothing of total_supply_ngonka for the faucet")
         if self.services and self.services.ml_nodes > self.validators:
-            raise ValueError(f"services.ml_nodes {self.services.ml_nodes} is more than the {self.validators} "
-                             "validators (one ML node per host)")
+            raise ValueError(
+                f"services.ml_nodes {self.services.ml_nodes} is more than the {self.validators} "
+                "validators (one ML node per host)"
+            )
         return self
 
 
 def load_settings(
-    path: Path = SETTINGS_FILE, validators: int | None = None, chain_id: str | None = None,
+    path: Path = SETTINGS_FILE,
+    validators: int | None = None,
+    chain_id: str | None = None,
     with_services: bool = False,
 ) -> LocalnetSettings:
     """The settings file, with ``validators`` and ``chain_id`` overriding it when given; its ``[services]`` only
@@ -155,8 +159,9 @@ def consensus_settings(node: NodeSpec, peers: str, consensus: dict[str, str]) ->
     }
 
 
-def build(root: Path, validators: int | None = None, chain_id: str | None = None,
-          settings: LocalnetSettings | None = None) -> LocalnetSpec:
+def build(
+    root: Path, validators: int | None = None, chain_id: str | None = None, settings: LocalnetSettings | None = None
+) -> LocalnetSpec:
     """The network of ``settings`` (default: ``load_settings(validators=…, chain_id=…)``) under ``root``."""
     settings = settings or load_settings(validators=validators, chain_id=chain_id)
     validators, chain_id = settings.validators, settings.chain_id
@@ -169,26 +174,42 @@ def build(root: Path, validators: int | None = None, chain_id: str | None = None
         home = root / f"node{i}"
         _cometbft("init", "--home", str(home))
         create_key_file(home)  # config/bls_key.json, as `gonkad init` makes it
-        p2p, rpc, abci, grpc = ports[4 * i: 4 * i + 4]
+        p2p, rpc, abci, grpc = ports[4 * i : 4 * i + 4]
         node_id = _cometbft("show-node-id", "--home", str(home))
-        nodes.append(NodeSpec(name=f"node{i}", home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci,
-                              grpc_port=grpc, node_id=node_id))
+        nodes.append(
+            NodeSpec(
+                name=f"node{i}",
+                home=str(home),
+                p2p_port=p2p,
+                rpc_port=rpc,
+                abci_port=abci,
+                grpc_port=grpc,
+                node_id=node_id,
+            )
+        )
     app_state = genesis.merge_overrides(genesis.default_app_state(), settings.genesis)
     app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", settings.faucet_ngonka)])
     keyring = Keyring(root, "test")
     gen_txs = []
     for i, node in enumerate(nodes):
         app_state = genesis.add_genesis_account(
-            app_state, funded[f"val{i}"], [("ngonka", settings.validator_balance_ngonka)])
-        raw = build_gentx(keyring.private_key(f"val{i}"), node.name, consensus_pubkey(Path(node.home)),
-                          (BOND_DENOM, settings.validator_stake_ngonka), chain_id,
-                          bls_secret=load_secret(Path(node.home)))  # the gentx registers the node's BLS key
+            app_state, funded[f"val{i}"], [("ngonka", settings.validator_balance_ngonka)]
+        )
+        raw = build_gentx(
+            keyring.private_key(f"val{i}"),
+            node.name,
+            consensus_pubkey(Path(node.home)),
+            (BOND_DENOM, settings.validator_stake_ngonka),
+            chain_id,
+            bls_secret=load_secret(Path(node.home)),
+        )  # the gentx registers the node's BLS key
         gen_txs.append(base64.b64encode(raw).decode())
     app_state["genutil"] = {"gen_txs": gen_txs}  # the validator set comes from these, at InitChain
     services_spec = None
     if services is not None:
-        services_spec, app_state = localnet_services.build(root, services, keyring, nodes, ports[4 * validators:],
-                                                           app_state)
+        services_spec, app_state = localnet_services.build(
+            root, services, keyring, nodes, ports[4 * validators :], app_state
+        )
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"
     genesis.write_genesis(genesis_path, chain_id, [], app_state, settings.consensus_params)
     for node in nodes:
@@ -206,9 +227,15 @@ def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSett
     home = Path(node.home)
     peer_list = ",".join(f"{p.node_id}@127.0.0.1:{p.p2p_port}" for p in peers if p.name != node.name)
     edit_cometbft_config(home, consensus_settings(node, peer_list, settings.consensus))
-    save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{node.abci_port}",
-                                    grpc_address=f"127.0.0.1:{node.grpc_port}", pruning_keep_recent=0,
-                                    index_events=settings.index_events))
+    save_app_config(
+        home,
+        AppConfig(
+            abci_address=f"tcp://127.0.0.1:{node.abci_port}",
+            grpc_address=f"127.0.0.1:{node.grpc_port}",
+            pruning_keep_recent=0,
+            index_events=settings.index_events,
+        ),
+    )
 
 
 def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
@@ -223,8 +250,15 @@ def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
     while taken.intersection(ports):  # the nodes may not be running yet, so their ports can look free
         ports = free_ports(4)
     p2p, rpc, abci, grpc = ports
-    return NodeSpec(name=name, home=str(home), p2p_port=p2p, rpc_port=rpc, abci_port=abci, grpc_port=grpc,
-                    node_id=_cometbft("show-node-id", "--home", str(home)))
+    return NodeSpec(
+        name=name,
+        home=str(home),
+        p2p_port=p2p,
+        rpc_port=rpc,
+        abci_port=abci,
+        grpc_port=grpc,
+        node_id=_cometbft("show-node-id", "--home", str(home)),
+    )
 
 
 def add_twin(root: Path, of: str, settings: LocalnetSettings | None = None) -> NodeSpec:
@@ -298,14 +332,22 @@ def start_node(node: NodeSpec) -> int:
     with (home / "gonkad.log").open("ab") as logfile:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gonkad", "start", "--home", str(home)],
-            stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            stdout=logfile,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
     pid_file(home, "gonkad").write_text(str(proc.pid))
     return proc.pid
 
 
-def start(root: Path, validators: int | None = None, chain_id: str | None = None,
-          settings: LocalnetSettings | None = None, services_timeout_s: float = 180.0) -> list[str]:
+def start(
+    root: Path,
+    validators: int | None = None,
+    chain_id: str | None = None,
+    settings: LocalnetSettings | None = None,
+    services_timeout_s: float = 180.0,
+) -> list[str]:
     """Build if needed (see ``build``), then start every node that is not running and, once the chain makes
     blocks, every service (``localnet_services``) that is not, waiting until they serve; returns the names
     started."""

@@ -93,42 +93,83 @@ def model_identity(preset: str, seed: int) -> tuple[str, str, int]:
     return loaded.name, loaded.sha256, loaded.config.max_seq_len
 
 
-def build(root: Path, settings: ServicesSettings, keyring: Keyring, nodes: list[Any], ports: list[int],
-          app_state: dict[str, Any]) -> tuple[ServicesSpec, dict[str, Any]]:
+def build(
+    root: Path,
+    settings: ServicesSettings,
+    keyring: Keyring,
+    nodes: list[Any],
+    ports: list[int],
+    app_state: dict[str, Any],
+) -> tuple[ServicesSpec, dict[str, Any]]:
     """Service homes and keys under ``root/services``, and ``app_state`` with the model, the ML nodes and the
-    TAs' accounts. ``nodes`` are the validators' NodeSpecs; ``ports`` 2 per ML node (its own, its executor's) and 1 per TA."""
+    TAs' accounts. ``nodes`` are the validators' NodeSpecs; ``ports`` 2 per ML node (its own, its executor's) and 1
+    per TA."""
     name, sha, context = model_identity(settings.preset, settings.seed)
     model = f"{name}@sha256:{sha}"
     inference = app_state.setdefault("inference", {})
-    inference.setdefault("models", []).append({
-        "id": model, "name": name, "weights_sha256": sha, "context_length": str(context),
-        "price_per_token": str(settings.price_per_token_ngonka)})
+    inference.setdefault("models", []).append(
+        {
+            "id": model,
+            "name": name,
+            "weights_sha256": sha,
+            "context_length": str(context),
+            "price_per_token": str(settings.price_per_token_ngonka),
+        }
+    )
     services: list[ServiceSpec] = []
-    ta_ports = ports[2 * settings.ml_nodes:]
+    ta_ports = ports[2 * settings.ml_nodes :]
     for i in range(settings.ml_nodes):
         mlnode_port, executor_port = ports[2 * i], ports[2 * i + 1]
         host_key = f"val{i}"
-        mlnode = ServiceSpec(name=f"mlnode{i}", kind="mlnode", home=str(root / "services" / f"mlnode{i}"),
-                             port=mlnode_port, node=nodes[i].name)
-        executor = ServiceSpec(name=f"executor{i}", kind="executor", home=str(root / "services" / f"executor{i}"),
-                               port=executor_port, node=nodes[i].name, key=host_key, upstream=mlnode.url,
-                               address=keyring.get(host_key).address)
+        mlnode = ServiceSpec(
+            name=f"mlnode{i}",
+            kind="mlnode",
+            home=str(root / "services" / f"mlnode{i}"),
+            port=mlnode_port,
+            node=nodes[i].name,
+        )
+        executor = ServiceSpec(
+            name=f"executor{i}",
+            kind="executor",
+            home=str(root / "services" / f"executor{i}"),
+            port=executor_port,
+            node=nodes[i].name,
+            key=host_key,
+            upstream=mlnode.url,
+            address=keyring.get(host_key).address,
+        )
         for service in (mlnode, executor):
             Path(service.home).mkdir(parents=True, exist_ok=True)
         Keyring(Path(executor.home), "test").import_key(
-            host_key, keyring.export(host_key, EXPORT_PASSPHRASE), EXPORT_PASSPHRASE)
-        inference.setdefault("nodes", []).append({
-            "operator": executor.address, "node_id": f"node-{i}", "url": executor.url, "models": [model],
-            "max_concurrency": settings.max_concurrency})
+            host_key, keyring.export(host_key, EXPORT_PASSPHRASE), EXPORT_PASSPHRASE
+        )
+        inference.setdefault("nodes", []).append(
+            {
+                "operator": executor.address,
+                "node_id": f"node-{i}",
+                "url": executor.url,
+                "models": [model],
+                "max_concurrency": settings.max_concurrency,
+            }
+        )
         services += [mlnode, executor]
-    ta_urls = [f"http://127.0.0.1:{port}" for port in ta_ports[:settings.transfer_agents]]
+    ta_urls = [f"http://127.0.0.1:{port}" for port in ta_ports[: settings.transfer_agents]]
     for j in range(settings.transfer_agents):
         home = root / "services" / f"ta{j}"
         address = generate_test_keys(home, ["ta"])["ta"]
         app_state = genesis.add_genesis_account(app_state, address, [("ngonka", settings.ta_balance_ngonka)])
-        services.append(ServiceSpec(name=f"ta{j}", kind="agent", home=str(home), port=ta_ports[j],
-                                    node=nodes[j % len(nodes)].name, key="ta", address=address,
-                                    peers=[url for k, url in enumerate(ta_urls) if k != j]))
+        services.append(
+            ServiceSpec(
+                name=f"ta{j}",
+                kind="agent",
+                home=str(home),
+                port=ta_ports[j],
+                node=nodes[j % len(nodes)].name,
+                key="ta",
+                address=address,
+                peers=[url for k, url in enumerate(ta_urls) if k != j],
+            )
+        )
     return ServicesSpec(settings=settings, model=model, services=services), app_state
 
 
@@ -136,15 +177,48 @@ def command(service: ServiceSpec, settings: ServicesSettings, rpc: str, grpc: st
     """The ``gonkad`` command line that runs ``service`` (``rpc``/``grpc``: its validator node's addresses)."""
     gonkad = [sys.executable, "-m", "gonkad"]
     if service.kind == "mlnode":
-        return [*gonkad, "mlnode", "start", "--preset", settings.preset, "--seed", str(settings.seed),
-                "--port", str(service.port), "--threads", str(settings.threads),
-                "--max-concurrency", str(settings.max_concurrency), "--max-tokens-limit", str(settings.max_tokens_limit)]
-    chain = ["--home", service.home, "--keyring-backend", "test", "--from", service.key, "--node", rpc,
-             "--grpc-addr", grpc, "--port", str(service.port)]
+        return [
+            *gonkad,
+            "mlnode",
+            "start",
+            "--preset",
+            settings.preset,
+            "--seed",
+            str(settings.seed),
+            "--port",
+            str(service.port),
+            "--threads",
+            str(settings.threads),
+            "--max-concurrency",
+            str(settings.max_concurrency),
+            "--max-tokens-limit",
+            str(settings.max_tokens_limit),
+        ]
+    chain = [
+        "--home",
+        service.home,
+        "--keyring-backend",
+        "test",
+        "--from",
+        service.key,
+        "--node",
+        rpc,
+        "--grpc-addr",
+        grpc,
+        "--port",
+        str(service.port),
+    ]
     if service.kind == "executor":
         return [*gonkad, "executor", "start", *chain, "--mlnode", service.upstream]
-    return [*gonkad, "agent", "start", *chain, "--queue-bound", str(settings.ta_queue_bound),
-            *(arg for url in service.peers for arg in ("--ta", url))]
+    return [
+        *gonkad,
+        "agent",
+        "start",
+        *chain,
+        "--queue-bound",
+        str(settings.ta_queue_bound),
+        *(arg for url in service.peers for arg in ("--ta", url)),
+    ]
 
 
 def pid(service: ServiceSpec) -> int | None:
@@ -156,8 +230,13 @@ def start_service(service: ServiceSpec, settings: ServicesSettings, rpc: str, gr
     executor and the agent write it again when they serve, and remove it when they stop)."""
     home = Path(service.home)
     with (home / f"{service.kind}.log").open("ab") as logfile:
-        proc = subprocess.Popen(command(service, settings, rpc, grpc), stdout=logfile, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            command(service, settings, rpc, grpc),
+            stdout=logfile,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     pid_file(home, service.kind).write_text(str(proc.pid))
     return proc.pid
 
@@ -191,8 +270,9 @@ def wait_until_serving(services: list[ServiceSpec], timeout_s: float) -> None:
                 raise TimeoutError(f"{service.name} does not answer at {service.url} after {timeout_s}s")
             time.sleep(0.3)
     for ta in (s for s in services if s.kind == "agent"):
-        while sum(n["state"] == "alive" for n in httpx.get(ta.url + "/v1/status", timeout=5).json()["nodes"]) \
-                < executors:
+        while (
+            sum(n["state"] == "alive" for n in httpx.get(ta.url + "/v1/status", timeout=5).json()["nodes"]) < executors
+        ):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{ta.name} does not see {executors} live ML nodes after {timeout_s}s")
             time.sleep(0.3)
@@ -200,9 +280,17 @@ def wait_until_serving(services: list[ServiceSpec], timeout_s: float) -> None:
 
 def status(spec: ServicesSpec) -> dict[str, Any]:
     """The model, every ML node (with its executor, the URL TAs route to) and every TA, with pids."""
-    ml_nodes = [{"name": mlnode.name, "url": mlnode.url, "pid": pid(mlnode),
-                 "executor": {"url": executor.url, "host": executor.address, "pid": pid(executor)}}
-                for mlnode, executor in zip(spec.of("mlnode"), spec.of("executor"))]
-    tas = [{"name": ta.name, "url": ta.url, "address": ta.address, "node": ta.node, "pid": pid(ta)}
-           for ta in spec.of("agent")]
+    ml_nodes = [
+        {
+            "name": mlnode.name,
+            "url": mlnode.url,
+            "pid": pid(mlnode),
+            "executor": {"url": executor.url, "host": executor.address, "pid": pid(executor)},
+        }
+        for mlnode, executor in zip(spec.of("mlnode"), spec.of("executor"))
+    ]
+    tas = [
+        {"name": ta.name, "url": ta.url, "address": ta.address, "node": ta.node, "pid": pid(ta)}
+        for ta in spec.of("agent")
+    ]
     return {"model": spec.model, "ml_nodes": ml_nodes, "transfer_agents": tas}

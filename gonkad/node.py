@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from app import GonkaApp
-from sdk.abci.server import ABCIServer
-from sdk.invariants import InvariantBroken
 from gonkad.config import load_app_config, read_cometbft_config, split_address
-from sdk.grpc import GRPCServer
 from gonkad.paths import app_db, cometbft_binary, pid_file
+from sdk.abci.server import ABCIServer
+from sdk.grpc import GRPCServer
+from sdk.invariants import InvariantBroken
 from sdk.store.commitstore import CommitStore
 from sdk.workers import query_workers
 from x.bls.keyfile import key_file
@@ -43,7 +43,7 @@ async def _stop_child(child: asyncio.subprocess.Process) -> None:
     child.terminate()
     try:
         await asyncio.wait_for(child.wait(), STOP_GRACE_S)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         child.kill()
         await child.wait()
 
@@ -72,9 +72,14 @@ async def run_node(
     config = load_app_config(home)
     app_db(home).parent.mkdir(parents=True, exist_ok=True)
     store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
-    app = GonkaApp(store, min_gas_prices=config.min_gas_prices, index_events=frozenset(config.index_events),
-                   simulation_gas_limit=config.simulation_gas_limit, check_invariants=check_invariants,
-                   module_config=module_settings(home, config.modules))
+    app = GonkaApp(
+        store,
+        min_gas_prices=config.min_gas_prices,
+        index_events=frozenset(config.index_events),
+        simulation_gas_limit=config.simulation_gas_limit,
+        check_invariants=check_invariants,
+        module_config=module_settings(home, config.modules),
+    )
     workers = query_workers(config.query_workers)
     host, port = split_address(config.abci_address)
     server = ABCIServer(app, host, port, workers=workers, halt_on=(InvariantBroken,))
@@ -93,8 +98,12 @@ async def run_node(
     try:
         if not abci_only:
             child = await asyncio.create_subprocess_exec(
-                cometbft_binary(cometbft), "start", "--home", str(home),
-                "--proxy_app", f"tcp://{host}:{server.port}",
+                cometbft_binary(cometbft),
+                "start",
+                "--home",
+                str(home),
+                "--proxy_app",
+                f"tcp://{host}:{server.port}",
                 preexec_fn=_die_with_parent,
             )
             pid_file(home, "cometbft").write_text(str(child.pid))

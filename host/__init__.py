@@ -18,5 +18,15 @@ from host.finisher import FINISH_GAS, Finisher
 from host.journal import FinishJournal
 from host.proxy import Executor
 
-__all__ = ["FINISH_GAS", "Admission", "Digest", "Executor", "ExecutorConfig", "FinishJournal", "FinishSink",
-           "Finisher", "StartAdmission", "finish_of_answer"]
+__all__ = [
+    "FINISH_GAS",
+    "Admission",
+    "Digest",
+    "Executor",
+    "ExecutorConfig",
+    "FinishJournal",
+    "FinishSink",
+    "Finisher",
+    "StartAdmission",
+    "finish_of_answer",
+]

@@ -57,16 +57,27 @@ class StartAdmission:
     returns the start the transaction carries (None for a reassignment) or raises ``ChainError("unpaid", …)``;
     ``confirm(inference_id)`` (check 4) returns the committed record or raises it. Thread-safe; network I/O."""
 
-    def __init__(self, client: ChainClient, denom: str = "ngonka", pending_blocks: int = 2,
-                 gap_wait_s: float = 3.0, gap_retry_s: float = 0.05, confirm_blocks: int = 3,
-                 confirm_timeout_s: float = 30.0, confirm_poll_s: float = 0.02,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        client: ChainClient,
+        denom: str = "ngonka",
+        pending_blocks: int = 2,
+        gap_wait_s: float = 3.0,
+        gap_retry_s: float = 0.05,
+        confirm_blocks: int = 3,
+        confirm_timeout_s: float = 30.0,
+        confirm_poll_s: float = 0.02,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.client = client
         self.denom = denom
         self.pending_blocks = pending_blocks
         self.gap_wait_s, self.gap_retry_s = gap_wait_s, gap_retry_s
-        self.confirm_blocks, self.confirm_timeout_s, self.confirm_poll_s = confirm_blocks, confirm_timeout_s, \
-            confirm_poll_s
+        self.confirm_blocks, self.confirm_timeout_s, self.confirm_poll_s = (
+            confirm_blocks,
+            confirm_timeout_s,
+            confirm_poll_s,
+        )
         self.clock = clock
         self.app_height = Cached(confirm_poll_s, client.rpc.app_height, clock)
         """The application's committed height, read once per poll for every waiting request together."""
@@ -80,14 +91,23 @@ class StartAdmission:
             return None
         named = named_escrow(start_tx, inference_id, self.client.address)
         if named is None:
-            raise ChainError("unpaid", f"no start of inference {inference_id.hex()} naming this host "
-                                       f"{self.client.address} came with the request (X-Start-Tx)")
+            raise ChainError(
+                "unpaid",
+                f"no start of inference {inference_id.hex()} naming this host "
+                f"{self.client.address} came with the request (X-Start-Tx)",
+            )
         if not self._in_mempool(start_tx):
             record = inference(self.client.querier, inference_id)
-            if record is None or record.status != inference_pb2.STATUS_STARTED \
-                    or record.executor != self.client.address:
-                raise ChainError("unpaid", f"the chain refused the start of inference {inference_id.hex()} and holds "
-                                           "no running one for this host")
+            if (
+                record is None
+                or record.status != inference_pb2.STATUS_STARTED
+                or record.executor != self.client.address
+            ):
+                raise ChainError(
+                    "unpaid",
+                    f"the chain refused the start of inference {inference_id.hex()} and holds "
+                    "no running one for this host",
+                )
             return named.start  # on chain already: its escrow is held
         if named.start is not None:
             self._reserve(named.start.requester, named.escrow)
@@ -100,8 +120,11 @@ class StartAdmission:
         first = last = self.app_height.get()
         record = inference(self.client.querier, inference_id)
         while True:
-            if record is not None and record.status == inference_pb2.STATUS_STARTED \
-                    and record.executor == self.client.address:
+            if (
+                record is not None
+                and record.status == inference_pb2.STATUS_STARTED
+                and record.executor == self.client.address
+            ):
                 return record
             if last - first >= self.confirm_blocks or self.clock() >= deadline:
                 break
@@ -110,10 +133,16 @@ class StartAdmission:
             if height != last:
                 last = height
                 record = inference(self.client.querier, inference_id)
-        held = "no record" if record is None else \
-            f"it {inference_pb2.Status.Name(record.status)} with executor {record.executor}"
-        raise ChainError("unpaid", f"the chain has not started inference {inference_id.hex()} with this host "
-                                   f"{self.client.address} (at height {last}: {held})")
+        held = (
+            "no record"
+            if record is None
+            else f"it {inference_pb2.Status.Name(record.status)} with executor {record.executor}"
+        )
+        raise ChainError(
+            "unpaid",
+            f"the chain has not started inference {inference_id.hex()} with this host "
+            f"{self.client.address} (at height {last}: {held})",
+        )
 
     def _in_mempool(self, start_tx: bytes) -> bool:
         deadline = time.monotonic() + self.gap_wait_s
@@ -140,8 +169,11 @@ class StartAdmission:
                 recent.popleft()
             held = sum(amount for _, amount in recent)
             if spendable < held + escrow:
-                raise ChainError("unpaid", f"{requester} can spend {spendable}{self.denom}; the requests this host "
-                                           f"took that are not in a block yet hold {held}, this one needs {escrow}")
+                raise ChainError(
+                    "unpaid",
+                    f"{requester} can spend {spendable}{self.denom}; the requests this host "
+                    f"took that are not in a block yet hold {held}, this one needs {escrow}",
+                )
             recent.append((height, escrow))
             for name in [name for name, entries in self.admitted.items() if not entries]:
                 del self.admitted[name]

@@ -68,10 +68,22 @@ class Finisher(ChainClient):
     as FINISHED by this host just ends as finished, and a finish sent twice is refused harmlessly."""
 
     def __init__(
-        self, node: str, key: secp256k1.PrivateKey, grpc_addr: str | None = None, *, chain_id: str = "",
-        gas_per_message: int = FINISH_GAS, fees: Coins = Coins(), max_batch: int = 32,
-        poll_interval_s: float = 0.5, confirm_blocks: int = 3, max_sends: int = 3, unknown_timeout_s: float = 120.0,
-        timeout_s: float = 5.0, recent: int = 256, journal: Path | None = None,
+        self,
+        node: str,
+        key: secp256k1.PrivateKey,
+        grpc_addr: str | None = None,
+        *,
+        chain_id: str = "",
+        gas_per_message: int = FINISH_GAS,
+        fees: Coins = Coins(),
+        max_batch: int = 32,
+        poll_interval_s: float = 0.5,
+        confirm_blocks: int = 3,
+        max_sends: int = 3,
+        unknown_timeout_s: float = 120.0,
+        timeout_s: float = 5.0,
+        recent: int = 256,
+        journal: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(node, key, grpc_addr, chain_id, gas_per_message, fees, timeout_s, 0.0, clock, refusal)
@@ -104,8 +116,9 @@ class Finisher(ChainClient):
             return False
         with self._lock:
             if finish.inference_id in self.pending:
-                logger.warning("inference %s: already queued to finish, the new answer is ignored",
-                               finish.inference_id.hex())
+                logger.warning(
+                    "inference %s: already queued to finish, the new answer is ignored", finish.inference_id.hex()
+                )
                 return False
             self.pending[finish.inference_id] = _Pending(finish, self.clock())
             if self.journal is not None:
@@ -115,8 +128,13 @@ class Finisher(ChainClient):
 
     def status(self) -> dict[str, Any]:
         with self._lock:
-            return {"address": self.address, "pending": len(self.pending), "finished": self.finished,
-                    "dropped": self.dropped, "recent": list(self.recent)}
+            return {
+                "address": self.address,
+                "pending": len(self.pending),
+                "finished": self.finished,
+                "dropped": self.dropped,
+                "recent": list(self.recent),
+            }
 
     # --- the thread ----------------------------------------------------------------------------------------------
 
@@ -167,8 +185,15 @@ class Finisher(ChainClient):
                 self.finished += 1
             else:
                 self.dropped += 1
-            self.recent.append({"id": item.finish.inference_id.hex(), "outcome": outcome, "reason": reason,
-                                "tx": item.tx, "sends": item.sends})
+            self.recent.append(
+                {
+                    "id": item.finish.inference_id.hex(),
+                    "outcome": outcome,
+                    "reason": reason,
+                    "tx": item.tx,
+                    "sends": item.sends,
+                }
+            )
         if outcome == "finished":
             logger.info("inference %s finished (tx %s)", item.finish.inference_id.hex(), item.tx)
         else:
@@ -207,7 +232,7 @@ class Finisher(ChainClient):
                 continue
             due.append((item, finish_message(self.address, finish, record.max_tokens)))
         for first in range(0, len(due), self.max_batch):
-            self._send(due[first:first + self.max_batch], height)
+            self._send(due[first : first + self.max_batch], height)
 
     def _send(self, batch: list[tuple[_Pending, Message]], height: int) -> None:
         try:
@@ -223,8 +248,9 @@ class Finisher(ChainClient):
             if error.details.get("codespace") == "inference":
                 self._end(item, "dropped", f"refused: {error}")
             else:
-                logger.warning("inference %s: finish refused (%s), will send again", item.finish.inference_id.hex(),
-                               error)
+                logger.warning(
+                    "inference %s: finish refused (%s), will send again", item.finish.inference_id.hex(), error
+                )
             return
         except RPCError as error:
             logger.warning("finishing %d inference(s): the node did not take the transaction: %s", len(batch), error)

@@ -28,15 +28,23 @@ logger = logging.getLogger("gonka.host")
 
 
 def _encode(finish: Finish) -> dict[str, Any]:
-    return {"inference_id": finish.inference_id.hex(), "response_hash": finish.response_hash.hex(),
-            "prompt_tokens": finish.prompt_tokens, "completion_tokens": finish.completion_tokens,
-            "logprobs_digest": finish.logprobs_digest.hex()}
+    return {
+        "inference_id": finish.inference_id.hex(),
+        "response_hash": finish.response_hash.hex(),
+        "prompt_tokens": finish.prompt_tokens,
+        "completion_tokens": finish.completion_tokens,
+        "logprobs_digest": finish.logprobs_digest.hex(),
+    }
 
 
 def _decode(record: dict[str, Any]) -> Finish:
-    return Finish(bytes.fromhex(record["inference_id"]), bytes.fromhex(record["response_hash"]),
-                  int(record["prompt_tokens"]), int(record["completion_tokens"]),
-                  bytes.fromhex(record["logprobs_digest"]))
+    return Finish(
+        bytes.fromhex(record["inference_id"]),
+        bytes.fromhex(record["response_hash"]),
+        int(record["prompt_tokens"]),
+        int(record["completion_tokens"]),
+        bytes.fromhex(record["logprobs_digest"]),
+    )
 
 
 def _line(record: dict[str, Any]) -> bytes:
@@ -76,8 +84,9 @@ class FinishJournal:
             except (ValueError, TypeError, KeyError):
                 skipped += 1
         if skipped:
-            logger.warning("finish journal %s: %d line(s) that do not parse left out (a write cut short)",
-                           self.path, skipped)
+            logger.warning(
+                "finish journal %s: %d line(s) that do not parse left out (a write cut short)", self.path, skipped
+            )
         return pending
 
     def _rewrite(self) -> BinaryIO:

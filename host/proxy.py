@@ -114,8 +114,9 @@ class Executor:
         except (UpstreamError, TimeoutError) as error:
             raise ApiError(502, f"The ML node did not answer: {error!r}", "server_error", "upstream_failed") from None
         content_type = response.headers.get("content-type", "application/json").encode()
-        await send({"type": "http.response.start", "status": response.status,
-                    "headers": [(b"content-type", content_type)]})
+        await send(
+            {"type": "http.response.start", "status": response.status, "headers": [(b"content-type", content_type)]}
+        )
         await send({"type": "http.response.body", "body": data})
 
     async def chat(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -136,7 +137,8 @@ class Executor:
                 return
             start = await self.admit(inference_id, header(headers, b"x-start-tx"))
             confirming = asyncio.get_running_loop().run_in_executor(
-                self.admitting, self.config.admission.confirm, inference_id)
+                self.admitting, self.config.admission.confirm, inference_id
+            )
             gone = asyncio.ensure_future(receive())  # the body read whole, the TA's next message is its leaving
             asking: asyncio.Future[Any] | None = None
             try:
@@ -180,14 +182,23 @@ class Executor:
         except ChainError as error:
             self.counts.unpaid += 1
             log.warning("inference %s refused: %s", inference_id.hex(), error)
-            raise ApiError(402, f"This host will not be paid for the request: {error.message}",
-                           "invalid_request_error", "unpaid") from None
+            raise ApiError(
+                402, f"This host will not be paid for the request: {error.message}", "invalid_request_error", "unpaid"
+            ) from None
         except RPCError as error:
-            raise ApiError(503, f"The host's chain node did not answer: {error}", "server_error",
-                           "chain_unavailable") from None
+            raise ApiError(
+                503, f"The host's chain node did not answer: {error}", "server_error", "chain_unavailable"
+            ) from None
 
-    async def answer(self, inference_id: bytes, ta: str, terms: ChatTerms, asking: asyncio.Future[Any],
-                     gone: asyncio.Future[Any], send: Send) -> None:
+    async def answer(
+        self,
+        inference_id: bytes,
+        ta: str,
+        terms: ChatTerms,
+        asking: asyncio.Future[Any],
+        gone: asyncio.Future[Any],
+        send: Send,
+    ) -> None:
         """Relay the node's answer (paid for: confirmed on chain) unless the TA leaves first."""
         await asyncio.wait((asking, gone), return_when=asyncio.FIRST_COMPLETED)
         if gone.done():  # not answered, not finished: a finish here could beat a take-over by another TA
@@ -199,20 +210,35 @@ class Executor:
             response, data, chunks = asking.result()
         except (UpstreamError, TimeoutError) as error:
             log.warning("inference %s: the ML node failed: %r", inference_id.hex(), error)
-            raise ApiError(502, "The ML node failed before answering.", "server_error", "upstream_failed",
-                           headers=dict(self.release(inference_id))) from None
+            raise ApiError(
+                502,
+                "The ML node failed before answering.",
+                "server_error",
+                "upstream_failed",
+                headers=dict(self.release(inference_id)),
+            ) from None
         if chunks is None:
             content_type = response.headers.get("content-type", "application/json").encode()
             failed = response.status >= 500 or response.status == 429  # the TA tries another host
             release = [(k.encode(), v.encode()) for k, v in self.release(inference_id)] if failed else []
-            await send({"type": "http.response.start", "status": response.status,
-                        "headers": [(b"content-type", content_type), *release]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": response.status,
+                    "headers": [(b"content-type", content_type), *release],
+                }
+            )
             await send({"type": "http.response.body", "body": data})
             if response.status == 200 and self._finish(inference_id, ta, data):
                 self._keep(inference_id, content_type, data)
             return
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+            }
+        )
         await self._relay(inference_id, ta, response, data, chunks, not terms.include_usage, gone, send)
 
     async def answer_again(self, inference_id: bytes, send: Send) -> bool:
@@ -251,8 +277,10 @@ class Executor:
             raw = base64.b64decode(start_tx or "", validate=True)
         except ValueError:
             raw = b""
-        return await self.chain_answer(inference_id, asyncio.get_running_loop().run_in_executor(
-            self.admitting, self.config.admission.admit, inference_id, raw))
+        return await self.chain_answer(
+            inference_id,
+            asyncio.get_running_loop().run_in_executor(self.admitting, self.config.admission.admit, inference_id, raw),
+        )
 
     async def _ask(self, body: bytes, stream: bool) -> tuple[Response, bytes, AsyncIterator[bytes] | None]:
         """Send the request to the node: its response and whole body, or, for a stream it answers with 200, its
@@ -289,8 +317,17 @@ class Executor:
         self.finisher.submit(finish)
         return True
 
-    async def _relay(self, inference_id: bytes, ta: str, response: Response, first: bytes,
-                     chunks: AsyncIterator[bytes], strip_usage: bool, gone: asyncio.Future[Any], send: Send) -> None:
+    async def _relay(
+        self,
+        inference_id: bytes,
+        ta: str,
+        response: Response,
+        first: bytes,
+        chunks: AsyncIterator[bytes],
+        strip_usage: bool,
+        gone: asyncio.Future[Any],
+        send: Send,
+    ) -> None:
         """Relay the stream event by event, reading each event into the digest; finish once ``[DONE]`` came,
         unless ``gone`` (the TA left) first."""
         digest = Digest()
@@ -304,7 +341,7 @@ class Executor:
             out: list[bytes] = []
             start = 0
             for end in EVENT_END.finditer(buffer):
-                event = buffer[start:end.end()]
+                event = buffer[start : end.end()]
                 start = end.end()
                 kept = self._event(event, digest, strip_usage)
                 if kept == b"[DONE]":

@@ -12,8 +12,9 @@ from x.inference.client import ChatTerms
 
 def terms_mismatch(message: str) -> ApiError:
     """A body whose terms are not those its start escrowed: the host would not be paid for what it asks."""
-    return ApiError(402, f"This host will not be paid for the request: {message}", "invalid_request_error",
-                    "terms_mismatch")
+    return ApiError(
+        402, f"This host will not be paid for the request: {message}", "invalid_request_error", "terms_mismatch"
+    )
 
 
 def node_body(request: dict[str, Any], terms: ChatTerms, escrowed: Escrowed, body: bytes) -> bytes:
@@ -25,8 +26,7 @@ def node_body(request: dict[str, Any], terms: ChatTerms, escrowed: Escrowed, bod
     if terms.model != escrowed.model:
         raise terms_mismatch(f"the body asks for {terms.model!r}, its start is for {escrowed.model!r}")
     if terms.max_tokens not in (None, escrowed.max_tokens):
-        raise terms_mismatch(f"the body asks for {terms.max_tokens} tokens, its start escrowed "
-                             f"{escrowed.max_tokens}")
+        raise terms_mismatch(f"the body asks for {terms.max_tokens} tokens, its start escrowed {escrowed.max_tokens}")
     if terms.seed != escrowed.seed:
         raise terms_mismatch(f"the body's seed {terms.seed} is not its start's {escrowed.seed}")
     if terms.params_hash(escrowed.max_tokens, escrowed.seed) != escrowed.params_hash:

@@ -15,8 +15,9 @@ from mlnode.settings import NodeSettings, one_line
 
 
 def cmd_start(args: argparse.Namespace) -> None:
-    given = {name: value for name, value in vars(args).items()
-             if name in NodeSettings.model_fields and value is not None}
+    given = {
+        name: value for name, value in vars(args).items() if name in NodeSettings.model_fields and value is not None
+    }
     try:
         settings = NodeSettings.model_validate(given)
     except ValidationError as exc:
@@ -30,19 +31,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``mlnode`` and its actions to gonkad's top-level sub-commands."""
     mlnode = subparsers.add_parser("mlnode", help="the ML node: models behind an OpenAI-compatible API")
     actions = mlnode.add_subparsers(dest="mlnode_action", required=True)
-    p = actions.add_parser("start", help="serve until interrupted; prints {\"url\": ...} when ready")
+    p = actions.add_parser("start", help='serve until interrupted; prints {"url": ...} when ready')
     p.add_argument("--port", required=True, help="0 picks a free port")
     p.add_argument("--host", help="default 127.0.0.1")
     p.add_argument("--model", help="a model directory; with --upstream, the one upstream model to offer")
     p.add_argument("--preset", help=f"serve a seeded random model of this size ({', '.join(PRESETS)})")
     p.add_argument("--seed", help="the preset's weight seed (default 0)")
     p.add_argument("--upstream", help="front this OpenAI-compatible server (e.g. vLLM) instead of a local model")
-    p.add_argument("--threads", help="torch CPU threads for the local model (default: all cores but one, "
-                   "which serves HTTP)")
+    p.add_argument(
+        "--threads", help="torch CPU threads for the local model (default: all cores but one, which serves HTTP)"
+    )
     p.add_argument("--device", help="auto (default: cuda when available), cpu, cuda or cuda:N")
     p.add_argument("--max-concurrency", help="batch slots: requests decoded together (default 8)")
     p.add_argument("--max-queue", help="requests waiting for a slot before 429s (default 32)")
     p.add_argument("--max-tokens-limit", help="largest max_tokens a request may ask for (default 256)")
-    p.add_argument("--max-body-bytes", help="largest request body; larger ones get 413 before they are read "
-                   "(default 1 KiB per token of the model's context, at least 1 MiB; 4 MiB with --upstream)")
+    p.add_argument(
+        "--max-body-bytes",
+        help="largest request body; larger ones get 413 before they are read "
+        "(default 1 KiB per token of the model's context, at least 1 MiB; 4 MiB with --upstream)",
+    )
     p.set_defaults(func=cmd_start)

@@ -102,8 +102,12 @@ class Engine:
     def load(self) -> Load:
         with self._wake:
             queued = len(self._pending)
-            return Load(in_flight=self._admitted - queued, queued=queued, max_concurrency=self.max_concurrency,
-                        max_queue=self.max_queue)
+            return Load(
+                in_flight=self._admitted - queued,
+                queued=queued,
+                max_concurrency=self.max_concurrency,
+                max_queue=self.max_queue,
+            )
 
     def submit(self, request: GenerationRequest) -> Job:
         """Queue a request (event-loop side); raises the 429 error when slots and queue are all taken."""
@@ -185,7 +189,7 @@ class Engine:
         sequence = entry.sequence
         release = sequence.releasable()
         if release > sequence.emitted or sequence.finish_reason is not None:
-            entry.job.publish(Update(tuple(sequence.logprobs[sequence.emitted:release]), sequence.finish_reason))
+            entry.job.publish(Update(tuple(sequence.logprobs[sequence.emitted : release]), sequence.finish_reason))
             sequence.emitted = release
 
     def _fail(self, jobs: list[Job], message: str, status: int = 500) -> None:

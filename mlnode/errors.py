@@ -28,14 +28,14 @@ class APIError(Exception):
         return JSONResponse(self.body.model_dump(), status_code=self.status, headers=self.headers)
 
 
-def invalid_request(message: str, param: str | None = None, code: str | None = None,
-                    status: int = 400) -> APIError:
+def invalid_request(message: str, param: str | None = None, code: str | None = None, status: int = 400) -> APIError:
     return APIError(status, ErrorDetail(message=message, type="invalid_request_error", param=param, code=code))
 
 
 def model_not_found(model: str) -> APIError:
-    return invalid_request(f"The model `{model}` does not exist or is not served by this node.", "model",
-                           "model_not_found", status=404)
+    return invalid_request(
+        f"The model `{model}` does not exist or is not served by this node.", "model", "model_not_found", status=404
+    )
 
 
 def context_length_exceeded(context: int, prompt_tokens: int, completion_tokens: int) -> APIError:
@@ -43,18 +43,27 @@ def context_length_exceeded(context: int, prompt_tokens: int, completion_tokens:
         f"This model's maximum context length is {context} tokens. However, you requested "
         f"{prompt_tokens + completion_tokens} tokens ({prompt_tokens} in the messages, {completion_tokens} in "
         "the completion). Please reduce the length of the messages or completion.",
-        "messages", "context_length_exceeded")
+        "messages",
+        "context_length_exceeded",
+    )
 
 
 def request_too_large(limit: int) -> APIError:
-    return invalid_request(f"The request body is larger than this node's limit of {limit} bytes.",
-                           code="request_too_large", status=413)
+    return invalid_request(
+        f"The request body is larger than this node's limit of {limit} bytes.", code="request_too_large", status=413
+    )
 
 
 def over_capacity() -> APIError:
-    return APIError(429, ErrorDetail(
-        message="This node is at capacity: every batch slot and queue place is taken. Retry shortly.",
-        type="requests", code="rate_limit_exceeded"), {"Retry-After": str(RETRY_AFTER_S)})
+    return APIError(
+        429,
+        ErrorDetail(
+            message="This node is at capacity: every batch slot and queue place is taken. Retry shortly.",
+            type="requests",
+            code="rate_limit_exceeded",
+        ),
+        {"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 def server_error(message: str, status: int = 500) -> APIError:

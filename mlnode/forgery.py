@@ -37,14 +37,32 @@ PROMPTS: tuple[tuple[tuple[str, str], ...], ...] = (
     (("user", "Count from one to ten."),),
 )
 SAMPLINGS: tuple[tuple[float, float], ...] = (
-    (0.0, 1.0), (0.3, 1.0), (0.7, 0.9), (1.0, 1.0), (1.0, 0.5), (1.5, 0.95), (0.8, 0.3), (MAX_TEMPERATURE, 1.0))
+    (0.0, 1.0),
+    (0.3, 1.0),
+    (0.7, 0.9),
+    (1.0, 1.0),
+    (1.0, 0.5),
+    (1.5, 0.95),
+    (0.8, 0.3),
+    (MAX_TEMPERATURE, 1.0),
+)
 """(temperature, top_p) pairs; temperature 0 is greedy."""
 TOP_LOGPROBS = (MAX_TOP_LOGPROBS, MAX_TOP_LOGPROBS, MAX_TOP_LOGPROBS, 2, 0)
 NOISE = 1e-2
 """Relative noise on every weight of one block: a node serving slightly different weights."""
 
-KINDS = ("other_seed", "noisy_block", "truncated_length", "truncated_stop", "swapped", "random_made_up",
-         "random_true_logprobs", "max_temperature", "perturbed_logprobs", "copied_logprobs")
+KINDS = (
+    "other_seed",
+    "noisy_block",
+    "truncated_length",
+    "truncated_stop",
+    "swapped",
+    "random_made_up",
+    "random_true_logprobs",
+    "max_temperature",
+    "perturbed_logprobs",
+    "copied_logprobs",
+)
 """Dishonest kinds, in the order ``corpus`` lists them after "honest"."""
 
 
@@ -53,9 +71,13 @@ def random_request(rng: random.Random, lengths: tuple[int, int]) -> GenerationRe
     stop sequences that rarely occur."""
     temperature, top_p = rng.choice(SAMPLINGS)
     stop = tuple(bytes(rng.randrange(32, 127) for _ in range(2)) for _ in range(rng.choice((0, 0, 1, 2))))
-    return GenerationRequest(prompt=chat_prompt(rng.choice(PROMPTS)), max_tokens=rng.randint(*lengths),
-                             sampling=SamplingParams(temperature, top_p, rng.randrange(1 << 53)), stop=stop,
-                             top_logprobs=rng.choice(TOP_LOGPROBS))
+    return GenerationRequest(
+        prompt=chat_prompt(rng.choice(PROMPTS)),
+        max_tokens=rng.randint(*lengths),
+        sampling=SamplingParams(temperature, top_p, rng.randrange(1 << 53)),
+        stop=stop,
+        top_logprobs=rng.choice(TOP_LOGPROBS),
+    )
 
 
 def honest_answer(model: Transformer, rng: random.Random, lengths: tuple[int, int]) -> Sequence:
@@ -66,7 +88,7 @@ def honest_answer(model: Transformer, rng: random.Random, lengths: tuple[int, in
         draft = generate(model, request).tokens
         if draft:
             start = rng.randrange(len(draft))
-            request = replace(request, stop=(bytes(draft[start:start + rng.randint(1, 3)]), *request.stop))
+            request = replace(request, stop=(bytes(draft[start : start + rng.randint(1, 3)]), *request.stop))
     return generate(model, request)
 
 
@@ -83,8 +105,10 @@ def noisy_copy(model: Transformer, layer: int, relative: float, seed: int) -> Tr
 def reported(logprobs: Tensor, tokens: list[int], top: int) -> list[TokenChoice]:
     """What an executor reports for ``tokens`` given the logprobs [len(tokens), vocab] it computed."""
     values, ids = torch.topk(logprobs, top, dim=1)
-    return [TokenChoice(token, float(row[token]), tuple((int(i), float(v)) for i, v in zip(row_ids, row_values)))
-            for token, row, row_ids, row_values in zip(tokens, logprobs, ids, values)]
+    return [
+        TokenChoice(token, float(row[token]), tuple((int(i), float(v)) for i, v in zip(row_ids, row_values)))
+        for token, row, row_ids, row_values in zip(tokens, logprobs, ids, values)
+    ]
 
 
 def truncated(answer: Sequence, keep: int, finish_reason: str) -> Sequence:
@@ -170,8 +194,14 @@ class Forger:
         """Honest tokens; every logprob moved by N(0, σ), σ log-uniform in [1e-4, 1e-2]."""
         base = self._base()
         scale = 10 ** self.rng.uniform(-4, -2)
-        logprobs = [TokenChoice(t.token, t.logprob + self.rng.gauss(0, scale),
-                                 tuple((i, v + self.rng.gauss(0, scale)) for i, v in t.top)) for t in base.logprobs]
+        logprobs = [
+            TokenChoice(
+                t.token,
+                t.logprob + self.rng.gauss(0, scale),
+                tuple((i, v + self.rng.gauss(0, scale)) for i, v in t.top),
+            )
+            for t in base.logprobs
+        ]
         return Sequence(base.request, base.tokens, logprobs, base.finish_reason)
 
     def _copied(self) -> Sequence:
@@ -182,8 +212,9 @@ class Forger:
         return Sequence(request, base.tokens, reported(forced, base.tokens, request.top_logprobs), base.finish_reason)
 
 
-def corpus(model: Transformer, honest: int, per_kind: int, lengths: tuple[int, int],
-           seed: int) -> dict[str, list[Sequence]]:
+def corpus(
+    model: Transformer, honest: int, per_kind: int, lengths: tuple[int, int], seed: int
+) -> dict[str, list[Sequence]]:
     """``honest`` honest answers and ``per_kind`` answers of each dishonest kind, with max_tokens within
     ``lengths``, keyed "honest" and then by ``KINDS``."""
     rng = random.Random(seed)
@@ -192,15 +223,20 @@ def corpus(model: Transformer, honest: int, per_kind: int, lengths: tuple[int, i
     return {"honest": answers, **{kind: [forger.forge(kind) for _ in range(per_kind)] for kind in KINDS}}
 
 
-def judged(model: Transformer, answers: dict[str, list[Sequence]], every: int = 10) -> dict[str, list[InferenceVerdict]]:
+def judged(
+    model: Transformer, answers: dict[str, list[Sequence]], every: int = 10
+) -> dict[str, list[InferenceVerdict]]:
     """Verdicts on every answer, on one torch thread except every ``every``-th honest answer, verified on
     two: a thread count other than the generator's must not cost an honest answer its match (a forgery
     fails either way). Few run on two because with other processes busy on a 2-core machine two threads
     run ~10× slower."""
     honest = answers["honest"]
     with torch_threads(1):
-        verdicts = {kind: [verify_sequence(model, answer) for answer in batch]
-                    for kind, batch in answers.items() if kind != "honest"}
+        verdicts = {
+            kind: [verify_sequence(model, answer) for answer in batch]
+            for kind, batch in answers.items()
+            if kind != "honest"
+        }
         found = {i: verify_sequence(model, answer) for i, answer in enumerate(honest) if i % every}
     with torch_threads(2):
         found |= {i: verify_sequence(model, answer) for i, answer in enumerate(honest) if not i % every}

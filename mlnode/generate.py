@@ -91,8 +91,10 @@ def generate(model: Transformer, request: GenerationRequest) -> Sequence:
     """Run one request to completion with a one-slot KV cache."""
     config = model.config
     if len(request.prompt) + request.max_tokens > config.max_seq_len:
-        raise ValueError(f"prompt ({len(request.prompt)}) + max_tokens ({request.max_tokens}) exceeds the "
-                         f"context of {config.max_seq_len} tokens")
+        raise ValueError(
+            f"prompt ({len(request.prompt)}) + max_tokens ({request.max_tokens}) exceeds the "
+            f"context of {config.max_seq_len} tokens"
+        )
     sequence = Sequence(request)
     cache = KVCache.empty(config, 1, dtype=model.output.weight.dtype, device=model.output.weight.device)
     with torch.inference_mode():

@@ -38,10 +38,17 @@ def _top(token: int, logprob: float) -> TopLogprob:
 
 def openai_logprobs(tokens: Iterable[generate.TokenChoice]) -> ChoiceLogprobs:
     """Per-token logprobs in OpenAI's shape: the chosen token and its ``top_logprobs`` alternatives."""
-    return ChoiceLogprobs(content=[
-        TokenLogprob(token=token_text(t.token), logprob=t.logprob, bytes=token_bytes(t.token),
-                     top_logprobs=[_top(i, lp) for i, lp in t.top])
-        for t in tokens])
+    return ChoiceLogprobs(
+        content=[
+            TokenLogprob(
+                token=token_text(t.token),
+                logprob=t.logprob,
+                bytes=token_bytes(t.token),
+                top_logprobs=[_top(i, lp) for i, lp in t.top],
+            )
+            for t in tokens
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -57,25 +64,45 @@ class _Reply:
     created: int = field(default_factory=lambda: int(time.time()))
 
     def usage(self, completion_tokens: int) -> Usage:
-        return Usage(prompt_tokens=self.prompt_tokens, completion_tokens=completion_tokens,
-                     total_tokens=self.prompt_tokens + completion_tokens)
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=completion_tokens,
+            total_tokens=self.prompt_tokens + completion_tokens,
+        )
 
     def chunk(self, choices: list[ChunkChoice], usage: Usage | None = None) -> ChatCompletionChunk:
-        return ChatCompletionChunk(id=self.id, created=self.created, model=self.model,
-                                   system_fingerprint=self.fingerprint, choices=choices, usage=usage, seed=self.seed)
+        return ChatCompletionChunk(
+            id=self.id,
+            created=self.created,
+            model=self.model,
+            system_fingerprint=self.fingerprint,
+            choices=choices,
+            usage=usage,
+            seed=self.seed,
+        )
 
-    def delta_chunk(self, delta: Delta, tokens: tuple[generate.TokenChoice, ...] = (),
-                    finish_reason: str | None = None) -> ChatCompletionChunk:
+    def delta_chunk(
+        self, delta: Delta, tokens: tuple[generate.TokenChoice, ...] = (), finish_reason: str | None = None
+    ) -> ChatCompletionChunk:
         logprobs = openai_logprobs(tokens) if self.logprobs and tokens else None
         return self.chunk([ChunkChoice(delta=delta, logprobs=logprobs, finish_reason=finish_reason)])
 
     def completion(self, tokens: list[generate.TokenChoice], finish_reason: str) -> ChatCompletion:
         text = bytes(t.token for t in tokens).decode("utf-8", errors="replace")
-        choice = Choice(message=AssistantMessage(content=text), finish_reason=finish_reason,
-                        logprobs=openai_logprobs(tokens) if self.logprobs else None)
-        return ChatCompletion(id=self.id, created=self.created, model=self.model,
-                              system_fingerprint=self.fingerprint, choices=[choice],
-                              usage=self.usage(len(tokens)), seed=self.seed)
+        choice = Choice(
+            message=AssistantMessage(content=text),
+            finish_reason=finish_reason,
+            logprobs=openai_logprobs(tokens) if self.logprobs else None,
+        )
+        return ChatCompletion(
+            id=self.id,
+            created=self.created,
+            model=self.model,
+            system_fingerprint=self.fingerprint,
+            choices=[choice],
+            usage=self.usage(len(tokens)),
+            seed=self.seed,
+        )
 
 
 class LocalStream:
@@ -109,8 +136,14 @@ class LocalStream:
 
 
 class LocalBackend:
-    def __init__(self, loaded: LoadedModel, max_concurrency: int, max_queue: int, max_tokens_limit: int,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        max_concurrency: int,
+        max_queue: int,
+        max_tokens_limit: int,
+        threads: int | None = None,
+    ) -> None:
         self.loaded = loaded
         self.max_tokens_limit = max_tokens_limit
         self.engine = Engine(loaded.model, max_concurrency, max_queue, threads)
@@ -127,9 +160,16 @@ class LocalBackend:
         return self.engine.load()
 
     async def models(self) -> list[ModelCard]:
-        return [ModelCard(id=self.loaded.name, created=self.created, owned_by="gonka", identity=self.loaded.identity,
-                          max_model_len=self.loaded.config.max_seq_len,
-                          parameters=self.loaded.config.parameter_count())]
+        return [
+            ModelCard(
+                id=self.loaded.name,
+                created=self.created,
+                owned_by="gonka",
+                identity=self.loaded.identity,
+                max_model_len=self.loaded.config.max_seq_len,
+                parameters=self.loaded.config.parameter_count(),
+            )
+        ]
 
     def _admit(self, request: ChatCompletionRequest) -> tuple[Job, _Reply]:
         """Check the request against the model and this node's limits, and queue it."""
@@ -139,17 +179,23 @@ class LocalBackend:
         limit = request.token_limit
         if limit is not None and limit > self.max_tokens_limit:
             param = "max_completion_tokens" if request.max_completion_tokens else "max_tokens"
-            raise invalid_request(f"{param} is {limit}, above this node's limit of {self.max_tokens_limit}.",
-                                  param, "integer_above_max_value")
+            raise invalid_request(
+                f"{param} is {limit}, above this node's limit of {self.max_tokens_limit}.",
+                param,
+                "integer_above_max_value",
+            )
         context = self.loaded.config.max_seq_len
         if len(prompt) + (limit or 1) > context:
             raise context_length_exceeded(context, len(prompt), limit or 1)
-        job = self.engine.submit(generate.GenerationRequest(
-            prompt=prompt,
-            max_tokens=limit or min(self.max_tokens_limit, context - len(prompt)),
-            sampling=SamplingParams(request.temperature, request.top_p, request.seed),
-            stop=tuple(s.encode() for s in request.stop),
-            top_logprobs=request.top_logprobs or 0))
+        job = self.engine.submit(
+            generate.GenerationRequest(
+                prompt=prompt,
+                max_tokens=limit or min(self.max_tokens_limit, context - len(prompt)),
+                sampling=SamplingParams(request.temperature, request.top_p, request.seed),
+                stop=tuple(s.encode() for s in request.stop),
+                top_logprobs=request.top_logprobs or 0,
+            )
+        )
         return job, _Reply(self.loaded.name, self.fingerprint, request.seed, len(prompt), request.logprobs)
 
     async def complete(self, request: ChatCompletionRequest) -> ChatCompletion:

@@ -51,11 +51,14 @@ class KVCache:
     values: list[Tensor]
 
     @classmethod
-    def empty(cls, config: ModelConfig, slots: int, dtype: torch.dtype = torch.float32,
-              device: torch.device | str = "cpu") -> KVCache:
+    def empty(
+        cls, config: ModelConfig, slots: int, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu"
+    ) -> KVCache:
         shape = (slots, config.n_heads, config.max_seq_len, config.head_dim)
-        return cls([torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)],
-                   [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)])
+        return cls(
+            [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)],
+            [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)],
+        )
 
     @property
     def slots(self) -> int:
@@ -81,8 +84,15 @@ class Attention(nn.Module):
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)
 
-    def forward(self, x: Tensor, cos: Tensor, sin: Tensor, cache: tuple[Tensor, Tensor] | None = None,
-                slot: int | None = None, positions: Tensor | None = None) -> Tensor:
+    def forward(
+        self,
+        x: Tensor,
+        cos: Tensor,
+        sin: Tensor,
+        cache: tuple[Tensor, Tensor] | None = None,
+        slot: int | None = None,
+        positions: Tensor | None = None,
+    ) -> Tensor:
         """Causal self-attention. With ``slot`` the keys/values are also stored for that cache slot;
         with ``positions`` (decode) each row attends to its own slot's cached prefix."""
         batch, length, dim = x.shape
@@ -96,8 +106,9 @@ class Attention(nn.Module):
             cache_v[rows, :, positions] = v[:, :, 0]
             span = int(positions.max()) + 1
             mask = torch.arange(span, device=x.device)[None, :] <= positions[:, None]
-            out = F.scaled_dot_product_attention(q, cache_k[:batch, :, :span], cache_v[:batch, :, :span],
-                                                 attn_mask=mask[:, None, None, :])
+            out = F.scaled_dot_product_attention(
+                q, cache_k[:batch, :, :span], cache_v[:batch, :, :span], attn_mask=mask[:, None, None, :]
+            )
         else:
             if cache is not None and slot is not None:
                 cache[0][slot, :, :length] = k[0]
@@ -127,8 +138,15 @@ class Block(nn.Module):
         self.ffn_norm = RMSNorm(config.dim, config.norm_eps)
         self.feed_forward = FeedForward(config)
 
-    def forward(self, x: Tensor, cos: Tensor, sin: Tensor, cache: tuple[Tensor, Tensor] | None = None,
-                slot: int | None = None, positions: Tensor | None = None) -> Tensor:
+    def forward(
+        self,
+        x: Tensor,
+        cos: Tensor,
+        sin: Tensor,
+        cache: tuple[Tensor, Tensor] | None = None,
+        slot: int | None = None,
+        positions: Tensor | None = None,
+    ) -> Tensor:
         x = x + self.attention(self.attention_norm(x), cos, sin, cache, slot, positions)
         return x + self.feed_forward(self.ffn_norm(x))
 
@@ -158,8 +176,14 @@ class Transformer(nn.Module):
                     param.copy_(torch.randn(param.shape, generator=generator) * std)
         return self
 
-    def _run(self, tokens: Tensor, positions: Tensor, cache: KVCache | None = None, slot: int | None = None,
-             decode_positions: Tensor | None = None) -> Tensor:
+    def _run(
+        self,
+        tokens: Tensor,
+        positions: Tensor,
+        cache: KVCache | None = None,
+        slot: int | None = None,
+        decode_positions: Tensor | None = None,
+    ) -> Tensor:
         h = self.tok_embeddings(tokens)
         cos = self.rope_cos[positions][:, None]
         sin = self.rope_sin[positions][:, None]

@@ -19,10 +19,10 @@ from fastapi import APIRouter
 
 from mlnode import nodeinfo
 from mlnode.backend import Backend
-from mlnode.settings import NodeSettings
 from mlnode.limits import body_limit
 from mlnode.local import LocalBackend
 from mlnode.server import create_app
+from mlnode.settings import NodeSettings
 from mlnode.upstream import UpstreamBackend
 from mlnode.verify_chat import verify_router
 from mlnode.weights import load_model, random_model
@@ -47,8 +47,11 @@ def build_backend(settings: NodeSettings) -> Built:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         backend = UpstreamBackend(settings.upstream, settings.max_concurrency, settings.max_queue, settings.model)
         return Built(backend, device, [], None)
-    loaded = (load_model(Path(settings.model)) if settings.model is not None
-              else random_model(str(settings.preset), settings.seed or 0))
+    loaded = (
+        load_model(Path(settings.model))
+        if settings.model is not None
+        else random_model(str(settings.preset), settings.seed or 0)
+    )
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"--device {settings.device}: torch sees no CUDA device on this host")
     loaded.model.to(("cuda" if torch.cuda.is_available() else "cpu") if settings.device == "auto" else settings.device)
@@ -74,8 +77,12 @@ class ReadyServer(uvicorn.Server):
 def run(settings: NodeSettings) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     built = build_backend(settings)
-    app = create_app(built.backend, nodeinfo.measure(built.device), built.routers,
-                     settings.max_body_bytes or body_limit(built.context))
+    app = create_app(
+        built.backend,
+        nodeinfo.measure(built.device),
+        built.routers,
+        settings.max_body_bytes or body_limit(built.context),
+    )
     listener = socket.create_server((settings.host, settings.port))
     url = f"http://{settings.host}:{listener.getsockname()[1]}"
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)

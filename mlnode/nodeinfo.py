@@ -56,5 +56,6 @@ def memory(device: str) -> Memory:
 
 
 def measure(device: torch.device) -> Hardware:
-    return Hardware(device=str(device), threads=torch.get_num_threads(),
-                    memory_bandwidth_gbps=round(measure_bandwidth(device), 2))
+    return Hardware(
+        device=str(device), threads=torch.get_num_threads(), memory_bandwidth_gbps=round(measure_bandwidth(device), 2)
+    )

@@ -18,7 +18,6 @@ from torch import Tensor
 
 from mlnode.tokenizer import EOT
 
-
 GENERATABLE = torch.tensor(list(range(256)) + [EOT])
 MAX_TEMPERATURE = 2.0
 """OpenAI's upper bound. Far above it (1e16) most tempered probabilities are exactly equal in float64,

@@ -10,7 +10,16 @@ import re
 import secrets
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+)
 
 from mlnode.generate import MAX_TOP_LOGPROBS
 from mlnode.sampling import MAX_TEMPERATURE, SEED_BOUND
@@ -31,8 +40,9 @@ def encodable(text: str) -> str:
     """Refuse text with no UTF-8 form, before anything tries to encode it."""
     found = SURROGATE.search(text)
     if found is not None:
-        raise ValueError(f"text must be valid Unicode: position {found.start()} holds the lone surrogate "
-                         f"U+{ord(found.group()):04X}")
+        raise ValueError(
+            f"text must be valid Unicode: position {found.start()} holds the lone surrogate U+{ord(found.group()):04X}"
+        )
     return text
 
 
@@ -46,8 +56,11 @@ Text = Annotated[str, AfterValidator(encodable)]
 Temperature = Annotated[float, Field(ge=0.0, le=MAX_TEMPERATURE)]
 TopP = Annotated[float, Field(gt=0.0, le=1.0)]
 Seed = Annotated[int, Field(ge=-SEED_BOUND, lt=SEED_BOUND)]
-Stop = Annotated[list[Annotated[Text, Field(min_length=1)]], BeforeValidator(_one_string_is_one_stop),
-                 Field(max_length=MAX_STOP_SEQUENCES)]
+Stop = Annotated[
+    list[Annotated[Text, Field(min_length=1)]],
+    BeforeValidator(_one_string_is_one_stop),
+    Field(max_length=MAX_STOP_SEQUENCES),
+]
 
 
 class ChatMessage(BaseModel):

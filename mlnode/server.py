@@ -48,8 +48,9 @@ def api_router(backend: Backend, hardware: Hardware) -> APIRouter:
             return JSONResponse((await backend.complete(body)).model_dump(mode="json"))
         stream = await backend.stream(body)
         # The background close also frees the request when the client leaves before the first chunk.
-        return StreamingResponse(sse(stream, body.include_usage), media_type="text/event-stream",
-                                 background=BackgroundTask(stream.aclose))
+        return StreamingResponse(
+            sse(stream, body.include_usage), media_type="text/event-stream", background=BackgroundTask(stream.aclose)
+        )
 
     @router.get("/v1/models")
     async def models() -> ModelList:
@@ -61,9 +62,14 @@ def api_router(backend: Backend, hardware: Hardware) -> APIRouter:
 
     @router.get("/v1/node/info")
     async def node_info() -> NodeInfo:
-        return NodeInfo(models=await backend.models(), device=hardware.device, threads=hardware.threads,
-                        memory=nodeinfo.memory(hardware.device), load=backend.load(),
-                        memory_bandwidth_gbps=hardware.memory_bandwidth_gbps)
+        return NodeInfo(
+            models=await backend.models(),
+            device=hardware.device,
+            threads=hardware.threads,
+            memory=nodeinfo.memory(hardware.device),
+            load=backend.load(),
+            memory_bandwidth_gbps=hardware.memory_bandwidth_gbps,
+        )
 
     return router
 
@@ -95,8 +101,9 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
         message = f"Invalid URL ({request.method} {request.url.path})" if exc.status_code == 404 else exc.detail
-        return APIError(exc.status_code, ErrorDetail(message=message, type="invalid_request_error"),
-                        dict(exc.headers or {})).response()
+        return APIError(
+            exc.status_code, ErrorDetail(message=message, type="invalid_request_error"), dict(exc.headers or {})
+        ).response()
 
     @app.exception_handler(Exception)
     async def unexpected_error(_: Request, __: Exception) -> Response:
@@ -104,8 +111,9 @@ def install_error_handlers(app: FastAPI) -> None:
         return server_error("The node failed while processing the request.").response()
 
 
-def create_app(backend: Backend, hardware: Hardware, routers: Sequence[APIRouter] = (),
-               max_body_bytes: int = MIN_BODY_BYTES) -> FastAPI:
+def create_app(
+    backend: Backend, hardware: Hardware, routers: Sequence[APIRouter] = (), max_body_bytes: int = MIN_BODY_BYTES
+) -> FastAPI:
     """The node's app; the backend starts and stops with it. ``routers`` add backend-specific routes."""
 
     @asynccontextmanager

@@ -14,8 +14,14 @@ EOT = 257
 ROLE_IDS = {"system": 258, "user": 259, "assistant": 260, "tool": 261, "developer": 258}
 ASSISTANT = ROLE_IDS["assistant"]
 VOCAB_SIZE = 264
-SPECIAL_NAMES = {BOS: "<|bos|>", EOT: "<|eot|>", 258: "<|system|>", 259: "<|user|>", 260: "<|assistant|>",
-                 261: "<|tool|>"}
+SPECIAL_NAMES = {
+    BOS: "<|bos|>",
+    EOT: "<|eot|>",
+    258: "<|system|>",
+    259: "<|user|>",
+    260: "<|assistant|>",
+    261: "<|tool|>",
+}
 
 
 def encode(text: str) -> list[int]:

@@ -55,8 +55,12 @@ class ConcurrencyGate:
         self._turns.release()
 
     def load(self) -> Load:
-        return Load(in_flight=self._running, queued=self._admitted - self._running,
-                    max_concurrency=self.max_concurrency, max_queue=self.max_queue)
+        return Load(
+            in_flight=self._running,
+            queued=self._admitted - self._running,
+            max_concurrency=self.max_concurrency,
+            max_queue=self.max_queue,
+        )
 
 
 def upstream_error(status: int, payload: Any, text: str) -> APIError:
@@ -65,8 +69,10 @@ def upstream_error(status: int, payload: Any, text: str) -> APIError:
     try:
         parsed = ErrorDetail.model_validate(detail)
     except ValidationError:
-        parsed = ErrorDetail(message=f"The upstream answered HTTP {status}: {text[:200]}",
-                             type="server_error" if status >= 500 else "invalid_request_error")
+        parsed = ErrorDetail(
+            message=f"The upstream answered HTTP {status}: {text[:200]}",
+            type="server_error" if status >= 500 else "invalid_request_error",
+        )
     return APIError(status, parsed)
 
 
@@ -124,8 +130,9 @@ class UpstreamStream:
 
 
 class UpstreamBackend:
-    def __init__(self, url: str, max_concurrency: int, max_queue: int, model: str | None = None,
-                 timeout_s: float = 600.0) -> None:
+    def __init__(
+        self, url: str, max_concurrency: int, max_queue: int, model: str | None = None, timeout_s: float = 600.0
+    ) -> None:
         self.url = url.rstrip("/").removesuffix("/v1")
         self.model = model
         """When set, the one upstream model this node offers."""
@@ -171,8 +178,9 @@ class UpstreamBackend:
         await self.admission.enter()
         try:
             with _relayed():
-                response = await self.client.send(self.client.build_request(
-                    "POST", "/v1/chat/completions", json=payload), stream=True)
+                response = await self.client.send(
+                    self.client.build_request("POST", "/v1/chat/completions", json=payload), stream=True
+                )
                 if response.is_error:
                     await response.aread()
                     await response.aclose()

@@ -124,12 +124,27 @@ class _Positions:
         return self.token_ok & self.logprob_ok & self.top_ok
 
     def reasons(self) -> list[Reason]:
-        return [reason for reason, ok in ((Reason.TOKEN, self.token_ok), (Reason.LOGPROB, self.logprob_ok),
-                                          (Reason.TOP_LOGPROBS, self.top_ok)) if not bool(ok.all())]
+        return [
+            reason
+            for reason, ok in (
+                (Reason.TOKEN, self.token_ok),
+                (Reason.LOGPROB, self.logprob_ok),
+                (Reason.TOP_LOGPROBS, self.top_ok),
+            )
+            if not bool(ok.all())
+        ]
 
 
-def verify(model: Transformer, prompt: list[int], executed: Executed, sampling: SamplingParams, max_tokens: int,
-           stop: tuple[bytes, ...], finish_reason: str, tolerances: Tolerances = Tolerances()) -> InferenceVerdict:
+def verify(
+    model: Transformer,
+    prompt: list[int],
+    executed: Executed,
+    sampling: SamplingParams,
+    max_tokens: int,
+    stop: tuple[bytes, ...],
+    finish_reason: str,
+    tolerances: Tolerances = Tolerances(),
+) -> InferenceVerdict:
     """Re-execute one answer and judge it; raises ValueError only for input no generator could be asked for."""
     tokens, claims = list(executed.tokens), list(executed.logprobs)
     _validate(model.config, prompt, tokens, claims, max_tokens, stop)
@@ -140,9 +155,10 @@ def verify(model: Transformer, prompt: list[int], executed: Executed, sampling: 
     extensions = _extensions(candidates)
     logits = _logits(model, [prompt + scored + list(extension) for extension in extensions])
     join = len(prompt) + len(scored) - 1
-    checks = _check_positions(logits[0, len(prompt) - 1:join], claims[:max_tokens], sampling, tolerances.logprob)
-    if stoppable and not _ends_here(logits, extensions, join, scored, max_tokens, stop, candidates, sampling,
-                                    tolerances.logprob):
+    checks = _check_positions(logits[0, len(prompt) - 1 : join], claims[:max_tokens], sampling, tolerances.logprob)
+    if stoppable and not _ends_here(
+        logits, extensions, join, scored, max_tokens, stop, candidates, sampling, tolerances.logprob
+    ):
         structural.append(Reason.NOT_STOPPED)
     score = float(checks.passed.double().mean()) if scored else 1.0
     low = [Reason.LOW_SCORE] if score < tolerances.min_score else []
@@ -154,30 +170,46 @@ def verify(model: Transformer, prompt: list[int], executed: Executed, sampling: 
         max_logprob_error=float(errors.max()) if errors.numel() else 0.0,
         mean_logprob_error=float(errors.mean()) if errors.numel() else 0.0,
         reasons=tuple(structural + checks.reasons() + low),
-        failed_positions=tuple(int(i) for i in torch.nonzero(~checks.passed).flatten()))
+        failed_positions=tuple(int(i) for i in torch.nonzero(~checks.passed).flatten()),
+    )
 
 
 def verify_sequence(model: Transformer, sequence: Sequence, tolerances: Tolerances = Tolerances()) -> InferenceVerdict:
     """Verify a ``Sequence`` against the request it carries (its finish reason must be set)."""
     request = sequence.request
-    return verify(model, request.prompt, sequence, request.sampling, request.max_tokens, request.stop,
-                  str(sequence.finish_reason), tolerances)
+    return verify(
+        model,
+        request.prompt,
+        sequence,
+        request.sampling,
+        request.max_tokens,
+        request.stop,
+        str(sequence.finish_reason),
+        tolerances,
+    )
 
 
 def teacher_forced(model: Transformer, prompt: list[int], tokens: list[int]) -> Tensor:
     """Logprobs [len(tokens), vocab] the model gives each of ``tokens`` after the prompt and those before it."""
-    return log_softmax(_logits(model, [prompt + tokens])[0, len(prompt) - 1:len(prompt) + len(tokens) - 1])
+    return log_softmax(_logits(model, [prompt + tokens])[0, len(prompt) - 1 : len(prompt) + len(tokens) - 1])
 
 
-def _validate(config: ModelConfig, prompt: list[int], tokens: list[int], claims: list[TokenChoice],
-              max_tokens: int, stop: tuple[bytes, ...]) -> None:
+def _validate(
+    config: ModelConfig,
+    prompt: list[int],
+    tokens: list[int],
+    claims: list[TokenChoice],
+    max_tokens: int,
+    stop: tuple[bytes, ...],
+) -> None:
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
     if not prompt:
         raise ValueError("the prompt is empty")
     if len(prompt) + max_tokens > config.max_seq_len:
-        raise ValueError(f"prompt ({len(prompt)}) + max_tokens ({max_tokens}) exceeds the context of "
-                         f"{config.max_seq_len} tokens")
+        raise ValueError(
+            f"prompt ({len(prompt)}) + max_tokens ({max_tokens}) exceeds the context of {config.max_seq_len} tokens"
+        )
     if len(claims) != len(tokens) or any(claim.token != token for claim, token in zip(claims, tokens)):
         raise ValueError("the logprobs do not name the answer's tokens one for one")
     ids = [*prompt, *tokens, *(token for claim in claims for token, _ in claim.top)]
@@ -227,28 +259,43 @@ def _logits(model: Transformer, rows: list[list[int]]) -> Tensor:
         return model(batch).float().cpu()
 
 
-def _ends_here(logits: Tensor, extensions: list[bytes], join: int, tokens: list[int], max_tokens: int,
-               stop: tuple[bytes, ...], candidates: list[bytes], sampling: SamplingParams, tol: float) -> bool:
+def _ends_here(
+    logits: Tensor,
+    extensions: list[bytes],
+    join: int,
+    tokens: list[int],
+    max_tokens: int,
+    stop: tuple[bytes, ...],
+    candidates: list[bytes],
+    sampling: SamplingParams,
+    tol: float,
+) -> bool:
     """Whether the generator, replayed, finishes "stop" right after ``tokens``: it chooses EOT next, or
     chooses a stop sequence token by token and only there first finds a stop sequence."""
     count = len(tokens)
     eot = torch.tensor([EOT])
-    if count < max_tokens and bool(admissible(logits[0, join:join + 1], eot, [count], sampling, tol)[0]):
+    if count < max_tokens and bool(admissible(logits[0, join : join + 1], eot, [count], sampling, tol)[0]):
         return True
     for candidate in candidates:
         cuts = [_stop_at(tokens + list(candidate[:end]), stop) for end in range(1, len(candidate) + 1)]
         if cuts[-1] != count or any(cut >= 0 for cut in cuts[:-1]):
             continue
         row = next(i for i, extension in enumerate(extensions) if extension.startswith(candidate[:-1]))
-        chosen = admissible(logits[row, join:join + len(candidate)], torch.tensor(list(candidate)),
-                            range(count, count + len(candidate)), sampling, tol)
+        chosen = admissible(
+            logits[row, join : join + len(candidate)],
+            torch.tensor(list(candidate)),
+            range(count, count + len(candidate)),
+            sampling,
+            tol,
+        )
         if bool(chosen.all()):
             return True
     return False
 
 
-def admissible(logits: Tensor, tokens: Tensor, indices: Iterable[int], sampling: SamplingParams,
-               slack: float) -> Tensor:
+def admissible(
+    logits: Tensor, tokens: Tensor, indices: Iterable[int], sampling: SamplingParams, slack: float
+) -> Tensor:
     """Per row, whether ``choose`` picks that row's token from those logits, or could after every logprob
     moved by at most ``slack``. With slack 0 this is exactly ``choose``'s decision."""
     allowed = allowed_logits(logits.T).T  # allowed_logits masks along its first axis
@@ -257,8 +304,7 @@ def admissible(logits: Tensor, tokens: Tensor, indices: Iterable[int], sampling:
         return torch.isfinite(mine) & (allowed.max(dim=1).values - mine <= 2 * slack)
     eta = 2 * slack / sampling.temperature
     # the odds between any two probabilities, and so the odds of any cumulative edge, move by ≤ e^eta
-    probs, order = torch.sort(torch.softmax(allowed / sampling.temperature, dim=1), dim=1, descending=True,
-                              stable=True)
+    probs, order = torch.sort(torch.softmax(allowed / sampling.temperature, dim=1), dim=1, descending=True, stable=True)
     edges = probs.cumsum(dim=1)
     positive = (probs > 0).sum(dim=1)
     keep_low, keep_high = positive, positive
@@ -296,9 +342,13 @@ def _check_positions(logits: Tensor, claims: list[TokenChoice], sampling: Sampli
     claimed = torch.tensor([claim.logprob for claim in claims], dtype=torch.float64)
     token_error = torch.nan_to_num((logprobs.gather(1, tokens[:, None])[:, 0].double() - claimed).abs(), nan=math.inf)
     top_ok, top_errors = _check_top(logprobs, claims, tol)
-    return _Positions(agreed=admissible(logits, tokens, indices, sampling, 0.0),
-                      token_ok=admissible(logits, tokens, indices, sampling, tol), logprob_ok=token_error <= tol,
-                      top_ok=top_ok, errors=torch.cat([token_error, top_errors]))
+    return _Positions(
+        agreed=admissible(logits, tokens, indices, sampling, 0.0),
+        token_ok=admissible(logits, tokens, indices, sampling, tol),
+        logprob_ok=token_error <= tol,
+        top_ok=top_ok,
+        errors=torch.cat([token_error, top_errors]),
+    )
 
 
 def _check_top(logprobs: Tensor, claims: list[TokenChoice], tol: float) -> tuple[Tensor, Tensor]:

@@ -91,9 +91,16 @@ def verify_chat(loaded: LoadedModel, body: VerifyRequest, tolerances: Tolerances
     if len(prompt) + completion > context:
         raise context_length_exceeded(context, len(prompt), completion)
     claims = [_claim(index, entry) for index, entry in enumerate(body.logprobs)]
-    verdict = verify(loaded.model, prompt, Answer([claim.token for claim in claims], claims),
-                     SamplingParams(body.temperature, body.top_p, body.seed), body.max_tokens,
-                     tuple(s.encode() for s in body.stop), body.finish_reason, tolerances)
+    verdict = verify(
+        loaded.model,
+        prompt,
+        Answer([claim.token for claim in claims], claims),
+        SamplingParams(body.temperature, body.top_p, body.seed),
+        body.max_tokens,
+        tuple(s.encode() for s in body.stop),
+        body.finish_reason,
+        tolerances,
+    )
     return VerifyResult(model=loaded.identity, **asdict(verdict))
 
 

@@ -27,7 +27,10 @@ PROTO_ROOT = Path(__file__).resolve().parent
 OUTPUT = PROTO_ROOT.parent / "protogen"
 PACKAGE = "protogen"
 COSMOS_DEPENDENCIES = (
-    pagination_pb2.DESCRIPTOR, msg_pb2.DESCRIPTOR, staking_pb2.DESCRIPTOR, slashing_genesis_pb2.DESCRIPTOR,
+    pagination_pb2.DESCRIPTOR,
+    msg_pb2.DESCRIPTOR,
+    staking_pb2.DESCRIPTOR,
+    slashing_genesis_pb2.DESCRIPTOR,
     vesting_pb2.DESCRIPTOR,
 )
 IMPORT = re.compile(r"^(from|import) (gonka|cosmos)\.", re.MULTILINE)
@@ -65,10 +68,16 @@ def generate(output: Path) -> list[Path]:
         staging.mkdir()
         dependencies = Path(tmp) / "cosmos.pb"
         dependencies.write_bytes(descriptor_set(COSMOS_DEPENDENCIES))
-        code = protoc.main([
-            "grpc_tools.protoc", f"--proto_path={PROTO_ROOT}", f"--descriptor_set_in={dependencies}",
-            f"--python_out={staging}", f"--pyi_out={staging}", *map(str, sources),
-        ])
+        code = protoc.main(
+            [
+                "grpc_tools.protoc",
+                f"--proto_path={PROTO_ROOT}",
+                f"--descriptor_set_in={dependencies}",
+                f"--python_out={staging}",
+                f"--pyi_out={staging}",
+                *map(str, sources),
+            ]
+        )
         if code != 0:
             raise SystemExit(f"protoc failed with exit code {code}")
         generated = sorted(p for p in staging.rglob("*") if p.suffix in (".py", ".pyi"))

@@ -17,7 +17,7 @@ DENOM_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9/:._-]{2,127}\Z")
 COIN_RE = re.compile(r"^([0-9]+)([a-zA-Z][a-zA-Z0-9/:._-]{2,127})\Z")
 MAX_AMOUNT = (1 << 256) - 1
 """Amounts are bounded as the Cosmos SDK bounds ``math.Int``: 256 bits."""
-AMOUNT_RE = re.compile(r"^[0-9]{1,%d}\Z" % len(str(MAX_AMOUNT)))
+AMOUNT_RE = re.compile(rf"^[0-9]{{1,{len(str(MAX_AMOUNT))}}}\Z")
 """ASCII digits only: ``str.isdigit`` and ``int`` also take full-width, Arabic-Indic and superscript digits."""
 
 

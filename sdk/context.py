@@ -102,6 +102,8 @@ class Context:
             event.attributes.add(key=key, value=value, index=True)
         self.events.append(event)
 
-    def with_store(self, store: KVStore) -> "Context":
+    def with_store(self, store: KVStore) -> Context:
         """A child context over another branch, sharing the gas meter, collecting its own events."""
-        return Context(store=store, header=self.header, mode=self.mode, gas=self.gas, min_gas_prices=self.min_gas_prices)
+        return Context(
+            store=store, header=self.header, mode=self.mode, gas=self.gas, min_gas_prices=self.min_gas_prices
+        )

@@ -11,7 +11,7 @@ import re
 from fractions import Fraction
 
 PRECISION = 18
-DEC_RE = re.compile(r"^([0-9]{1,30})(?:\.([0-9]{1,%d}))?\Z" % PRECISION)
+DEC_RE = re.compile(rf"^([0-9]{{1,30}})(?:\.([0-9]{{1,{PRECISION}}}))?\Z")
 """Ends in \\Z: Python's $ would also take the text with a newline after it."""
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-_REGISTRY: dict[tuple[str, int], "ErrorDef"] = {}
+_REGISTRY: dict[tuple[str, int], ErrorDef] = {}
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class ErrorDef:
     code: int
     description: str
 
-    def wrap(self, detail: str = "") -> "ABCIError":
+    def wrap(self, detail: str = "") -> ABCIError:
         return ABCIError(self, detail)
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sdk.store.cachekv import CacheKV
 from sdk.errors import ErrOutOfGas
+from sdk.store.cachekv import CacheKV
 
 INFINITE = (1 << 63) - 1
 DEFAULT_SIMULATION_GAS_LIMIT = 20_000_000
@@ -45,7 +45,9 @@ class GasMeter:
     def consume(self, amount: int, descriptor: str) -> None:
         self.consumed += amount
         if self.consumed > self.limit:
-            raise ErrOutOfGas.wrap(f"out of gas in location: {descriptor}; gasWanted: {self.limit}, gasUsed: {self.consumed}")
+            raise ErrOutOfGas.wrap(
+                f"out of gas in location: {descriptor}; gasWanted: {self.limit}, gasUsed: {self.consumed}"
+            )
 
 
 class GasKV:
@@ -59,7 +61,9 @@ class GasKV:
 
     def get(self, key: bytes) -> bytes | None:
         value = self._parent.get(key)
-        self._meter.consume(KV_GAS.read_cost_flat + KV_GAS.read_cost_per_byte * (len(key) + len(value or b"")), "ReadFlat")
+        self._meter.consume(
+            KV_GAS.read_cost_flat + KV_GAS.read_cost_per_byte * (len(key) + len(value or b"")), "ReadFlat"
+        )
         return value
 
     def set(self, key: bytes, value: bytes) -> None:
@@ -74,5 +78,7 @@ class GasKV:
         self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
     ) -> Iterator[tuple[bytes, bytes]]:
         for key, value in self._parent.iterate(prefix, start, end, reverse):
-            self._meter.consume(KV_GAS.iter_next_cost_flat + KV_GAS.read_cost_per_byte * (len(key) + len(value)), "IterNext")
+            self._meter.consume(
+                KV_GAS.iter_next_cost_flat + KV_GAS.read_cost_per_byte * (len(key) + len(value)), "IterNext"
+            )
             yield key, value

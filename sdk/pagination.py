@@ -37,10 +37,10 @@ def paginate(
             total += 1
             continue
         if len(items) == limit:
-            next_key = next_key or key[len(prefix):]
+            next_key = next_key or key[len(prefix) :]
             if not count_total:
                 break
         else:
-            items.append((key[len(prefix):], value))
+            items.append((key[len(prefix) :], value))
         total += 1
     return items, pagination_pb2.PageResponse(next_key=next_key, total=total if count_total else 0)

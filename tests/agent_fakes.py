@@ -71,8 +71,15 @@ class ScriptedChain:
 class FakeNode:
     """An ML node that answers ``"<name> says hi"`` token by token, each token after ``delay_s``."""
 
-    def __init__(self, name: str, models: tuple[str, ...] = ("m1",), max_concurrency: int = 8,
-                 delay_s: float = 0.0, tokens: int = 3, hold: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        models: tuple[str, ...] = ("m1",),
+        max_concurrency: int = 8,
+        delay_s: float = 0.0,
+        tokens: int = 3,
+        hold: threading.Event | None = None,
+    ) -> None:
         self.name = name
         self.models = models
         self.max_concurrency = max_concurrency
@@ -91,12 +98,19 @@ class FakeNode:
         if scope["type"] != "http":
             return
         if scope["path"] == "/v1/node/info":
-            info = {"models": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models],
-                    "device": "cpu", "threads": 1, "memory": {"kind": "ram", "total_bytes": 1 << 30,
-                                                               "available_bytes": 1 << 29},
-                    "memory_bandwidth_gbps": 1.0,
-                    "load": {"in_flight": self.in_flight, "queued": 0, "max_concurrency": self.max_concurrency,
-                             "max_queue": 0}}
+            info = {
+                "models": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models],
+                "device": "cpu",
+                "threads": 1,
+                "memory": {"kind": "ram", "total_bytes": 1 << 30, "available_bytes": 1 << 29},
+                "memory_bandwidth_gbps": 1.0,
+                "load": {
+                    "in_flight": self.in_flight,
+                    "queued": 0,
+                    "max_concurrency": self.max_concurrency,
+                    "max_queue": 0,
+                },
+            }
             await respond(send, 200, json.dumps(info).encode())
             return
         if scope["path"] == "/health":
@@ -125,9 +139,13 @@ class FakeNode:
     def logprob(self, word: str, request: dict[str, Any]) -> dict[str, Any] | None:
         if not request.get("logprobs"):
             return None
-        return {"token": word, "logprob": -0.5, "bytes": list(word.encode()),
-                "top_logprobs": [{"token": word, "logprob": -0.5, "bytes": list(word.encode())}]
-                * (request.get("top_logprobs") or 0)}
+        return {
+            "token": word,
+            "logprob": -0.5,
+            "bytes": list(word.encode()),
+            "top_logprobs": [{"token": word, "logprob": -0.5, "bytes": list(word.encode())}]
+            * (request.get("top_logprobs") or 0),
+        }
 
     async def complete(self, request: dict[str, Any], send: Any) -> None:
         while self.hold is not None and not self.hold.is_set():
@@ -136,45 +154,72 @@ class FakeNode:
             await asyncio.sleep(self.delay_s)
         words = self.words()
         logprobs = {"content": [self.logprob(w, request) for w in words]} if request.get("logprobs") else None
-        answer = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-                  "model": request["model"], "seed": request.get("seed"),
-                  "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(words)},
-                               "logprobs": logprobs, "finish_reason": "stop"}],
-                  "usage": {"prompt_tokens": 5, "completion_tokens": len(words), "total_tokens": 5 + len(words)}}
+        answer = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request["model"],
+            "seed": request.get("seed"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "".join(words)},
+                    "logprobs": logprobs,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": len(words), "total_tokens": 5 + len(words)},
+        }
         self.served.append(request)
         await respond(send, 200, json.dumps(answer).encode())
 
     async def stream(self, request: dict[str, Any], send: Any) -> None:
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream")]})
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
 
         usage = (request.get("stream_options") or {}).get("include_usage") is True  # as mlnode: null, then a chunk
 
         def event(delta: dict[str, Any], finish: str | None = None, logprob: Any = None) -> bytes:
-            chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": request["model"],
-                     "seed": request.get("seed"), "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
-                                                               "logprobs": logprob}]}
+            chunk = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": request["model"],
+                "seed": request.get("seed"),
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": logprob}],
+            }
             if usage:
                 chunk["usage"] = None
             return f"data: {json.dumps(chunk)}\n\n".encode()
 
-        await send({"type": "http.response.body", "body": event({"role": "assistant", "content": ""}),
-                    "more_body": True})
+        await send(
+            {"type": "http.response.body", "body": event({"role": "assistant", "content": ""}), "more_body": True}
+        )
         for word in self.words():
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
             lp = self.logprob(word, request)
-            await send({"type": "http.response.body", "body": event({"content": word}, None,
-                                                                    {"content": [lp]} if lp else None),
-                        "more_body": True})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": event({"content": word}, None, {"content": [lp]} if lp else None),
+                    "more_body": True,
+                }
+            )
         await send({"type": "http.response.body", "body": event({}, "stop"), "more_body": True})
         if usage:
             words = len(self.words())
-            last = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": request["model"],
-                    "seed": request.get("seed"), "choices": [],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": words, "total_tokens": 5 + words}}
-            await send({"type": "http.response.body", "body": f"data: {json.dumps(last)}\n\n".encode(),
-                        "more_body": True})
+            last = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": request["model"],
+                "seed": request.get("seed"),
+                "choices": [],
+                "usage": {"prompt_tokens": 5, "completion_tokens": words, "total_tokens": 5 + words},
+            }
+            await send(
+                {"type": "http.response.body", "body": f"data: {json.dumps(last)}\n\n".encode(), "more_body": True}
+            )
         self.served.append(request)
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
 

@@ -108,8 +108,12 @@ class InProcessChain:
         here, before any commit)."""
         height = self.height + 1 if self.height else self.initial_height
         time_ns = block.get("time_ns", 0)
-        request = abci.RequestFinalizeBlock(height=height, txs=txs, misbehavior=block.get("misbehavior", ()),
-                                            time=Timestamp(seconds=time_ns // 10**9, nanos=time_ns % 10**9))
+        request = abci.RequestFinalizeBlock(
+            height=height,
+            txs=txs,
+            misbehavior=block.get("misbehavior", ()),
+            time=Timestamp(seconds=time_ns // 10**9, nanos=time_ns % 10**9),
+        )
         if block.get("last_commit") is not None:
             request.decided_last_commit.CopyFrom(block["last_commit"])
         during = block.get("during")

@@ -47,20 +47,29 @@ def sent_ok(result: subprocess.CompletedProcess[str], rpc: str) -> None:
 
 
 def balance(querier: Querier, address: str) -> int:
-    reply = querier.query("/cosmos.bank.v1beta1.Query/Balance", bank_query.QueryBalanceRequest(
-        address=address, denom=DENOM), bank_query.QueryBalanceResponse)
+    reply = querier.query(
+        "/cosmos.bank.v1beta1.Query/Balance",
+        bank_query.QueryBalanceRequest(address=address, denom=DENOM),
+        bank_query.QueryBalanceResponse,
+    )
     return int(reply.balance.amount or 0)
 
 
 def vesting(querier: Querier, address: str) -> int:
-    reply = querier.query("/gonka.vesting.v1.Query/Locked", vesting_query.QueryLockedRequest(address=address),
-                          vesting_query.QueryLockedResponse)
+    reply = querier.query(
+        "/gonka.vesting.v1.Query/Locked",
+        vesting_query.QueryLockedRequest(address=address),
+        vesting_query.QueryLockedResponse,
+    )
     return sum(int(coin.amount) for coin in reply.vesting if coin.denom == DENOM)
 
 
 def supply(querier: Querier) -> int:
-    reply = querier.query("/cosmos.bank.v1beta1.Query/SupplyOf", bank_query.QuerySupplyOfRequest(denom=DENOM),
-                          bank_query.QuerySupplyOfResponse)
+    reply = querier.query(
+        "/cosmos.bank.v1beta1.Query/SupplyOf",
+        bank_query.QuerySupplyOfRequest(denom=DENOM),
+        bank_query.QuerySupplyOfResponse,
+    )
     return int(reply.amount.amount)
 
 
@@ -69,8 +78,9 @@ def inference(querier: Querier, inference_id: str, timeout_s: float = 20) -> inf
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            return querier.query(QUERY + "Inference", query_pb2.QueryInferenceRequest(id=inference_id),
-                                 query_pb2.QueryInferenceResponse).inference
+            return querier.query(
+                QUERY + "Inference", query_pb2.QueryInferenceRequest(id=inference_id), query_pb2.QueryInferenceResponse
+            ).inference
         except RPCError:
             assert time.monotonic() < deadline, f"inference {inference_id} not on chain in {timeout_s}s"
             time.sleep(0.1)
@@ -92,9 +102,13 @@ def inferences_of(querier: Querier, requester: str = "", executor: str = "") -> 
     found: list[inference_pb2.Inference] = []
     key = b""
     while True:
-        page = querier.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(
-            requester=requester, executor=executor, pagination={"key": key, "limit": 100}),
-            query_pb2.QueryInferencesResponse)
+        page = querier.query(
+            QUERY + "Inferences",
+            query_pb2.QueryInferencesRequest(
+                requester=requester, executor=executor, pagination={"key": key, "limit": 100}
+            ),
+            query_pb2.QueryInferencesResponse,
+        )
         found += page.inferences
         key = page.pagination.next_key
         if not key:
@@ -119,7 +133,8 @@ def check_accounting(querier: Querier, executors: list[tuple[str, str]], genesis
         assert state["served"] == state["finished"] == len(paid), (address, state, len(paid))
         assert all(i.payment == i.completion_tokens * i.fee_per_token for i in paid)
     assert supply(querier) == genesis_supply
-    proposals = querier.query("/cosmos.gov.v1.Query/Proposals", gov_query.QueryProposalsRequest(),
-                              gov_query.QueryProposalsResponse).proposals
+    proposals = querier.query(
+        "/cosmos.gov.v1.Query/Proposals", gov_query.QueryProposalsRequest(), gov_query.QueryProposalsResponse
+    ).proposals
     held = sum(int(coin.amount) for proposal in proposals for coin in proposal.total_deposit if coin.denom == DENOM)
     assert balance(querier, bech32.encode(module_address("gov_deposits"))) >= held

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from nodes import running_localnet
 
 from gonkad import genesis, localnet
 from mlnode.threads import torch_threads
-from nodes import running_localnet
 
 pytest.register_assert_rewrite("chain")  # the in-process chain's own checks fail with their values, as tests do
 

@@ -57,9 +57,7 @@ class Client:
     @classmethod
     async def connect(cls, port: int) -> Client:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.get_extra_info("socket").setsockopt(
-            socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
-        )
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return cls(reader, writer)
 
     async def send_raw(self, data: bytes) -> None:
@@ -132,27 +130,15 @@ def sample_requests() -> list[abci.Request]:
         abci.Request(init_chain=abci.RequestInitChain(chain_id="gonka-test")),
         abci.Request(query=abci.RequestQuery(path="/store/bank", data=b"k")),
         abci.Request(check_tx=abci.RequestCheckTx(tx=b"tx-1")),
-        abci.Request(
-            prepare_proposal=abci.RequestPrepareProposal(
-                max_tx_bytes=10, txs=[b"aaa", b"bbb", b"cc", b"d"]
-            )
-        ),
-        abci.Request(
-            process_proposal=abci.RequestProcessProposal(txs=[b"aaa"], height=2)
-        ),
+        abci.Request(prepare_proposal=abci.RequestPrepareProposal(max_tx_bytes=10, txs=[b"aaa", b"bbb", b"cc", b"d"])),
+        abci.Request(process_proposal=abci.RequestProcessProposal(txs=[b"aaa"], height=2)),
         abci.Request(extend_vote=abci.RequestExtendVote(height=2)),
-        abci.Request(
-            verify_vote_extension=abci.RequestVerifyVoteExtension(height=2)
-        ),
-        abci.Request(
-            finalize_block=abci.RequestFinalizeBlock(txs=[b"a", b"b", b"c"], height=2)
-        ),
+        abci.Request(verify_vote_extension=abci.RequestVerifyVoteExtension(height=2)),
+        abci.Request(finalize_block=abci.RequestFinalizeBlock(txs=[b"a", b"b", b"c"], height=2)),
         abci.Request(commit=abci.RequestCommit()),
         abci.Request(list_snapshots=abci.RequestListSnapshots()),
         abci.Request(offer_snapshot=abci.RequestOfferSnapshot(app_hash=b"h")),
-        abci.Request(
-            load_snapshot_chunk=abci.RequestLoadSnapshotChunk(height=1, format=1)
-        ),
+        abci.Request(load_snapshot_chunk=abci.RequestLoadSnapshotChunk(height=1, format=1)),
         abci.Request(apply_snapshot_chunk=abci.RequestApplySnapshotChunk(index=0)),
     ]
 
@@ -260,28 +246,16 @@ def test_decoder_roundtrip_any_chunking(payloads: list[bytes], cuts: list[int]) 
 
 def test_application_defaults() -> None:
     app = Application()
-    rpp = app.prepare_proposal(
-        abci.RequestPrepareProposal(max_tx_bytes=10, txs=[b"aaa", b"bbb", b"cc", b"d"])
-    )
+    rpp = app.prepare_proposal(abci.RequestPrepareProposal(max_tx_bytes=10, txs=[b"aaa", b"bbb", b"cc", b"d"]))
     assert list(rpp.txs) == [b"aaa", b"bbb"]  # 5 bytes each as protobuf; stops at the first that overflows
     rfb = app.finalize_block(abci.RequestFinalizeBlock(txs=[b"a", b"b"]))
     assert [r.code for r in rfb.tx_results] == [0, 0]
+    assert app.process_proposal(abci.RequestProcessProposal()).status == abci.ResponseProcessProposal.ACCEPT
     assert (
-        app.process_proposal(abci.RequestProcessProposal()).status
-        == abci.ResponseProcessProposal.ACCEPT
+        app.verify_vote_extension(abci.RequestVerifyVoteExtension()).status == abci.ResponseVerifyVoteExtension.ACCEPT
     )
-    assert (
-        app.verify_vote_extension(abci.RequestVerifyVoteExtension()).status
-        == abci.ResponseVerifyVoteExtension.ACCEPT
-    )
-    assert (
-        app.offer_snapshot(abci.RequestOfferSnapshot()).result
-        == abci.ResponseOfferSnapshot.REJECT
-    )
-    assert (
-        app.apply_snapshot_chunk(abci.RequestApplySnapshotChunk()).result
-        == abci.ResponseApplySnapshotChunk.ABORT
-    )
+    assert app.offer_snapshot(abci.RequestOfferSnapshot()).result == abci.ResponseOfferSnapshot.REJECT
+    assert app.apply_snapshot_chunk(abci.RequestApplySnapshotChunk()).result == abci.ResponseApplySnapshotChunk.ABORT
     for name in REQUEST_KINDS:
         assert callable(getattr(app, name))
 
@@ -305,15 +279,9 @@ def test_every_request_type_round_trip() -> None:
             b"aaa",
             b"bbb",
         ]
-        assert (
-            by_kind["process_proposal"].process_proposal.status
-            == abci.ResponseProcessProposal.ACCEPT
-        )
+        assert by_kind["process_proposal"].process_proposal.status == abci.ResponseProcessProposal.ACCEPT
         assert len(by_kind["finalize_block"].finalize_block.tx_results) == 3
-        assert (
-            by_kind["offer_snapshot"].offer_snapshot.result
-            == abci.ResponseOfferSnapshot.REJECT
-        )
+        assert by_kind["offer_snapshot"].offer_snapshot.result == abci.ResponseOfferSnapshot.REJECT
         await client.close()
 
     serve(body)
@@ -407,9 +375,7 @@ GARBAGE = {
 
 
 @pytest.mark.parametrize("name", list(GARBAGE))
-def test_garbage_closes_only_that_connection(
-    name: str, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_garbage_closes_only_that_connection(name: str, caplog: pytest.LogCaptureFixture) -> None:
     async def body(server: ABCIServer) -> None:
         before = await Client.connect(server.port)
         assert kinds(await before.call(echo("before"))) == ["echo"]
@@ -560,9 +526,7 @@ def test_four_connections_interleaved() -> None:
             pos += step
             await asyncio.sleep(0)
         resps = await client.recv(len(reqs) + 1)
-        assert [payload(r) for r in resps[:-1]] == [
-            f"{c}:{i}".encode() for i in range(per_conn)
-        ]
+        assert [payload(r) for r in resps[:-1]] == [f"{c}:{i}".encode() for i in range(per_conn)]
         assert resps[-1].WhichOneof("value") == "flush"
         await client.close()
 

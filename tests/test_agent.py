@@ -20,12 +20,12 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from agent_fakes import FakeNode, ScriptedChain
+from servers import serve
 
 from agent.chain import ChainError, Model, Node
 from agent.config import AgentConfig
 from agent.server import Agent
-from agent_fakes import FakeNode, ScriptedChain
-from servers import serve
 from sdk.client.process import stop_child
 from sdk.client.signing import SignedRequests, request_headers, verify_identity
 from sdk.crypto import bech32, secp256k1
@@ -48,20 +48,24 @@ def node(i: int, url: str, weight: int = 10, max_concurrency: int = 8, models: t
 
 
 @contextmanager
-def network(*fakes: FakeNode, weights: tuple[int, ...] = (), balance: int = 10**9,
-            **config: Any) -> Iterator[tuple[str, ScriptedChain, list[str]]]:
+def network(
+    *fakes: FakeNode, weights: tuple[int, ...] = (), balance: int = 10**9, **config: Any
+) -> Iterator[tuple[str, ScriptedChain, list[str]]]:
     """Fake nodes and a TA in front of them; yields the TA's URL, the chain and the nodes' URLs."""
     with ExitStack() as stack:
         urls = [stack.enter_context(serve(fake)) for fake in fakes]
-        nodes = [node(i, url, weights[i] if weights else 10, fake.max_concurrency)
-                 for i, (url, fake) in enumerate(zip(urls, fakes))]
+        nodes = [
+            node(i, url, weights[i] if weights else 10, fake.max_concurrency)
+            for i, (url, fake) in enumerate(zip(urls, fakes))
+        ]
         chain = ScriptedChain([MODEL], nodes, {USER_ADDRESS: balance}, ["http://ta-2.example"])
         agent = Agent(AgentConfig(key=TA_KEY, chain=chain, **config))
         yield stack.enter_context(serve(agent, lifespan="on")), chain, urls
 
 
-def client(ta: str, key: secp256k1.PrivateKey = USER, clock: Callable[[], int] = time.time_ns,
-           ta_address: str = TA_ADDRESS) -> openai.OpenAI:
+def client(
+    ta: str, key: secp256k1.PrivateKey = USER, clock: Callable[[], int] = time.time_ns, ta_address: str = TA_ADDRESS
+) -> openai.OpenAI:
     http = httpx.Client(auth=SignedRequests(key, ta_address, clock), timeout=30)
     return openai.OpenAI(base_url=f"{ta}/v1", api_key="unused", http_client=http, max_retries=0)
 
@@ -98,8 +102,9 @@ def wait_until(condition: Callable[[], bool], failure: str, timeout_s: float = 1
 
 def test_chat_and_stream_through_the_ta() -> None:
     with network(FakeNode("a")) as (ta, chain, _):
-        answer = client(ta).chat.completions.create(**CHAT, logprobs=True, top_logprobs=2,
-                                                    extra_body={"fee_per_token": 3})
+        answer = client(ta).chat.completions.create(
+            **CHAT, logprobs=True, top_logprobs=2, extra_body={"fee_per_token": 3}
+        )
         assert answer.choices[0].message.content == "a says hi"
         assert answer.choices[0].logprobs is not None and answer.choices[0].logprobs.content is not None
         assert [t.token for t in answer.choices[0].logprobs.content] == ["a ", "says ", "hi"]
@@ -109,13 +114,26 @@ def test_chat_and_stream_through_the_ta() -> None:
         assert chunks[1].choices[0].logprobs is not None and chunks[-1].choices[0].finish_reason == "stop"
         assert len(chain.starts) == 2
         start = chain.starts[0]
-        assert (start.requester, start.model, start.max_tokens, start.fee_per_token, start.executor, start.node_id,
-                start.ta_address, start.reassign) == (USER_ADDRESS, "m1", 8, 3, OPERATORS[0], "node0", TA_ADDRESS,
-                                                      False)
-        assert verify_request(USER.public_key, start.body_hash, start.timestamp_ns,
-                              secp256k1.address_bytes(TA_KEY.public_key), start.signature)
-        assert start.inference_id == inference_id(secp256k1.address_bytes(USER.public_key), start.body_hash,
-                                                  start.timestamp_ns)
+        assert (
+            start.requester,
+            start.model,
+            start.max_tokens,
+            start.fee_per_token,
+            start.executor,
+            start.node_id,
+            start.ta_address,
+            start.reassign,
+        ) == (USER_ADDRESS, "m1", 8, 3, OPERATORS[0], "node0", TA_ADDRESS, False)
+        assert verify_request(
+            USER.public_key,
+            start.body_hash,
+            start.timestamp_ns,
+            secp256k1.address_bytes(TA_KEY.public_key),
+            start.signature,
+        )
+        assert start.inference_id == inference_id(
+            secp256k1.address_bytes(USER.public_key), start.body_hash, start.timestamp_ns
+        )
         assert answer.model_extra is not None and answer.model_extra["seed"] == start.seed
         assert chain.starts[0].inference_id != chain.starts[1].inference_id
 
@@ -139,29 +157,53 @@ def test_refusals_start_nothing() -> None:
         cases.append(("missing signature", unsigned, 401, "missing_signature"))
         other_ta = bech32.encode(bytes(20))
         wrong_ta = request_headers(USER, body, other_ta)
-        cases.append(("signed for another TA", httpx.post(f"{ta}/v1/chat/completions", content=body,
-                                                           headers=wrong_ta), 401, "invalid_signature"))
+        cases.append(
+            (
+                "signed for another TA",
+                httpx.post(f"{ta}/v1/chat/completions", content=body, headers=wrong_ta),
+                401,
+                "invalid_signature",
+            )
+        )
         tampered = request_headers(USER, body, TA_ADDRESS)
-        cases.append(("body changed after signing", httpx.post(f"{ta}/v1/chat/completions", content=body + b" ",
-                                                                headers=tampered), 401, "invalid_signature"))
-        cases.append(("pubkey of another address",
-                      signed_post(ta, body, x_requester_pubkey=POOR.public_key.hex()), 401, "address_mismatch"))
+        cases.append(
+            (
+                "body changed after signing",
+                httpx.post(f"{ta}/v1/chat/completions", content=body + b" ", headers=tampered),
+                401,
+                "invalid_signature",
+            )
+        )
+        cases.append(
+            (
+                "pubkey of another address",
+                signed_post(ta, body, x_requester_pubkey=POOR.public_key.hex()),
+                401,
+                "address_mismatch",
+            )
+        )
         for name, shift_s in (("stale timestamp", -61), ("timestamp ahead", 31)):
             stamp = time.time_ns() + shift_s * 10**9
             headers = request_headers(USER, body, TA_ADDRESS, stamp)
-            cases.append((name, httpx.post(f"{ta}/v1/chat/completions", content=body, headers=headers), 401,
-                          "stale_timestamp"))
+            cases.append(
+                (name, httpx.post(f"{ta}/v1/chat/completions", content=body, headers=headers), 401, "stale_timestamp")
+            )
         poor = bech32.encode(secp256k1.address_bytes(POOR.public_key))
         chain.balances[poor] = 8 * PRICE - 1
         cases.append(("no funds", signed_post(ta, body, key=POOR), 402, "insufficient_funds"))
-        cases.append(("no funds at the offered fee",
-                      signed_post(ta, json.dumps({**CHAT, "max_tokens": 4, "fee_per_token": 4}).encode(), key=POOR),
-                      402, "insufficient_funds"))
-        cases.append(("unknown model", signed_post(ta, json.dumps({**CHAT, "model": "gpt-9"}).encode()), 404,
-                      "model_not_found"))
+        cases.append(
+            (
+                "no funds at the offered fee",
+                signed_post(ta, json.dumps({**CHAT, "max_tokens": 4, "fee_per_token": 4}).encode(), key=POOR),
+                402,
+                "insufficient_funds",
+            )
+        )
+        cases.append(
+            ("unknown model", signed_post(ta, json.dumps({**CHAT, "model": "gpt-9"}).encode()), 404, "model_not_found")
+        )
         cases.append(("malformed JSON", signed_post(ta, b'{"model": '), 400, None))
-        cases.append(("fee below the price", signed_post(ta, body, x_fee_per_token=str(PRICE - 1)), 400,
-                      "fee_too_low"))
+        cases.append(("fee below the price", signed_post(ta, body, x_fee_per_token=str(PRICE - 1)), 400, "fee_too_low"))
         for name, response, status, code in cases:
             assert response.status_code == status, (name, response.text)
             assert_error(response, status, code)
@@ -217,16 +259,20 @@ def test_dead_node_is_retried_elsewhere_and_marked_dead() -> None:
         live_url = stack.enter_context(serve(FakeNode("b")))
         doomed = stack.enter_context(ExitStack())
         dead_url = doomed.enter_context(serve(FakeNode("a")))
-        chain = ScriptedChain([MODEL], [node(0, dead_url, weight=100), node(1, live_url, weight=1)],
-                              {USER_ADDRESS: 10**9})
+        chain = ScriptedChain(
+            [MODEL], [node(0, dead_url, weight=100), node(1, live_url, weight=1)], {USER_ADDRESS: 10**9}
+        )
         agent = Agent(AgentConfig(key=TA_KEY, chain=chain, poll_interval_s=60))
         ta = stack.enter_context(serve(agent, lifespan="on"))
         assert client(ta).chat.completions.create(**CHAT).choices[0].message.content == "a says hi"
         doomed.close()  # a's server stops; the TA has not polled since
         for stream in (False, True):
             created = client(ta).chat.completions.create(**CHAT, stream=stream)
-            text = "".join(c.choices[0].delta.content or "" for c in created) if stream else \
-                created.choices[0].message.content
+            text = (
+                "".join(c.choices[0].delta.content or "" for c in created)
+                if stream
+                else created.choices[0].message.content
+            )
             assert text == "b says hi"
             info = status_of(ta)["nodes"][0]
             assert info["state"] == "dead" and "connect" in info["last_error"]
@@ -244,8 +290,11 @@ def test_a_stopped_node_is_marked_dead_within_seconds() -> None:
         live_url = stack.enter_context(serve(FakeNode("b")))
         with serve(FakeNode("a")) as doomed_url:
             chain = ScriptedChain([MODEL], [node(0, doomed_url, weight=100), node(1, live_url)], {USER_ADDRESS: 10**9})
-            ta = stack.enter_context(serve(Agent(AgentConfig(key=TA_KEY, chain=chain, poll_interval_s=0.2,
-                                                             poll_timeout_s=0.5)), lifespan="on"))
+            ta = stack.enter_context(
+                serve(
+                    Agent(AgentConfig(key=TA_KEY, chain=chain, poll_interval_s=0.2, poll_timeout_s=0.5)), lifespan="on"
+                )
+            )
             assert [n["state"] for n in status_of(ta)["nodes"]] == ["alive", "alive"]
         stopped = time.monotonic()
         wait_until(lambda: status_of(ta)["nodes"][0]["state"] == "dead", "the stopped node is still alive", 3.0)
@@ -267,8 +316,7 @@ def test_higher_fees_finish_first_when_saturated() -> None:
         wait_until(lambda: status_of(ta)["in_flight"] == 1, "the first request never started")
         waiting = []
         for i, fee in enumerate(fees):
-            waiting.append(pool.submit(client(ta).chat.completions.create, **CHAT,
-                                       extra_body={"fee_per_token": fee}))
+            waiting.append(pool.submit(client(ta).chat.completions.create, **CHAT, extra_body={"fee_per_token": fee}))
             wait_until(lambda: status_of(ta)["queue"] == i + 1, f"request {i} never queued")
         gate.set()
         blocker.result()
@@ -287,8 +335,13 @@ def test_full_queue_is_429_and_a_leaving_client_leaves_the_queue() -> None:
         wait_until(lambda: status_of(ta)["in_flight"] == 1, "the first request never started")
         # a client that gives up while queued: its place is freed and nothing was started for it
         with pytest.raises(openai.APITimeoutError):
-            openai.OpenAI(base_url=f"{ta}/v1", api_key="x", max_retries=0, timeout=0.3, http_client=httpx.Client(
-                auth=SignedRequests(USER, TA_ADDRESS), timeout=0.3)).chat.completions.create(**CHAT)
+            openai.OpenAI(
+                base_url=f"{ta}/v1",
+                api_key="x",
+                max_retries=0,
+                timeout=0.3,
+                http_client=httpx.Client(auth=SignedRequests(USER, TA_ADDRESS), timeout=0.3),
+            ).chat.completions.create(**CHAT)
         wait_until(lambda: status_of(ta)["queue"] == 0, "the departed client is still queued", 2.0)
         queued = pool.submit(client(ta).chat.completions.create, **CHAT, extra_body={"fee_per_token": 5})
         wait_until(lambda: status_of(ta)["queue"] == 1, "the second request never queued")
@@ -312,8 +365,9 @@ def test_a_client_leaving_mid_stream_frees_the_node() -> None:
     slow = FakeNode("a", delay_s=0.03, tokens=30)
     with network(slow) as (ta, chain, _):
         body = json.dumps({**CHAT, "stream": True}).encode()
-        with httpx.stream("POST", f"{ta}/v1/chat/completions", content=body,
-                          headers=request_headers(USER, body, TA_ADDRESS)) as response:
+        with httpx.stream(
+            "POST", f"{ta}/v1/chat/completions", content=body, headers=request_headers(USER, body, TA_ADDRESS)
+        ) as response:
             assert response.status_code == 200 and response.headers["x-inference-id"]
             events = (line for line in response.iter_lines() if line.startswith("data:"))
             next(events)
@@ -342,7 +396,11 @@ def test_identity_is_signed() -> None:
     with network(FakeNode("a")) as (ta, _, _):
         document = httpx.get(f"{ta}/v1/identity").json()
         assert (document["address"], document["chain_id"], document["latest_height"], document["tas"]) == (
-            TA_ADDRESS, "gonka-test", 42, ["http://ta-2.example"])
+            TA_ADDRESS,
+            "gonka-test",
+            42,
+            ["http://ta-2.example"],
+        )
         assert document["pubkey"] == TA_KEY.public_key.hex()
         assert verify_identity(document)
         assert len(base64.b64decode(document["signature"])) == 64
@@ -362,11 +420,16 @@ def test_status_and_metrics_count() -> None:
         metrics = httpx.get(f"{ta}/metrics")
         assert metrics.headers["content-type"].startswith("text/plain")
         text = metrics.text
-        for line in ('gonka_ta_requests_total{code="200"} 3', 'gonka_ta_requests_total{code="400"} 1',
-                     'gonka_ta_requests_total{code="401"} 1', "gonka_ta_queue_length 0", "gonka_ta_in_flight 0",
-                     'gonka_ta_request_duration_seconds_bucket{le="+Inf"} 5',
-                     "gonka_ta_request_duration_seconds_count 5",
-                     f'gonka_ta_node_in_flight{{operator="{OPERATORS[0]}",node_id="node0"}} 0'):
+        for line in (
+            'gonka_ta_requests_total{code="200"} 3',
+            'gonka_ta_requests_total{code="400"} 1',
+            'gonka_ta_requests_total{code="401"} 1',
+            "gonka_ta_queue_length 0",
+            "gonka_ta_in_flight 0",
+            'gonka_ta_request_duration_seconds_bucket{le="+Inf"} 5',
+            "gonka_ta_request_duration_seconds_count 5",
+            f'gonka_ta_node_in_flight{{operator="{OPERATORS[0]}",node_id="node0"}} 0',
+        ):
             assert line in text.splitlines(), line
         assert httpx.get(f"{ta}/v1/nothing").status_code == 404
 
@@ -380,8 +443,11 @@ def tiny_mlnode(folder: Path) -> Iterator[str]:
     """A real ML node process (tiny preset, seed 1), as ``gonkad mlnode start`` runs it but without the CLI
     around it (which imports the whole app); stopped however the block ends."""
     from test_mlnode_server import ready_url
-    code = ("from mlnode.settings import NodeSettings; from mlnode import node; "
-            "node.run(NodeSettings(port=0, preset='tiny', seed=1, threads=1))")
+
+    code = (
+        "from mlnode.settings import NodeSettings; from mlnode import node; "
+        "node.run(NodeSettings(port=0, preset='tiny', seed=1, threads=1))"
+    )
     log = folder / "stderr.log"
     with log.open("wb") as stderr:
         process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr)
@@ -396,11 +462,18 @@ def tiny_mlnode(folder: Path) -> Iterator[str]:
 def test_real_mlnode_behind_the_ta(tmp_path: Path) -> None:
     with tiny_mlnode(tmp_path) as url:
         tiny = Model("tiny-seed1", context_length=512, price_per_token=1)
-        chain = ScriptedChain([tiny], [Node(OPERATORS[0], "n0", url, ("tiny-seed1",), 1 << 30, 8, 1)],
-                              {USER_ADDRESS: 10**9})
+        chain = ScriptedChain(
+            [tiny], [Node(OPERATORS[0], "n0", url, ("tiny-seed1",), 1 << 30, 8, 1)], {USER_ADDRESS: 10**9}
+        )
         with serve(Agent(AgentConfig(key=TA_KEY, chain=chain)), lifespan="on") as ta:
-            ask = {"model": "tiny-seed1", "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 12,
-                   "seed": 5, "logprobs": True, "top_logprobs": 2}
+            ask = {
+                "model": "tiny-seed1",
+                "messages": [{"role": "user", "content": "Hello"}],
+                "max_tokens": 12,
+                "seed": 5,
+                "logprobs": True,
+                "top_logprobs": 2,
+            }
             through = client(ta).chat.completions.create(**ask)
             direct = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0).chat.completions.create(**ask)
             assert through.choices[0].message.content == direct.choices[0].message.content

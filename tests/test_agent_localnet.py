@@ -33,36 +33,47 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
-
 from agent_fakes import FakeNode
 from chain_reads import DENOM, QUERY, balance, committed, finished, gonkad, sent_ok, supply, vesting
+from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
+from nodes import running_localnet
+from servers import serve
+
 from gonkad import genesis, localnet
 from gonkad.paths import pid_file
-from nodes import running_localnet
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
+from sdk.abci.blocks import INJECTED_ENTRY_MAGIC
 from sdk.address import module_address
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC
 from sdk.client.signing import SignedRequests, request_headers, verify_identity
 from sdk.client.txbuilder import address_of, query_account
-from sdk.abci.blocks import INJECTED_ENTRY_MAGIC
 from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import inference_id as id_of_request
 from sdk.keyring.keyring import Keyring
 from sdk.module import type_url
 from sdk.tx import Tx, decode_tx
-from servers import serve
-
 
 SHA = hashlib.sha256(b"agent localnet weights").hexdigest()
 MODEL = f"fake-llm@sha256:{SHA}"
 PRICE = 7
 MAX_TOKENS = 16
 FEE = PRICE + 2
-OVERRIDES = {"inference": {"models": [{"id": MODEL, "name": "fake-llm", "weights_sha256": SHA,
-                                       "context_length": "1024", "price_per_token": str(PRICE)}]},
-             "rewards": {"params": {"issuance_cap": "0"}}, "epochs": {"params": {"epoch_length": "100000"}}}
+OVERRIDES = {
+    "inference": {
+        "models": [
+            {
+                "id": MODEL,
+                "name": "fake-llm",
+                "weights_sha256": SHA,
+                "context_length": "1024",
+                "price_per_token": str(PRICE),
+            }
+        ]
+    },
+    "rewards": {"params": {"issuance_cap": "0"}},
+    "epochs": {"params": {"epoch_length": "100000"}},
+}
 _base = localnet.load_settings(validators=1, chain_id="gonka-agent")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 ESCROW = bech32.encode(module_address("inference"))
@@ -73,8 +84,9 @@ PROMPT_TOKENS, COMPLETION_TOKENS = 5, 3
 """What the fake node reports in its usage."""
 HEIGHT_TIMEOUT_S = 30
 """How long a wait for a few more blocks may take before the chain counts as stalled."""
-START, STARTS, FINISH = (type_url(t) for t in (tx_pb2.MsgStartInference, tx_pb2.MsgStartInferences,
-                                                tx_pb2.MsgFinishInference))
+START, STARTS, FINISH = (
+    type_url(t) for t in (tx_pb2.MsgStartInference, tx_pb2.MsgStartInferences, tx_pb2.MsgFinishInference)
+)
 SEQUENCE_MISMATCH = "account sequence mismatch"
 
 
@@ -146,29 +158,96 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         rpc, grpc_addr = spec.rpc, f"127.0.0.1:{spec.grpc_port}"
         chain_args = ["--home", str(root), "--keyring-backend", "test", "--node", rpc]
         ta_key = address_of(Keyring(root, "test").private_key(Keyring(root, "test").add("ta")[0].name))
-        sent_ok(gonkad("tx", "bank", "send", "faucet", ta_key, "1000000ngonka", *chain_args, "-y", "--output", "json"),
-                rpc)
+        sent_ok(
+            gonkad("tx", "bank", "send", "faucet", ta_key, "1000000ngonka", *chain_args, "-y", "--output", "json"), rpc
+        )
         logs = [(root / "executor.log").open("w"), (root / "agent.log").open("w")]
         processes: list[subprocess.Popen[str]] = []
         with serve(fake) as node_url:
             try:
-                processes.append(subprocess.Popen(
-                    [sys.executable, "-m", "gonkad", "executor", "start", *chain_args, "--grpc-addr", grpc_addr,
-                     "--from", "val0", "--mlnode", node_url, "--port", "0"],
-                    stdout=subprocess.PIPE, stderr=logs[0], text=True))
+                processes.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "gonkad",
+                            "executor",
+                            "start",
+                            *chain_args,
+                            "--grpc-addr",
+                            grpc_addr,
+                            "--from",
+                            "val0",
+                            "--mlnode",
+                            node_url,
+                            "--port",
+                            "0",
+                        ],
+                        stdout=subprocess.PIPE,
+                        stderr=logs[0],
+                        text=True,
+                    )
+                )
                 executor = ready_line(processes[0], READY_TIMEOUT_S)
-                sent_ok(gonkad("tx", "inference", "register-node", "node-0", executor["url"], "--models", MODEL,
-                               "--max-concurrency", "4", "--from", "val0", *chain_args, "--gas", "400000", "-y",
-                               "--output", "json"), rpc)
-                processes.append(subprocess.Popen(
-                    [sys.executable, "-m", "gonkad", "agent", "start", *chain_args, "--grpc-addr", grpc_addr,
-                     "--from", "ta", "--port", "0", "--ta", "http://ta-2.example"],
-                    stdout=subprocess.PIPE, stderr=logs[1], text=True))
+                sent_ok(
+                    gonkad(
+                        "tx",
+                        "inference",
+                        "register-node",
+                        "node-0",
+                        executor["url"],
+                        "--models",
+                        MODEL,
+                        "--max-concurrency",
+                        "4",
+                        "--from",
+                        "val0",
+                        *chain_args,
+                        "--gas",
+                        "400000",
+                        "-y",
+                        "--output",
+                        "json",
+                    ),
+                    rpc,
+                )
+                processes.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "gonkad",
+                            "agent",
+                            "start",
+                            *chain_args,
+                            "--grpc-addr",
+                            grpc_addr,
+                            "--from",
+                            "ta",
+                            "--port",
+                            "0",
+                            "--ta",
+                            "http://ta-2.example",
+                        ],
+                        stdout=subprocess.PIPE,
+                        stderr=logs[1],
+                        text=True,
+                    )
+                )
                 ready = ready_line(processes[1], READY_TIMEOUT_S)
-                yield {"root": root, "rpc": rpc, "querier": Querier(rpc, grpc_addr), "ta": ready["url"],
-                       "ready": ready, "process": processes[1], "fake": fake, "ta_address": ta_key,
-                       "executor": executor, "executor_process": processes[0],
-                       "host": address_of(localnet.load_key(root, "val0"))}
+                yield {
+                    "root": root,
+                    "rpc": rpc,
+                    "querier": Querier(rpc, grpc_addr),
+                    "ta": ready["url"],
+                    "ready": ready,
+                    "process": processes[1],
+                    "fake": fake,
+                    "ta_address": ta_key,
+                    "executor": executor,
+                    "executor_process": processes[0],
+                    "host": address_of(localnet.load_key(root, "val0")),
+                }
             finally:
                 for process in reversed(processes):
                     stop(process)
@@ -186,7 +265,10 @@ def test_a_signed_chat_request_is_answered_started_and_finished_with_exact_amoun
     identity = httpx.get(f"{ta}/v1/identity", timeout=10).json()
     assert verify_identity(identity)
     assert (identity["address"], identity["chain_id"], identity["tas"]) == (
-        net["ta_address"], "gonka-agent", ["http://ta-2.example"])
+        net["ta_address"],
+        "gonka-agent",
+        ["http://ta-2.example"],
+    )
     assert identity["latest_height"] >= 2
     models = httpx.get(f"{ta}/v1/models", timeout=10).json()["data"]
     assert [(m["id"], m["price_per_token"], m["context_length"]) for m in models] == [(MODEL, PRICE, 1024)]
@@ -199,8 +281,11 @@ def test_a_signed_chat_request_is_answered_started_and_finished_with_exact_amoun
     before, escrow_before, supply_before = balance(querier, requester), balance(querier, ESCROW), supply(querier)
     host_before, host_vesting_before = balance(querier, host), vesting(querier, host)
     raw = client(ta, faucet, identity["address"]).chat.completions.with_raw_response.create(
-        model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=MAX_TOKENS,
-        extra_body={"fee_per_token": FEE})
+        model=MODEL,
+        messages=[{"role": "user", "content": "hi"}],
+        max_tokens=MAX_TOKENS,
+        extra_body={"fee_per_token": FEE},
+    )
     answer = raw.parse()
     assert answer.choices[0].message.content == "fake says hi"
     inference_id = raw.headers["x-inference-id"]
@@ -211,12 +296,18 @@ def test_a_signed_chat_request_is_answered_started_and_finished_with_exact_amoun
     assert record.status == inference_pb2.STATUS_FINISHED
     # the finisher sends only for a record it reads as STARTED (a later block), and a finish after expiry is refused
     assert record.start_height < record.finish_height <= record.expiry_height, record
-    assert (record.requester, record.ta, record.executor, record.model) == (
-        requester, net["ta_address"], host, MODEL)
+    assert (record.requester, record.ta, record.executor, record.model) == (requester, net["ta_address"], host, MODEL)
     assert (record.max_tokens, record.fee_per_token, record.escrow, record.denom) == (
-        MAX_TOKENS, FEE, MAX_TOKENS * FEE, DENOM)
+        MAX_TOKENS,
+        FEE,
+        MAX_TOKENS * FEE,
+        DENOM,
+    )
     assert (record.prompt_tokens, record.completion_tokens, record.payment) == (
-        PROMPT_TOKENS, COMPLETION_TOKENS, payment)
+        PROMPT_TOKENS,
+        COMPLETION_TOKENS,
+        payment,
+    )
     assert (record.response_hash, record.logprobs_digest) == (ANSWER, NO_LOGPROBS)
     assert balance(querier, requester) == before - payment  # escrowed MAX_TOKENS × FEE, the rest refunded
     assert balance(querier, ESCROW) == escrow_before
@@ -249,7 +340,8 @@ def test_concurrent_requests_a_stream_and_a_sequence_used_elsewhere(net: dict[st
 
     def ask(i: int) -> str:
         raw = chat.chat.completions.with_raw_response.create(
-            model=MODEL, messages=[{"role": "user", "content": f"question {i}"}], max_tokens=MAX_TOKENS - i)
+            model=MODEL, messages=[{"role": "user", "content": f"question {i}"}], max_tokens=MAX_TOKENS - i
+        )
         assert raw.parse().choices[0].message.content == "fake says hi"
         return raw.headers["x-inference-id"]
 
@@ -259,7 +351,8 @@ def test_concurrent_requests_a_stream_and_a_sequence_used_elsewhere(net: dict[st
     records = [finished(querier, the_id) for the_id in ids]
     assert [r.escrow for r in records] == [(MAX_TOKENS - i) * PRICE for i in range(8)]
     assert {(r.status, r.completion_tokens, r.payment) for r in records} == {
-        (inference_pb2.STATUS_FINISHED, COMPLETION_TOKENS, COMPLETION_TOKENS * PRICE)}
+        (inference_pb2.STATUS_FINISHED, COMPLETION_TOKENS, COMPLETION_TOKENS * PRICE)
+    }
     assert balance(querier, requester) == before - 8 * COMPLETION_TOKENS * PRICE
     assert balance(querier, ESCROW) == 0 and supply(querier) == supply_before
     txs = block_txs(rpc, first_height, max(r.finish_height for r in records))
@@ -267,30 +360,66 @@ def test_concurrent_requests_a_stream_and_a_sequence_used_elsewhere(net: dict[st
     sequences = [tx.auth_info.signer_infos[0].sequence for tx in ta_txs]
     assert sequences == list(range(first_sequence, first_sequence + len(ta_txs))), sequences
     assert {message.type_url for tx in ta_txs for message in tx.messages} <= {START, STARTS}
-    started = [start for tx in ta_txs for message in tx.messages for start in (
-        [tx_pb2.MsgStartInference.FromString(message.value)] if message.type_url == START
-        else tx_pb2.MsgStartInferences.FromString(message.value).starts)]
-    assert sorted(id_of_request(bech32.decode(s.requester), s.body_hash, s.timestamp_ns).hex()
-                  for s in started) == sorted(ids)  # each started once, by the TA
-    finishes = [tx_pb2.MsgFinishInference.FromString(message.value) for signer, tx in txs if signer == host
-                for message in tx.messages if message.type_url == FINISH]
+    started = [
+        start
+        for tx in ta_txs
+        for message in tx.messages
+        for start in (
+            [tx_pb2.MsgStartInference.FromString(message.value)]
+            if message.type_url == START
+            else tx_pb2.MsgStartInferences.FromString(message.value).starts
+        )
+    ]
+    assert sorted(
+        id_of_request(bech32.decode(s.requester), s.body_hash, s.timestamp_ns).hex() for s in started
+    ) == sorted(ids)  # each started once, by the TA
+    finishes = [
+        tx_pb2.MsgFinishInference.FromString(message.value)
+        for signer, tx in txs
+        if signer == host
+        for message in tx.messages
+        if message.type_url == FINISH
+    ]
     assert sorted(f.id.hex() for f in finishes) == sorted(ids)  # each finished once, by the host
     assert all({m.type_url for m in tx.messages} == {FINISH} for signer, tx in txs if signer == host)
     assert SEQUENCE_MISMATCH not in (root / "agent.log").read_text()  # no start was signed at a taken sequence
 
     with chat.chat.completions.with_streaming_response.create(
-            model=MODEL, messages=[{"role": "user", "content": "stream"}], max_tokens=MAX_TOKENS, stream=True) as raw:
+        model=MODEL, messages=[{"role": "user", "content": "stream"}], max_tokens=MAX_TOKENS, stream=True
+    ) as raw:
         streamed = raw.headers["x-inference-id"]
         chunks = list(raw.parse())
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "fake says hi"
     assert all(c.choices and c.usage is None for c in chunks)  # the usage the executor asked for is not relayed
     record = finished(querier, streamed)
     assert (record.status, record.prompt_tokens, record.completion_tokens, record.response_hash) == (
-        inference_pb2.STATUS_FINISHED, PROMPT_TOKENS, COMPLETION_TOKENS, ANSWER)
+        inference_pb2.STATUS_FINISHED,
+        PROMPT_TOKENS,
+        COMPLETION_TOKENS,
+        ANSWER,
+    )
 
     logged = len((root / "agent.log").read_text())
-    sent_ok(gonkad("tx", "bank", "send", "ta", requester, "1ngonka", "--home", str(root), "--keyring-backend",
-                   "test", "--node", net["rpc"], "-y", "--output", "json"), net["rpc"])
+    sent_ok(
+        gonkad(
+            "tx",
+            "bank",
+            "send",
+            "ta",
+            requester,
+            "1ngonka",
+            "--home",
+            str(root),
+            "--keyring-backend",
+            "test",
+            "--node",
+            net["rpc"],
+            "-y",
+            "--output",
+            "json",
+        ),
+        net["rpc"],
+    )
     middle = balance(querier, requester)
     last = ask(0)
     assert finished(querier, last).payment == COMPLETION_TOKENS * PRICE
@@ -304,13 +433,17 @@ def test_an_unfunded_requester_gets_402_and_nothing_is_started(net: dict[str, An
     served = len(net["fake"].served)
     with pytest.raises(openai.APIStatusError) as refused:
         client(ta, poor, net["ta_address"]).chat.completions.create(
-            model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=MAX_TOKENS)
+            model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=MAX_TOKENS
+        )
     assert refused.value.status_code == 402
     assert refused.value.body["code"] == "insufficient_funds"  # type: ignore[index]
     rpc = CometRPC(net["rpc"])
     wait_height(rpc, rpc.height() + 2, "after the refused request")  # a start would have been committed by now
-    started = querier.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(requester=address_of(poor)),
-                            query_pb2.QueryInferencesResponse).inferences
+    started = querier.query(
+        QUERY + "Inferences",
+        query_pb2.QueryInferencesRequest(requester=address_of(poor)),
+        query_pb2.QueryInferencesResponse,
+    ).inferences
     assert list(started) == [] and len(net["fake"].served) == served
 
 

@@ -16,9 +16,9 @@ from agent_fakes import ScriptedChain
 
 from agent.auth import default_seed
 from agent.chain import ChainError, Model, Node
+from agent.config import AgentConfig
 from agent.forward import is_unpaid, release_of
 from agent.request import GONE, Attempts, ChatRequest, Price, Retry
-from agent.config import AgentConfig
 from agent.server import Agent
 from sdk.client.rpc import RPCError
 from sdk.client.signing import request_headers
@@ -107,16 +107,20 @@ def test_price_is_the_escrow_the_start_binds() -> None:
     assert isinstance(body_fee, Price) and body_fee.fee == 3
 
 
-@pytest.mark.parametrize(("fields", "headers", "status", "code", "param"), [
-    ({"model": "m2"}, {}, 404, "model_not_found", "model"),
-    ({"max_tokens": 513}, {}, 400, "context_length_exceeded", "max_tokens"),
-    ({"max_completion_tokens": 513}, {}, 400, "context_length_exceeded", "max_completion_tokens"),
-    ({}, {"X-Fee-Per-Token": "x"}, 400, None, "fee_per_token"),
-    ({}, {"X-Fee-Per-Token": "0"}, 400, None, "fee_per_token"),
-    ({"fee_per_token": 1}, {}, 400, "fee_too_low", "fee_per_token"),
-])
-def test_invalid_price_is_a_value(fields: dict[str, Any], headers: dict[str, str], status: int, code: str | None,
-                                  param: str) -> None:
+@pytest.mark.parametrize(
+    ("fields", "headers", "status", "code", "param"),
+    [
+        ({"model": "m2"}, {}, 404, "model_not_found", "model"),
+        ({"max_tokens": 513}, {}, 400, "context_length_exceeded", "max_tokens"),
+        ({"max_completion_tokens": 513}, {}, 400, "context_length_exceeded", "max_completion_tokens"),
+        ({}, {"X-Fee-Per-Token": "x"}, 400, None, "fee_per_token"),
+        ({}, {"X-Fee-Per-Token": "0"}, 400, None, "fee_per_token"),
+        ({"fee_per_token": 1}, {}, 400, "fee_too_low", "fee_per_token"),
+    ],
+)
+def test_invalid_price_is_a_value(
+    fields: dict[str, Any], headers: dict[str, str], status: int, code: str | None, param: str
+) -> None:
     error = refused(Price.of(request_of(body_of(**fields), **headers), {"m1": MODEL}, 256), status, code)
     assert error.param == param
 
@@ -176,8 +180,7 @@ def test_a_client_that_leaves_the_queue_is_gone() -> None:
     assert asyncio.run(admit()) == GONE and len(agent.queue) == 0
 
 
-@pytest.mark.parametrize(("reason", "status"), [("insufficient_funds", 402), ("already_exists", 409),
-                                                ("invalid", 400)])
+@pytest.mark.parametrize(("reason", "status"), [("insufficient_funds", 402), ("already_exists", 409), ("invalid", 400)])
 def test_a_start_the_chain_refuses_is_a_value(reason: str, status: int) -> None:
     agent = agent_on()
     agent.chain.refuse = ChainError(reason, "no")

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chain import InProcessChain
 from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
@@ -16,14 +17,13 @@ from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
 
+from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
 from sdk.coins import parse_coins
 from sdk.crypto import bech32, secp256k1
 from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, sign_doc_bytes
-from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
 from x.auth.keys import FEE_COLLECTOR, module_address
-from x.stake.keys import BONDED_POOL
 from x.bank import keys as bank_keys
-from chain import InProcessChain
+from x.stake.keys import BONDED_POOL
 
 CHAIN = "gonka-ante"
 ALICE = secp256k1.PrivateKey(b"\x11" * 32)
@@ -33,13 +33,20 @@ FUNDS = 10_000_000_000
 
 @pytest.fixture
 def chain(tmp_path: Path) -> Iterator[InProcessChain]:
-    with InProcessChain(tmp_path / "db", {address_of(ALICE): [("ngonka", FUNDS)]}, chain_id=CHAIN,
-                        min_gas_prices="0.01ngonka") as chain:
+    with InProcessChain(
+        tmp_path / "db", {address_of(ALICE): [("ngonka", FUNDS)]}, chain_id=CHAIN, min_gas_prices="0.01ngonka"
+    ) as chain:
         yield chain
 
 
-def send(sequence: int = 0, amount: str = "100ngonka", chain_id: str = CHAIN, account_number: int = 0,
-         gas: int = 100_000, fee: str = "1000ngonka") -> bytes:
+def send(
+    sequence: int = 0,
+    amount: str = "100ngonka",
+    chain_id: str = CHAIN,
+    account_number: int = 0,
+    gas: int = 100_000,
+    fee: str = "1000ngonka",
+) -> bytes:
     msg = send_msg(address_of(ALICE), BOB, parse_coins(amount))
     return sign_tx(ALICE, [msg], chain_id, account_number, sequence, parse_coins(fee), gas)
 
@@ -51,19 +58,29 @@ def with_signature(tx: bytes, signature: bytes) -> bytes:
     return raw.SerializeToString()
 
 
-def signed(body: tx_pb2.TxBody | bytes, gas: int = 100_000, fee: str = "1000ngonka", public_key: bytes | None = None,
-           auth_info_extra: bytes = b"", fee_denom: str = "ngonka", sequence: int = 0,
-           key_in_signer_info: bool = True) -> bytes:
+def signed(
+    body: tx_pb2.TxBody | bytes,
+    gas: int = 100_000,
+    fee: str = "1000ngonka",
+    public_key: bytes | None = None,
+    auth_info_extra: bytes = b"",
+    fee_denom: str = "ngonka",
+    sequence: int = 0,
+    key_in_signer_info: bool = True,
+) -> bytes:
     """ALICE's tx over any body (bytes: exactly those, unknown fields and all), signed as a wallet would;
     ``key_in_signer_info`` off leaves the public key out, as a wallet may once the chain has it."""
     body_bytes = body if isinstance(body, bytes) else body.SerializeToString()
     key = keys_pb2.PubKey(key=ALICE.public_key).SerializeToString() if public_key is None else public_key
     signer = tx_pb2.SignerInfo(
         public_key=AnyPb(type_url=SECP256K1_PUBKEY_URL, value=key) if key_in_signer_info else None,
-        mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)), sequence=sequence,
+        mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)),
+        sequence=sequence,
     )
-    auth = tx_pb2.AuthInfo(signer_infos=[signer], fee=tx_pb2.Fee(
-        amount=[coin_pb2.Coin(denom=fee_denom, amount=fee.removesuffix("ngonka"))], gas_limit=gas))
+    auth = tx_pb2.AuthInfo(
+        signer_infos=[signer],
+        fee=tx_pb2.Fee(amount=[coin_pb2.Coin(denom=fee_denom, amount=fee.removesuffix("ngonka"))], gas_limit=gas),
+    )
     auth_bytes = auth.SerializeToString() + auth_info_extra
     signature = ALICE.sign(sign_doc_bytes(body_bytes, auth_bytes, CHAIN, 0))
     return tx_pb2.TxRaw(body_bytes=body_bytes, auth_info_bytes=auth_bytes, signatures=[signature]).SerializeToString()
@@ -71,8 +88,9 @@ def signed(body: tx_pb2.TxBody | bytes, gas: int = 100_000, fee: str = "1000ngon
 
 def raw_send(amount: str, to: str = BOB) -> bank_tx.MsgSend:
     """A MsgSend whose amount text is taken as is, as a hostile wallet could send it."""
-    return bank_tx.MsgSend(from_address=address_of(ALICE), to_address=to,
-                           amount=[coin_pb2.Coin(denom="ngonka", amount=amount)])
+    return bank_tx.MsgSend(
+        from_address=address_of(ALICE), to_address=to, amount=[coin_pb2.Coin(denom="ngonka", amount=amount)]
+    )
 
 
 def assert_refused(chain: InProcessChain, tx: bytes, code: int, words: str) -> None:
@@ -122,8 +140,14 @@ def test_invalid_replay(chain: InProcessChain) -> None:
         (b"\x0a\x05garbage-not-a-tx", 2, "tx parse error"),
         (send(amount=f"{FUNDS * 2}ngonka", fee="1000ngonka"), 5, "insufficient funds"),
     ],
-    ids=["wrong-chain-id", "wrong-account-number", "zero-signature", "bad-signature", "malformed-protobuf",
-         "more-than-balance"],
+    ids=[
+        "wrong-chain-id",
+        "wrong-account-number",
+        "zero-signature",
+        "bad-signature",
+        "malformed-protobuf",
+        "more-than-balance",
+    ],
 )
 def test_invalid_tx_refused(chain: InProcessChain, tx: bytes, code: int, words: str) -> None:
     if code == 5:  # the ante passes (fee paid), the message fails: only the fee and sequence change
@@ -189,12 +213,38 @@ def test_multi_send_splits_one_input_and_rejects_unbalanced(chain: InProcessChai
     assert checked.code == 10 and "sum of inputs does not equal sum of outputs" in checked.log
 
 
-NOT_ASCII_AMOUNTS = ["\uff11\uff10", "\u0661\u0660", "\u00b2", "1" * 5000, "-1", " 10", "10 ", "10\n", "+10", "0x10", ""]
+NOT_ASCII_AMOUNTS = [
+    "\uff11\uff10",
+    "\u0661\u0660",
+    "\u00b2",
+    "1" * 5000,
+    "-1",
+    " 10",
+    "10 ",
+    "10\n",
+    "+10",
+    "0x10",
+    "",
+]
 
 
-@pytest.mark.parametrize("amount", NOT_ASCII_AMOUNTS, ids=["full-width", "arabic-indic", "superscript", "5000-digits",
-                                                            "negative", "lead-space", "trail-space", "trail-newline",
-                                                            "plus", "hex", "empty"])
+@pytest.mark.parametrize(
+    "amount",
+    NOT_ASCII_AMOUNTS,
+    ids=[
+        "full-width",
+        "arabic-indic",
+        "superscript",
+        "5000-digits",
+        "negative",
+        "lead-space",
+        "trail-space",
+        "trail-newline",
+        "plus",
+        "hex",
+        "empty",
+    ],
+)
 def test_invalid_amount_text_is_invalid_coins(chain: InProcessChain, amount: str) -> None:
     """Only ASCII digits are amounts (the SDK's ^[0-9]+$), in a message and in the fee alike."""
     assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send(amount))])), 10, "malformed amount")
@@ -205,11 +255,13 @@ def test_invalid_amount_text_is_invalid_coins(chain: InProcessChain, amount: str
 def test_invalid_denom_with_a_newline_or_space_is_invalid_coins(chain: InProcessChain, denom: str) -> None:
     """A denom is the whole text (Python's ``$`` also matches before a final newline): in a message and in
     the fee alike, refused at CheckTx with ``sdk/10``."""
-    msg = bank_tx.MsgSend(from_address=address_of(ALICE), to_address=BOB,
-                          amount=[coin_pb2.Coin(denom=denom, amount="1")])
+    msg = bank_tx.MsgSend(
+        from_address=address_of(ALICE), to_address=BOB, amount=[coin_pb2.Coin(denom=denom, amount="1")]
+    )
     assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(msg)])), 10, f"invalid denom {denom!r}")
-    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), fee_denom=denom), 10,
-                   f"invalid denom {denom!r}")
+    assert_refused(
+        chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))]), fee_denom=denom), 10, f"invalid denom {denom!r}"
+    )
 
 
 def test_invalid_amount_over_256_bits(chain: InProcessChain) -> None:
@@ -256,9 +308,12 @@ def test_invalid_send_to_module_account(chain: InProcessChain) -> None:
         assert chain.balance(to) == before + (1000 if name == FEE_COLLECTOR else 0)  # only the fee arrived
     multi = bank_tx.MsgMultiSend(
         inputs=[bank_pb2.Input(address=address_of(ALICE), coins=parse_coins("2ngonka").to_proto())],
-        outputs=[bank_pb2.Output(address=BOB, coins=parse_coins("1ngonka").to_proto()),
-                 bank_pb2.Output(address=bech32.encode(module_address(BONDED_POOL)),
-                                 coins=parse_coins("1ngonka").to_proto())],
+        outputs=[
+            bank_pb2.Output(address=BOB, coins=parse_coins("1ngonka").to_proto()),
+            bank_pb2.Output(
+                address=bech32.encode(module_address(BONDED_POOL)), coins=parse_coins("1ngonka").to_proto()
+            ),
+        ],
     )
     [result] = chain.block([sign_tx(ALICE, [multi], CHAIN, 0, 2, parse_coins("1000ngonka"), 100_000)]).tx_results
     assert result.code == 4 and "is not allowed to receive funds" in result.log
@@ -278,8 +333,12 @@ def test_invalid_timeout_height_passed(chain: InProcessChain) -> None:
 
 def test_invalid_extension_options(chain: InProcessChain) -> None:
     option = AnyPb(type_url="/gonka.unknown.v1.Option", value=b"\x08\x01")
-    assert_refused(chain, signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], extension_options=[option])),
-                   31, "unknown extension options")
+    assert_refused(
+        chain,
+        signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], extension_options=[option])),
+        31,
+        "unknown extension options",
+    )
     ignored = signed(tx_pb2.TxBody(messages=[pack(raw_send("1"))], non_critical_extension_options=[option]))
     [ok] = chain.block([ignored]).tx_results
     assert ok.code == 0, ok.log

@@ -17,15 +17,15 @@ from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 
 from gonkad import localnet
+from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from sdk.client.querier import Querier
+from sdk.client.rpc import CometRPC, RPCError
+from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
 from sdk.coins import Coins, parse_coins
 from sdk.crypto import secp256k1
-from sdk.client.rpc import CometRPC, RPCError
 from sdk.services import cosmos
 from sdk.tx import decode_tx, tx_hash
-from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
 from x.genutil.gentx import build_gentx
-from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 
 BANK = cosmos("bank").query
 
@@ -35,8 +35,9 @@ def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def balance(querier: Querier, address: str) -> int:
-    reply = querier.query(BANK + "Balance", query_pb2.QueryBalanceRequest(address=address, denom="ngonka"),
-                          query_pb2.QueryBalanceResponse)
+    reply = querier.query(
+        BANK + "Balance", query_pb2.QueryBalanceRequest(address=address, denom="ngonka"), query_pb2.QueryBalanceResponse
+    )
     return int(reply.balance.amount)
 
 
@@ -68,9 +69,29 @@ def test_cli_send_moves_funds_seen_by_every_node(net4: Path) -> None:
     nodes = localnet.load(net4).nodes
     recipient = address_of(secp256k1.PrivateKey(b"\x33" * 32))
     total_before = supply(queriers(net4)[0])
-    sent = gonkad("tx", "bank", "send", "val0", recipient, "1234ngonka", "--fees", "500ngonka", "--gas", "auto",
-                  "--gas-adjustment", "1.5", "--home", str(net4), "--keyring-backend", "test", "--node", nodes[0].rpc,
-                  "-y", "--output", "json")
+    sent = gonkad(
+        "tx",
+        "bank",
+        "send",
+        "val0",
+        recipient,
+        "1234ngonka",
+        "--fees",
+        "500ngonka",
+        "--gas",
+        "auto",
+        "--gas-adjustment",
+        "1.5",
+        "--home",
+        str(net4),
+        "--keyring-backend",
+        "test",
+        "--node",
+        nodes[0].rpc,
+        "-y",
+        "--output",
+        "json",
+    )
     assert sent.returncode == 0, sent.stderr
     reply = json.loads(sent.stdout)
     assert reply["code"] == 0, reply
@@ -95,13 +116,23 @@ def test_cli_send_moves_funds_seen_by_every_node(net4: Path) -> None:
         (["tx", "bank", "send", "val0", "gonka1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", "1ngonka"], "invalid address"),
         (["tx", "bank", "send", "nobody", "ADDR", "1ngonka"], "nobody"),
         (["tx", "bank", "send", "val0", "ADDR", "12"], "malformed amount"),
-        (["tx", "bank", "send", "val0", "ADDR", "1ngonka", "--chain-id", "wrong-chain"], "signature verification failed"),
+        (
+            ["tx", "bank", "send", "val0", "ADDR", "1ngonka", "--chain-id", "wrong-chain"],
+            "signature verification failed",
+        ),
         (["tx", "bank", "send", "val0", "ADDR", "999999999999999999999ngonka", "--gas", "auto"], "insufficient funds"),
         (["query", "bank", "balances", "gonka1notbech32"], "invalid address"),
         (["query", "bank", "balances", "ADDR", "--node", "tcp://127.0.0.1:9"], "unreachable"),
     ],
-    ids=["bad-checksum", "unknown-key", "malformed-amount", "wrong-chain-id", "insufficient-funds",
-         "bad-query-address", "node-unreachable"],
+    ids=[
+        "bad-checksum",
+        "unknown-key",
+        "malformed-amount",
+        "wrong-chain-id",
+        "insufficient-funds",
+        "bad-query-address",
+        "node-unreachable",
+    ],
 )
 def test_invalid_cli_input_is_one_line(net4: Path, args: list[str], words: str) -> None:
     node = localnet.load(net4).nodes[0]
@@ -176,8 +207,15 @@ def test_invalid_txs_refused_by_the_network_which_keeps_going(net4: Path) -> Non
     chain_id = localnet.load(net4).chain_id
 
     def send(chain: str = chain_id, number: int = account.account_number, sequence: int = account.sequence) -> bytes:
-        return sign_tx(key, [send_msg(sender, recipient, parse_coins("5ngonka"))], chain, number, sequence,
-                       parse_coins("100ngonka"), 100_000)
+        return sign_tx(
+            key,
+            [send_msg(sender, recipient, parse_coins("5ngonka"))],
+            chain,
+            number,
+            sequence,
+            parse_coins("100ngonka"),
+            100_000,
+        )
 
     def resigned(raw: bytes, signature: bytes) -> bytes:
         tx = tx_pb2.TxRaw.FromString(raw)
@@ -199,12 +237,36 @@ def test_invalid_txs_refused_by_the_network_which_keeps_going(net4: Path) -> Non
         "bad signature": (resigned(send(sequence=account.sequence + 1), b"\x01" * 64), 4),
         "high-S signature": (resigned(send(sequence=account.sequence + 1), high_s), 4),
         "malformed protobuf": (b"\x0a\xff\xff\xff", 2),
-        "gas limit over int64": (sign_tx(key, [send_msg(sender, recipient, parse_coins("5ngonka"))], chain_id,
-                                         account.account_number, account.sequence + 1, parse_coins("100ngonka"),
-                                         1 << 63), 18),
-        "full-width digits": (sign_tx(key, [bank_tx.MsgSend(from_address=sender, to_address=recipient, amount=[
-            coin_pb2.Coin(denom="ngonka", amount="\uff15")])], chain_id, account.account_number,
-            account.sequence + 1, parse_coins("100ngonka"), 100_000), 10),
+        "gas limit over int64": (
+            sign_tx(
+                key,
+                [send_msg(sender, recipient, parse_coins("5ngonka"))],
+                chain_id,
+                account.account_number,
+                account.sequence + 1,
+                parse_coins("100ngonka"),
+                1 << 63,
+            ),
+            18,
+        ),
+        "full-width digits": (
+            sign_tx(
+                key,
+                [
+                    bank_tx.MsgSend(
+                        from_address=sender,
+                        to_address=recipient,
+                        amount=[coin_pb2.Coin(denom="ngonka", amount="\uff15")],
+                    )
+                ],
+                chain_id,
+                account.account_number,
+                account.sequence + 1,
+                parse_coins("100ngonka"),
+                100_000,
+            ),
+            10,
+        ),
     }
     for name, (raw, code) in bad.items():
         reply = rpc.broadcast_tx_sync(raw)
@@ -230,27 +292,49 @@ def test_create_validator_after_genesis_joins_the_validator_set(net4: Path) -> N
     faucet = localnet.load_key(net4, "faucet")
     chain_id = localnet.load(net4).chain_id
     funding = query_account(rpc, address_of(faucet))
-    fund = sign_tx(faucet, [send_msg(address_of(faucet), address_of(key), parse_coins("2000000000ngonka"))],
-                   chain_id, funding.account_number, funding.sequence, parse_coins("100ngonka"), 100_000)
+    fund = sign_tx(
+        faucet,
+        [send_msg(address_of(faucet), address_of(key), parse_coins("2000000000ngonka"))],
+        chain_id,
+        funding.account_number,
+        funding.sequence,
+        parse_coins("100ngonka"),
+        100_000,
+    )
     assert rpc.broadcast_tx_sync(fund)["code"] == 0
     wait_for_tx(rpc, tx_hash(fund))
     account = query_account(rpc, address_of(key))
     consensus_key = bytes(range(32))
     raw = build_gentx(key, "late", consensus_key, ("ngonka", 10**9), chain_id)  # the same message, now as a normal tx
-    raw = sign_tx(key, list(decode_messages(raw)), chain_id, account.account_number, account.sequence,
-                  parse_coins("100ngonka"), 400_000)
+    raw = sign_tx(
+        key,
+        list(decode_messages(raw)),
+        chain_id,
+        account.account_number,
+        account.sequence,
+        parse_coins("100ngonka"),
+        400_000,
+    )
     assert rpc.broadcast_tx_sync(raw)["code"] == 0
     committed = wait_for_tx(rpc, tx_hash(raw))
     assert int(committed["tx_result"].get("code", 0)) == 0, committed["tx_result"]
     height = int(committed["height"])
-    epoch = Querier(node.rpc).query("/gonka.epochs.v1.Query/CurrentEpoch", epochs_query.QueryCurrentEpochRequest(),
-                                    epochs_query.QueryCurrentEpochResponse)
+    epoch = Querier(node.rpc).query(
+        "/gonka.epochs.v1.Query/CurrentEpoch",
+        epochs_query.QueryCurrentEpochRequest(),
+        epochs_query.QueryCurrentEpochResponse,
+    )
     this_epochs = epoch.epoch.start_height + epoch.epoch.params.set_validators_offset
-    set_height = this_epochs if epoch.epoch.number > 0 and this_epochs > height else (
-        epoch.next_epoch_height + epoch.epoch.params.set_validators_offset)  # the schedule is not changed here
+    set_height = (
+        this_epochs
+        if epoch.epoch.number > 0 and this_epochs > height
+        else (epoch.next_epoch_height + epoch.epoch.params.set_validators_offset)
+    )  # the schedule is not changed here
     localnet.wait_for_height(net4, set_height + 3, timeout_s=120)
-    keys = {h: {v["pub_key"]["value"] for v in rpc.call("validators", height=str(h))["validators"]}
-            for h in (set_height + 1, set_height + 2)}
+    keys = {
+        h: {v["pub_key"]["value"] for v in rpc.call("validators", height=str(h))["validators"]}
+        for h in (set_height + 1, set_height + 2)
+    }
     late = base64.b64encode(consensus_key).decode()
     assert late not in keys[set_height + 1] and late in keys[set_height + 2]
     powers = sorted(int(v["voting_power"]) for v in rpc.call("validators", height=str(set_height + 2))["validators"])

@@ -5,16 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Unpack
 
+from chain import AppOptions, InProcessChain
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
-from sdk.coins import parse_coins
-from sdk.crypto import secp256k1
-from sdk.store.proof import verify_membership, verify_nonmembership
-from sdk.crypto import bech32
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
+from sdk.coins import parse_coins
+from sdk.crypto import bech32, secp256k1
+from sdk.store.proof import verify_membership, verify_nonmembership
 from x.bank import keys as bank_keys
-from chain import AppOptions, InProcessChain
 
 CHAIN = "gonka-unit"
 ALICE = secp256k1.PrivateKey(b"\x01" * 32)
@@ -23,8 +22,9 @@ BOB = address_of(secp256k1.PrivateKey(b"\x02" * 32))
 
 def start(path: Path, **options: Unpack[AppOptions]) -> InProcessChain:
     """Alice funded at genesis, no block yet: each test's own txs go in block 1."""
-    return InProcessChain(path, {address_of(ALICE): [("ngonka", 1_000_000)]}, chain_id=CHAIN, first_block=False,
-                          **options)
+    return InProcessChain(
+        path, {address_of(ALICE): [("ngonka", 1_000_000)]}, chain_id=CHAIN, first_block=False, **options
+    )
 
 
 def send(sequence: int, amount: str, account_number: int = 0, chain_id: str = CHAIN) -> bytes:
@@ -50,8 +50,12 @@ def test_invalid_replay_and_wrong_chain_rejected_without_state_change(tmp_path: 
     tx = send(0, "1ngonka")
     chain.block([tx])
     root = chain.app.store.root_hash
-    for bad, code in ((tx, 32), (send(1, "1ngonka", chain_id="other"), 4), (send(1, "1ngonka", account_number=7), 4),
-                      (b"\xff\x00garbage", 2)):
+    for bad, code in (
+        (tx, 32),
+        (send(1, "1ngonka", chain_id="other"), 4),
+        (send(1, "1ngonka", account_number=7), 4),
+        (b"\xff\x00garbage", 2),
+    ):
         checked = chain.check(bad)
         assert (checked.codespace, checked.code) == ("sdk", code), checked.log
     response = chain.block([tx, b"\xff\x00garbage"])
@@ -91,4 +95,3 @@ def test_only_configured_events_are_marked_for_indexing(tmp_path: Path) -> None:
     indexed = {(e.type, a.key) for e in result.events for a in e.attributes if a.index}
     assert indexed == {("transfer", "recipient")}
     assert {e.type for e in result.events} >= {"tx", "message", "transfer"}  # the rest is still reported
-

@@ -11,21 +11,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from chain import InProcessChain
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.types import params_pb2, validator_pb2
 
 from gonkad import genesis
 from protogen.gonka.bls.v1 import bls_pb2, query_pb2, tx_pb2
+from sdk.abci.blocks import decode_injected_entry, decode_vote_extension, encode_injected_entry, encode_vote_extension
 from sdk.address import consensus_address
 from sdk.client.txbuilder import address_of, sign_tx
-from sdk.abci.blocks import decode_injected_entry, decode_vote_extension, encode_injected_entry, encode_vote_extension
 from sdk.crypto import bech32, bls, certificate, secp256k1
 from sdk.services import gonka
 from x.bls import certificates, client
 from x.bls.keyfile import create_key_file, key_file
 from x.bls.module import BlsModule
 from x.genutil.gentx import build_gentx
-from chain import InProcessChain
 
 CHAIN = "gonka-cert"
 DENOM = "ngonka"
@@ -46,14 +46,31 @@ def extensions_from(height: int) -> params_pb2.ConsensusParams:
     return params_pb2.ConsensusParams(abci=params_pb2.ABCIParams(vote_extensions_enable_height=height))
 
 
-def make_chain(path: Path, keyed: int = 4, plain: int = 0, *, node: int | None = None, fault: str = "",
-               enable_height: int = 1, overrides: dict | None = None, authority: bytes | None = None
-               ) -> InProcessChain:
+def make_chain(
+    path: Path,
+    keyed: int = 4,
+    plain: int = 0,
+    *,
+    node: int | None = None,
+    fault: str = "",
+    enable_height: int = 1,
+    overrides: dict | None = None,
+    authority: bytes | None = None,
+) -> InProcessChain:
     """Hosts 0..keyed-1 with a BLS key in their gentx, then ``plain`` without; equal collateral. ``node``: the
     host whose key file this node has (x/bls ``key_file``); ``fault``: x/bls ``test_fault``."""
     state = genesis.merge_overrides(genesis.default_app_state(), overrides or {})
-    gentxs = [build_gentx(KEYS[i], f"h{i}", CONSENSUS_KEYS[i], (DENOM, 1000 * GNK), CHAIN,
-                          bls_secret=SECRETS[i] if i < keyed else None) for i in range(keyed + plain)]
+    gentxs = [
+        build_gentx(
+            KEYS[i],
+            f"h{i}",
+            CONSENSUS_KEYS[i],
+            (DENOM, 1000 * GNK),
+            CHAIN,
+            bls_secret=SECRETS[i] if i < keyed else None,
+        )
+        for i in range(keyed + plain)
+    ]
     state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gentxs]}
     settings: dict[str, str] = {}
     if node is not None:
@@ -63,9 +80,15 @@ def make_chain(path: Path, keyed: int = 4, plain: int = 0, *, node: int | None =
     if fault:
         settings["test_fault"] = fault
     options = {"authority": authority} if authority is not None else {}
-    return InProcessChain(path, {address_of(k): [(DENOM, 10_000 * GNK)] for k in KEYS}, chain_id=CHAIN,
-                          app_state=state, consensus_params=extensions_from(enable_height),
-                          module_config={"bls": settings}, **options)  # type: ignore[arg-type]
+    return InProcessChain(
+        path,
+        {address_of(k): [(DENOM, 10_000 * GNK)] for k in KEYS},
+        chain_id=CHAIN,
+        app_state=state,
+        consensus_params=extensions_from(enable_height),
+        module_config={"bls": settings},
+        **options,
+    )  # type: ignore[arg-type]
 
 
 def powers(chain: InProcessChain) -> dict[bytes, int]:
@@ -83,8 +106,9 @@ def share(i: int, chain: InProcessChain, height: int, secret: bytes | None = Non
     return bls.sign(SECRETS[i] if secret is None else secret, message)
 
 
-def commits(chain: InProcessChain, shares: dict[int, bytes], voted: Sequence[int] | None = None
-            ) -> tuple[abci.ExtendedCommitInfo, abci.CommitInfo]:
+def commits(
+    chain: InProcessChain, shares: dict[int, bytes], voted: Sequence[int] | None = None
+) -> tuple[abci.ExtendedCommitInfo, abci.CommitInfo]:
     """The last height's votes as PrepareProposal and ProcessProposal see them, in the set's order (by address
     here: the powers are equal). ``voted``: who precommitted (default: those with a share)."""
     voted = sorted(shares) if voted is None else voted
@@ -101,16 +125,28 @@ def commits(chain: InProcessChain, shares: dict[int, bytes], voted: Sequence[int
 
 
 def propose(chain: InProcessChain, extended: abci.ExtendedCommitInfo) -> list[bytes]:
-    return list(chain.app.prepare_proposal(abci.RequestPrepareProposal(
-        height=chain.height + 1, max_tx_bytes=1 << 20, local_last_commit=extended, proposer_address=ADDRESSES[0],
-    )).txs)
+    return list(
+        chain.app.prepare_proposal(
+            abci.RequestPrepareProposal(
+                height=chain.height + 1,
+                max_tx_bytes=1 << 20,
+                local_last_commit=extended,
+                proposer_address=ADDRESSES[0],
+            )
+        ).txs
+    )
 
 
 def process(chain: InProcessChain, txs: Sequence[bytes], plain: abci.CommitInfo) -> int:
-    return chain.app.process_proposal(abci.RequestProcessProposal(
-        height=chain.height + 1, txs=txs, proposed_last_commit=plain, proposer_address=ADDRESSES[0],
-        hash=b"\x01" * 32,
-    )).status
+    return chain.app.process_proposal(
+        abci.RequestProcessProposal(
+            height=chain.height + 1,
+            txs=txs,
+            proposed_last_commit=plain,
+            proposer_address=ADDRESSES[0],
+            hash=b"\x01" * 32,
+        )
+    ).status
 
 
 def entry_of(txs: Sequence[bytes]) -> bls_pb2.BlockCertificate:
@@ -119,8 +155,9 @@ def entry_of(txs: Sequence[bytes]) -> bls_pb2.BlockCertificate:
     return bls_pb2.BlockCertificate.FromString(payload)
 
 
-def certified_height(chain: InProcessChain, signers: Sequence[int], voted: Sequence[int] | None = None
-                     ) -> bls_pb2.BlockCertificate:
+def certified_height(
+    chain: InProcessChain, signers: Sequence[int], voted: Sequence[int] | None = None
+) -> bls_pb2.BlockCertificate:
     """One height as the network runs it: ``signers`` sent their shares; the proposal is built, accepted and
     committed; returns its certificate."""
     height = chain.height
@@ -133,8 +170,9 @@ def certified_height(chain: InProcessChain, signers: Sequence[int], voted: Seque
 
 
 def certificate_answer(chain: InProcessChain, height: int = 0) -> query_pb2.QueryCertificateResponse:
-    return chain.query(QUERY + "Certificate", query_pb2.QueryCertificateRequest(height=height),
-                       query_pb2.QueryCertificateResponse)
+    return chain.query(
+        QUERY + "Certificate", query_pb2.QueryCertificateRequest(height=height), query_pb2.QueryCertificateResponse
+    )
 
 
 def bitmap_of(chain: InProcessChain, members: Sequence[int]) -> bytes:
@@ -143,9 +181,14 @@ def bitmap_of(chain: InProcessChain, members: Sequence[int]) -> bytes:
 
 
 def verify(chain: InProcessChain, validator: int, extension: bytes, height: int | None = None) -> int:
-    return chain.app.verify_vote_extension(abci.RequestVerifyVoteExtension(
-        height=chain.height + 1 if height is None else height, hash=b"\x02" * 32,
-        validator_address=ADDRESSES[validator], vote_extension=extension)).status
+    return chain.app.verify_vote_extension(
+        abci.RequestVerifyVoteExtension(
+            height=chain.height + 1 if height is None else height,
+            hash=b"\x02" * 32,
+            validator_address=ADDRESSES[validator],
+            vote_extension=extension,
+        )
+    ).status
 
 
 # --- vote extensions ------------------------------------------------------------------------------------
@@ -194,10 +237,14 @@ def test_the_proposer_aggregates_the_shares_it_received_and_the_chain_keeps_the_
         answer = certificate_answer(chain, 1)
         assert answer.certificate.included_height == 2 and answer.certificate.commitment == commitment(chain, 1)
         assert answer.chain_id == CHAIN and answer.message == message
-        assert (answer.signed_power, answer.total_power) == (3 * powers(chain)[ADDRESSES[0]], sum(powers(chain).values()))
+        assert (answer.signed_power, answer.total_power) == (
+            3 * powers(chain)[ADDRESSES[0]],
+            sum(powers(chain).values()),
+        )
         assert [v.address for v in answer.validator_set.validators] == sorted(ADDRESSES[:4])
         assert [v.public_key for v in answer.validator_set.validators] == [
-            bls.public_key(SECRETS[i]) for i in sorted(range(4), key=lambda i: ADDRESSES[i])]
+            bls.public_key(SECRETS[i]) for i in sorted(range(4), key=lambda i: ADDRESSES[i])
+        ]
         assert answer.beacon == hashlib.sha256(b"gonka/bls/v1/beacon" + cert.signature).digest()
         client.verify_certificate(answer, commitment(chain, 1), CHAIN)
         with pytest.raises(certificate.CertificateError, match="another app hash"):
@@ -213,8 +260,11 @@ def test_the_proposer_aggregates_the_shares_it_received_and_the_chain_keeps_the_
         ctx = chain.context()
         assert chain.app.bls_keeper.beacon(ctx) == beacon.beacon
         assert chain.app.bls_keeper.beacon(ctx, 1) == answer.beacon and chain.app.bls_keeper.beacon(ctx, 7) is None
-        missing = chain.app.query(abci.RequestQuery(path=QUERY + "Certificate",
-                                                    data=query_pb2.QueryCertificateRequest(height=9).SerializeToString()))
+        missing = chain.app.query(
+            abci.RequestQuery(
+                path=QUERY + "Certificate", data=query_pb2.QueryCertificateRequest(height=9).SerializeToString()
+            )
+        )
         assert (missing.codespace, missing.code) == ("sdk", 38) and "no certificate of height 9" in missing.log
 
 
@@ -257,7 +307,9 @@ def test_proposals_with_a_bad_certificate_are_rejected(tmp_path: Path) -> None:
             "another height": entry(height=height + 1),
             "forged": entry(signature=bls.aggregate([bls.sign(SECRETS[i], b"forged") for i in range(4)])),
             "too little power": entry(signers=certificate.encode_signers([True, True, False, False]), signature=two),
-            "bitmap claims one more": entry(signers=certificate.encode_signers([True, True, True, False]), signature=two),
+            "bitmap claims one more": entry(
+                signers=certificate.encode_signers([True, True, True, False]), signature=two
+            ),
             "bitmap too long": entry(signers=good.signers + b"\x00"),
             "bits past the set": entry(signers=bytes([good.signers[0] | 0x10])),
             "no signature": entry(signature=b""),
@@ -270,10 +322,12 @@ def test_proposals_with_a_bad_certificate_are_rejected(tmp_path: Path) -> None:
         assert process(chain, entry(), without_first) == REJECT
 
 
-@pytest.mark.parametrize("fault, reason", [("forge-certificate", "does not verify"),
-                                            ("weak-certificate", "not more than 2/3")])
-def test_a_faulty_proposers_certificate_is_rejected(tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                                   fault: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    "fault, reason", [("forge-certificate", "does not verify"), ("weak-certificate", "not more than 2/3")]
+)
+def test_a_faulty_proposers_certificate_is_rejected(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, fault: str, reason: str
+) -> None:
     with make_chain(tmp_path / "db", node=0, fault=fault) as chain:
         extended, plain = commits(chain, {i: share(i, chain, chain.height) for i in range(4)})
         txs = propose(chain, extended)
@@ -304,8 +358,11 @@ def test_a_new_key_signs_from_the_height_after_its_block(tmp_path: Path) -> None
         certified_height(chain, range(4))
         account = chain.account(address_of(KEYS[0]))
         assert account is not None
-        msg = tx_pb2.MsgRegisterBlsKey(operator=address_of(KEYS[0]), public_key=bls.public_key(SECRETS[5]),
-                                       proof_of_possession=bls.pop_prove(SECRETS[5]))
+        msg = tx_pb2.MsgRegisterBlsKey(
+            operator=address_of(KEYS[0]),
+            public_key=bls.public_key(SECRETS[5]),
+            proof_of_possession=bls.pop_prove(SECRETS[5]),
+        )
         raw = sign_tx(KEYS[0], [msg], CHAIN, account.account_number, account.sequence, gas_limit=1_000_000)
         height = chain.height
         extended, plain = commits(chain, {i: share(i, chain, height) for i in range(4)})
@@ -352,8 +409,9 @@ def test_params_change_only_by_the_authority(tmp_path: Path) -> None:
         for signer, codespace, code in ((KEYS[1], "gov", 13), (authority, "", 0)):  # gov/13: invalid authority
             account = chain.account(address_of(signer))
             assert account is not None
-            msg = tx_pb2.MsgUpdateParams(authority=address_of(signer),
-                                         params=bls_pb2.Params(certificate_retention_blocks=9))
+            msg = tx_pb2.MsgUpdateParams(
+                authority=address_of(signer), params=bls_pb2.Params(certificate_retention_blocks=9)
+            )
             raw = sign_tx(signer, [msg], CHAIN, account.account_number, account.sequence, gas_limit=1_000_000)
             result = chain.block([raw]).tx_results[0]
             assert (result.codespace, result.code) == (codespace, code), result.log

@@ -14,17 +14,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from chain import InProcessChain
+from test_bls import non_subgroup_g1
 
 from gonkad import genesis
 from protogen.gonka.bls.v1 import query_pb2, tx_pb2
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, bls, secp256k1
 from sdk.services import gonka
+from sdk.tx import decode_tx
 from x.bls.keyfile import create_key_file, key_file, load_secret
 from x.genutil.gentx import build_gentx, check_gentx_shape, collect_gentxs, write_gentx
-from sdk.tx import decode_tx
-from chain import InProcessChain
-from test_bls import non_subgroup_g1
 
 CHAIN = "gonka-bls"
 DENOM = "ngonka"
@@ -39,16 +39,22 @@ def addr(i: int) -> str:
     return address_of(KEYS[i])
 
 
-def chain_with(path: Path, bls_hosts: int = 2, plain_hosts: int = 1, app_state: dict | None = None
-               ) -> InProcessChain:
+def chain_with(path: Path, bls_hosts: int = 2, plain_hosts: int = 1, app_state: dict | None = None) -> InProcessChain:
     """Hosts 0..bls_hosts-1 register by gentx with a BLS key, the next ``plain_hosts`` without; every key funded."""
     state = app_state or genesis.default_app_state()
-    gentxs = [build_gentx(KEYS[i], f"h{i}", bytes([0xD0 + i]) * 32, (DENOM, 1000 * GNK), CHAIN,
-                          bls_secret=SECRETS[i] if i < bls_hosts else None)
-              for i in range(bls_hosts + plain_hosts)]
+    gentxs = [
+        build_gentx(
+            KEYS[i],
+            f"h{i}",
+            bytes([0xD0 + i]) * 32,
+            (DENOM, 1000 * GNK),
+            CHAIN,
+            bls_secret=SECRETS[i] if i < bls_hosts else None,
+        )
+        for i in range(bls_hosts + plain_hosts)
+    ]
     state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gentxs]}
-    return InProcessChain(path, {address_of(k): [(DENOM, 10_000 * GNK)] for k in KEYS}, chain_id=CHAIN,
-                          app_state=state)
+    return InProcessChain(path, {address_of(k): [(DENOM, 10_000 * GNK)] for k in KEYS}, chain_id=CHAIN, app_state=state)
 
 
 def register_msg(i: int, secret: bytes, **change: bytes) -> tx_pb2.MsgRegisterBlsKey:
@@ -117,16 +123,19 @@ def test_a_host_registers_and_replaces_its_key(tmp_path: Path) -> None:
         assert deliver(chain, 2, register_msg(2, SECRETS[0])).code == 0
 
 
-@pytest.mark.parametrize("case, codespace, code, words", [
-    ("identity", "bls", 2, "identity"),
-    ("out-of-subgroup", "bls", 2, "subgroup"),
-    ("another-keys-proof", "bls", 3, "does not verify"),
-    ("short-key", "bls", 2, "48 bytes"),
-    ("long-proof", "bls", 3, "96 bytes"),
-    ("empty-proof", "bls", 3, "96 bytes"),
-    ("non-host", "bls", 4, "not a host"),
-    ("key-of-another-host", "bls", 5, "another host"),
-])
+@pytest.mark.parametrize(
+    "case, codespace, code, words",
+    [
+        ("identity", "bls", 2, "identity"),
+        ("out-of-subgroup", "bls", 2, "subgroup"),
+        ("another-keys-proof", "bls", 3, "does not verify"),
+        ("short-key", "bls", 2, "48 bytes"),
+        ("long-proof", "bls", 3, "96 bytes"),
+        ("empty-proof", "bls", 3, "96 bytes"),
+        ("non-host", "bls", 4, "not a host"),
+        ("key-of-another-host", "bls", 5, "another host"),
+    ],
+)
 def test_bad_registration_changes_nothing(tmp_path: Path, case: str, codespace: str, code: int, words: str) -> None:
     signer = 3 if case == "non-host" else 2
     msg = {
@@ -163,12 +172,14 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
         assert deliver(new, 2, register_msg(2, SECRETS[3])).code == 0
     # import re-checks every key and that its operator is a host, and refuses repeats
     first = section["keys"][0]
-    for n, (keys_, words) in enumerate((
-        ([{"operator": first["operator"], "public_key": base64.b64encode(IDENTITY_G1).decode()}], "identity"),
-        ([{"operator": first["operator"], "public_key": base64.b64encode(non_subgroup_g1()).decode()}], "subgroup"),
-        ([{"operator": addr(3), "public_key": first["public_key"]}], "not a host"),
-        ([first, {**first, "operator": section["keys"][1]["operator"]}], "repeated"),
-    )):
+    for n, (keys_, words) in enumerate(
+        (
+            ([{"operator": first["operator"], "public_key": base64.b64encode(IDENTITY_G1).decode()}], "identity"),
+            ([{"operator": first["operator"], "public_key": base64.b64encode(non_subgroup_g1()).decode()}], "subgroup"),
+            ([{"operator": addr(3), "public_key": first["public_key"]}], "not a host"),
+            ([first, {**first, "operator": section["keys"][1]["operator"]}], "repeated"),
+        )
+    ):
         bad = json.loads(json.dumps(exported))
         bad["bls"] = {"keys": keys_}
         with pytest.raises(ValueError, match=words):
@@ -191,16 +202,21 @@ def test_cli_init_creates_the_key_file_once_and_gentx_registers_it(tmp_path: Pat
     secret = load_secret(Path(home))
     shown = gonkad("keys", "bls", "show", "--home", home)
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout) == {"public_key": bls.public_key(secret).hex(),
-                                        "proof_of_possession": bls.pop_prove(secret).hex()}
+    assert json.loads(shown.stdout) == {
+        "public_key": bls.public_key(secret).hex(),
+        "proof_of_possession": bls.pop_prove(secret).hex(),
+    }
     again = gonkad("init", "n0", "--chain-id", CHAIN, "--home", home, "--overwrite")
     assert again.returncode == 0, again.stderr
     assert path.read_text() == first and not create_key_file(Path(home))
     added = gonkad("keys", "add", "op", "--keyring-backend", "test", "--output", "json", "--home", home)
     assert added.returncode == 0, added.stderr
-    for step in (["genesis", "add-genesis-account", "op", "2000000000000ngonka", "--keyring-backend", "test"],
-                 ["genesis", "gentx", "op", "1000000000000ngonka", "--keyring-backend", "test"],
-                 ["genesis", "collect-gentxs"], ["genesis", "validate"]):
+    for step in (
+        ["genesis", "add-genesis-account", "op", "2000000000000ngonka", "--keyring-backend", "test"],
+        ["genesis", "gentx", "op", "1000000000000ngonka", "--keyring-backend", "test"],
+        ["genesis", "collect-gentxs"],
+        ["genesis", "validate"],
+    ):
         result = gonkad(*step, "--home", home)
         assert result.returncode == 0, (step, result.stderr)
     doc = json.loads((tmp_path / "node" / "config" / "genesis.json").read_text())
@@ -214,6 +230,7 @@ def test_cli_init_creates_the_key_file_once_and_gentx_registers_it(tmp_path: Pat
 
 def test_invariant_catches_indexes_that_disagree(tmp_path: Path) -> None:
     from x.bls import keys as bls_keys
+
     with chain_with(tmp_path / "db") as chain:
         module = next(m for m in chain.app.modules if m.name == "bls")
         ctx = chain.context()
@@ -222,6 +239,7 @@ def test_invariant_catches_indexes_that_disagree(tmp_path: Path) -> None:
         ctx.kv(bls_keys.STORE_PREFIX).delete(bls_keys.operator_index_key(bls.public_key(SECRETS[0])))
         assert check(ctx) == "2 operators have keys but the key index holds 1"
         # an index entry pointing at the wrong operator
-        ctx.kv(bls_keys.STORE_PREFIX).set(bls_keys.operator_index_key(bls.public_key(SECRETS[0])),
-                                          bech32.decode(addr(1)))
+        ctx.kv(bls_keys.STORE_PREFIX).set(
+            bls_keys.operator_index_key(bls.public_key(SECRETS[0])), bech32.decode(addr(1))
+        )
         assert "indexed to another operator" in (check(ctx) or "")

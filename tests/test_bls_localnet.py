@@ -32,31 +32,36 @@ import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2 as tendermint_query
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
+from nodes import running_localnet
 from py_ecc.bls import G2ProofOfPossession
 
 from gonkad import genesis, localnet
 from gonkad.paths import pid_file
 from protogen.gonka.bls.v1 import bls_pb2, query_pb2
+from sdk.abci.blocks import decode_injected_entry
 from sdk.client.process import live_pid, terminate
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.tx import TxOptions, deliver, wait_for_tx
 from sdk.client.txbuilder import address_of
-from sdk.abci.blocks import decode_injected_entry
 from sdk.crypto import certificate
 from sdk.keyring.keyring import Keyring
 from sdk.services import gonka
 from x.bls import client
 from x.bls.keyfile import key_file
-from nodes import running_localnet
-
 
 EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 10, 2, 4, 5
 CHECKED = 16
 """(a) checks the certificates of heights 1..CHECKED."""
 OVERRIDES = {
-    "epochs": {"params": {"epoch_length": str(EPOCH_LENGTH), "race_validation_offset": str(RACE_VALIDATION),
-                          "set_validators_offset": str(SET_VALIDATORS), "inference_offset": str(INFERENCE)}},
+    "epochs": {
+        "params": {
+            "epoch_length": str(EPOCH_LENGTH),
+            "race_validation_offset": str(RACE_VALIDATION),
+            "set_validators_offset": str(SET_VALIDATORS),
+            "inference_offset": str(INFERENCE),
+        }
+    },
     "slashing": {"params": {"signed_blocks_window": "1000000"}},  # a stopped validator is never jailed here
 }
 _base = localnet.load_settings(validators=4, chain_id="gonka-bls-net")
@@ -96,7 +101,8 @@ def grpc0(root: Path) -> str:
 def validator_address(root: Path, name: str) -> str:
     """The node's CometBFT address (hex, upper case), from its priv_validator_key.json."""
     return json.loads((Path(node(root, name).home) / "config" / "priv_validator_key.json").read_text())[
-        "address"].upper()
+        "address"
+    ].upper()
 
 
 def wait_height(rpc: CometRPC, height: int, timeout_s: float = 90.0) -> int:
@@ -113,8 +119,9 @@ def wait_height(rpc: CometRPC, height: int, timeout_s: float = 90.0) -> int:
 
 
 def certificate_answer(root: Path, height: int) -> query_pb2.QueryCertificateResponse:
-    return Querier("", grpc0(root)).query(GONKA + "Certificate", query_pb2.QueryCertificateRequest(height=height),
-                                          query_pb2.QueryCertificateResponse)
+    return Querier("", grpc0(root)).query(
+        GONKA + "Certificate", query_pb2.QueryCertificateRequest(height=height), query_pb2.QueryCertificateResponse
+    )
 
 
 def signers(answer: query_pb2.QueryCertificateResponse) -> dict[str, bool]:
@@ -144,22 +151,32 @@ def outside_verify(grpc_address: str, height: int, chain_id: str) -> None:
     the certificate and the block header from gRPC, the message rebuilt from the header's app hash, the bitmap
     decoded, the power counted, the BLS check by py_ecc."""
     querier = Querier("", grpc_address)
-    answer = querier.query(GONKA + "Certificate", query_pb2.QueryCertificateRequest(height=height),
-                           query_pb2.QueryCertificateResponse)
-    header = querier.query("/cosmos.base.tendermint.v1beta1.Service/GetBlockByHeight",
-                           tendermint_query.GetBlockByHeightRequest(height=height),
-                           tendermint_query.GetBlockByHeightResponse).sdk_block.header
+    answer = querier.query(
+        GONKA + "Certificate", query_pb2.QueryCertificateRequest(height=height), query_pb2.QueryCertificateResponse
+    )
+    header = querier.query(
+        "/cosmos.base.tendermint.v1beta1.Service/GetBlockByHeight",
+        tendermint_query.GetBlockByHeightRequest(height=height),
+        tendermint_query.GetBlockByHeightResponse,
+    ).sdk_block.header
     app_hash, cid = bytes(header.app_hash), chain_id.encode()
     assert header.chain_id == chain_id and header.height == height
-    message = hashlib.sha256(b"gonka/bls/v1/block" + len(cid).to_bytes(2, "big") + cid + height.to_bytes(8, "big")
-                             + len(app_hash).to_bytes(2, "big") + app_hash).digest()
+    message = hashlib.sha256(
+        b"gonka/bls/v1/block"
+        + len(cid).to_bytes(2, "big")
+        + cid
+        + height.to_bytes(8, "big")
+        + len(app_hash).to_bytes(2, "big")
+        + app_hash
+    ).digest()
     validators = answer.validator_set.validators
     bitmap = answer.certificate.signers
     assert len(bitmap) == (len(validators) + 7) // 8
     chosen = [v for i, v in enumerate(validators) if bitmap[i // 8] >> (i % 8) & 1]
     assert 3 * sum(v.power for v in chosen) > 2 * sum(v.power for v in validators)
-    assert G2ProofOfPossession.FastAggregateVerify([bytes(v.public_key) for v in chosen], message,
-                                                   bytes(answer.certificate.signature))
+    assert G2ProofOfPossession.FastAggregateVerify(
+        [bytes(v.public_key) for v in chosen], message, bytes(answer.certificate.signature)
+    )
 
 
 def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
@@ -195,7 +212,11 @@ def test_every_block_carries_the_certificate_of_the_height_before(net: Path) -> 
         module, payload = decode_injected_entry(raw)
         entry = bls_pb2.BlockCertificate.FromString(payload)
         assert (module, entry.height, entry.signers, entry.signature) == (
-            "bls", height, answer.certificate.signers, answer.certificate.signature)
+            "bls",
+            height,
+            answer.certificate.signers,
+            answer.certificate.signature,
+        )
     for height in (2, CHECKED):  # py_ecc takes a second or two per check
         outside_verify(grpc0(net), height, spec.chain_id)
     # a tampered answer is refused: one signature byte, one bitmap bit
@@ -225,8 +246,9 @@ def test_faulty_proposers_are_rejected_and_the_chain_goes_on(net: Path) -> None:
     for name in ("node0", "node1"):
         log = (Path(node(net, name).home) / "gonkad.log").read_text()
         assert "not more than 2/3" in log, f"{name} never rejected node2's weak certificate"
-        assert "the aggregate signature does not verify for the signers' keys" in log, \
+        assert "the aggregate signature does not verify for the signers' keys" in log, (
             f"{name} never rejected node3's forged certificate"
+        )
         assert "module bls rejects the proposal at height" in log
 
 
@@ -237,8 +259,10 @@ def signed_as_committed(root: Path, address: str, heights: range, validators: in
     bits = []
     for height in heights:
         bit = signers(checked(root, height, validators))[address]
-        flags = {s["validator_address"].upper(): s["block_id_flag"]
-                 for s in rpc.block(height + 1)["block"]["last_commit"]["signatures"]}
+        flags = {
+            s["validator_address"].upper(): s["block_id_flag"]
+            for s in rpc.block(height + 1)["block"]["last_commit"]["signatures"]
+        }
         assert bit == (flags.get(address) == BLOCK_ID_FLAG_COMMIT), (height, bit, flags)  # absent: no address
         bits.append(bit)
     return bits
@@ -298,13 +322,37 @@ def test_a_new_host_joins_at_set_validators_and_signs_the_next_certificates(net:
     localnet.start_node(node4)
     operator = Keyring(net, "test").add("node4op")[0].address
     querier = Querier(node(net, "node0").rpc)
-    fund = bank_tx.MsgSend(from_address=address_of(localnet.load_key(net, "faucet")), to_address=operator,
-                           amount=[coin_pb2.Coin(denom="ngonka", amount=str(NEW_STAKE + 10**9))])
+    fund = bank_tx.MsgSend(
+        from_address=address_of(localnet.load_key(net, "faucet")),
+        to_address=operator,
+        amount=[coin_pb2.Coin(denom="ngonka", amount=str(NEW_STAKE + 10**9))],
+    )
     deliver(querier, localnet.load_key(net, "faucet"), [fund], spec.chain_id, TxOptions())
-    sent = gonkad("tx", "stake", "create-validator", f"{NEW_STAKE}ngonka", "--moniker", "node4", "--from", "node4op",
-                  "--key-home", node4.home, "--home", str(net), "--keyring-backend", "test",
-                  "--node", node(net, "node0").rpc, "--gas", "auto", "--gas-adjustment", "1.5", "-y",
-                  "--output", "json")
+    sent = gonkad(
+        "tx",
+        "stake",
+        "create-validator",
+        f"{NEW_STAKE}ngonka",
+        "--moniker",
+        "node4",
+        "--from",
+        "node4op",
+        "--key-home",
+        node4.home,
+        "--home",
+        str(net),
+        "--keyring-backend",
+        "test",
+        "--node",
+        node(net, "node0").rpc,
+        "--gas",
+        "auto",
+        "--gas-adjustment",
+        "1.5",
+        "-y",
+        "--output",
+        "json",
+    )
     assert sent.returncode == 0, sent.stderr + sent.stdout
     committed = wait_for_tx(querier, json.loads(sent.stdout)["txhash"], 60)
     assert int(committed["tx_result"].get("code", 0)) == 0, committed["tx_result"]

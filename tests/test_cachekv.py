@@ -34,9 +34,7 @@ class DictStore:
 
 
 def expected(model: dict[bytes, bytes], prefix: bytes, start, end, reverse: bool) -> list[tuple[bytes, bytes]]:
-    ks = sorted(
-        k for k in model if k.startswith(prefix) and (start is None or k >= start) and (end is None or k < end)
-    )
+    ks = sorted(k for k in model if k.startswith(prefix) and (start is None or k >= start) and (end is None or k < end))
     if reverse:
         ks.reverse()
     return [(k, model[k]) for k in ks]

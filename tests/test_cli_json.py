@@ -23,8 +23,14 @@ TX_FLAGS = ["--from", "nobody", "--keyring-backend", "test", "--node", "tcp://12
 
 
 def gonkad(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    return subprocess.run(
+        [sys.executable, "-m", "gonkad", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
 
 
 def nested(depth: int) -> str:
@@ -44,11 +50,15 @@ def genesis_home(root: Path, genesis_text: str) -> Path:
 
 
 @pytest.mark.parametrize("text", [ARRAYS, OBJECTS], ids=["arrays", "objects"])
-@pytest.mark.parametrize("command", [
-    ["tx", "gov", "submit-proposal", "FILE", *TX_FLAGS],
-    ["tx", "bank", "update-params", "FILE", *TX_FLAGS],
-    ["genesis", "validate", "FILE"],
-], ids=["submit-proposal", "update-params", "genesis-validate"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["tx", "gov", "submit-proposal", "FILE", *TX_FLAGS],
+        ["tx", "bank", "update-params", "FILE", *TX_FLAGS],
+        ["genesis", "validate", "FILE"],
+    ],
+    ids=["submit-proposal", "update-params", "genesis-validate"],
+)
 def test_a_file_nested_100000_levels_is_one_error_line(tmp_path: Path, command: list[str], text: str) -> None:
     path = tmp_path / "deep.json"
     path.write_text(text)
@@ -60,17 +70,24 @@ def test_a_proposal_message_nested_600_levels_is_one_error_line(tmp_path: Path) 
     """Shallow enough for the JSON decoder, too deep for what reads the message after it (a deep copy,
     protobuf's JSON parser): refused when the file is read."""
     path = tmp_path / "proposal.json"
-    path.write_text(json.dumps({"messages": [{"@type": "/cosmos.bank.v1beta1.MsgSend", "amount": "X"}],
-                                "title": "t", "summary": "s"}).replace('"X"', nested(600)))
+    path.write_text(
+        json.dumps(
+            {"messages": [{"@type": "/cosmos.bank.v1beta1.MsgSend", "amount": "X"}], "title": "t", "summary": "s"}
+        ).replace('"X"', nested(600))
+    )
     done = gonkad("tx", "gov", "submit-proposal", str(path), *TX_FLAGS, "--home", str(tmp_path), cwd=tmp_path)
     assert_one_error_line(done, f"{path}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
 
 
-@pytest.mark.parametrize("command", [
-    ["genesis", "add-genesis-account", address_of(secp256k1.PrivateKey(b"\x01" * 32)), "1ngonka"],
-    ["genesis", "collect-gentxs"],
-    ["export"],
-], ids=["add-genesis-account", "collect-gentxs", "export"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["genesis", "add-genesis-account", address_of(secp256k1.PrivateKey(b"\x01" * 32)), "1ngonka"],
+        ["genesis", "collect-gentxs"],
+        ["export"],
+    ],
+    ids=["add-genesis-account", "collect-gentxs", "export"],
+)
 def test_a_deep_or_non_object_genesis_is_one_error_line(tmp_path: Path, command: list[str]) -> None:
     home = genesis_home(tmp_path / "deep", OBJECTS)
     done = gonkad(*command, "--home", str(home), cwd=tmp_path)

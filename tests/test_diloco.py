@@ -29,15 +29,31 @@ from diloco.compress import Compression
 from diloco.metrics import read_events
 from diloco.pol import CheckpointRecord, find_record
 from diloco.replay import WEIGHT_TOLERANCE, judge, replay_segment
-from sdk.client.process import stop_child
 from mlnode.config import preset
 from mlnode.weights import WEIGHTS_FILE
+from sdk.client.process import stop_child
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUTS = ["--startup-timeout-s", "60", "--straggler-timeout-s", "20", "--collective-timeout-s", "30"]
-CONFIG = ["--workers", "2", "--inner-steps", "8", "--batch-size", "4", "--seq-len", "64", "--corpus-bytes", "1000000",
-          "--warmup-steps", "2", "--compression", "int8", "--int8-chunk", "1024"]
+CONFIG = [
+    "--workers",
+    "2",
+    "--inner-steps",
+    "8",
+    "--batch-size",
+    "4",
+    "--seq-len",
+    "64",
+    "--corpus-bytes",
+    "1000000",
+    "--warmup-steps",
+    "2",
+    "--compression",
+    "int8",
+    "--int8-chunk",
+    "1024",
+]
 RUN = [*CONFIG, "--rounds", "4", "--threads", "1", *TIMEOUTS]
 RUN_TIMEOUT_S = 120.0
 
@@ -60,8 +76,9 @@ def kill_spawned_workers(out: Path) -> None:
 def launcher(out: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
     """``gonkad train --out OUT ARGS``; it and its workers are stopped however the block ends."""
     with (out.parent / f"{out.name}.stderr").open("ab") as stderr:
-        process = subprocess.Popen(gonkad("train", "--out", str(out), *args), cwd=ROOT, stdout=subprocess.PIPE,
-                                   stderr=stderr)
+        process = subprocess.Popen(
+            gonkad("train", "--out", str(out), *args), cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr
+        )
         try:
             yield process
         finally:
@@ -128,9 +145,16 @@ def test_pol_records_chain_from_checkpoint_to_checkpoint(run_a: tuple[Path, dict
     layout = RunLayout(out)
     run = layout.read_run()
     lines = pol_lines(out)
-    records = {(l["round"], l["worker_name"]): CheckpointRecord.model_validate({k: v for k, v in l.items() if k != "kind"})
-               for l in lines if l["kind"] == "worker"}
-    attested = {(l["round"], l["worker_name"]): l["global_weights_hash"] for l in lines if l["kind"] == "global"}
+    records = {
+        (line["round"], line["worker_name"]): CheckpointRecord.model_validate(
+            {k: v for k, v in line.items() if k != "kind"}
+        )
+        for line in lines
+        if line["kind"] == "worker"
+    }
+    attested = {
+        (line["round"], line["worker_name"]): line["global_weights_hash"] for line in lines if line["kind"] == "global"
+    }
     assert sorted(records) == sorted(attested) == [(r, f"worker{w}") for r in range(4) for w in range(2)]
     for (round_number, name), record in records.items():
         assert record.config_hash == run.config_hash
@@ -163,8 +187,7 @@ def copy_segment(source: Path, target: Path, round_number: int, name: str) -> Pa
     """What a replay of (round, worker) reads, copied so it can be tampered with."""
     target.mkdir(parents=True)
     shutil.copy(source / "run.json", target / "run.json")
-    for part in (Path("checkpoints") / f"{round_number:06d}" / "model",
-                 Path("rounds") / f"{round_number:06d}" / name):
+    for part in (Path("checkpoints") / f"{round_number:06d}" / "model", Path("rounds") / f"{round_number:06d}" / name):
         shutil.copytree(source / part, target / part)
     inner = Path("checkpoints") / f"{round_number:06d}" / "workers" / f"{name}.safetensors"
     (target / inner).parent.mkdir(parents=True)
@@ -195,13 +218,17 @@ def reorder_data(run: Path, round_number: int) -> None:
     path.write_text(json.dumps(body))
 
 
-@pytest.mark.parametrize("tamper, reason", [
-    (tamper_weights, "start_weights_hash"),
-    (tamper_optimizer, "start_optimizer_hash"),
-    (reorder_data, "data_hash: the stored data order is not the one the record names"),
-])
-def test_invalid_tampered_replay_data_is_rejected(run_a: tuple[Path, dict[str, Any]], tmp_path: Path,
-                                                  tamper: Callable[[Path, int], None], reason: str) -> None:
+@pytest.mark.parametrize(
+    "tamper, reason",
+    [
+        (tamper_weights, "start_weights_hash"),
+        (tamper_optimizer, "start_optimizer_hash"),
+        (reorder_data, "data_hash: the stored data order is not the one the record names"),
+    ],
+)
+def test_invalid_tampered_replay_data_is_rejected(
+    run_a: tuple[Path, dict[str, Any]], tmp_path: Path, tamper: Callable[[Path, int], None], reason: str
+) -> None:
     out, _ = run_a
     copy = copy_segment(out, tmp_path / "copy", 3, "worker0")
     tamper(copy, 3)
@@ -224,16 +251,21 @@ def test_invalid_forged_record_is_rejected(run_a: tuple[Path, dict[str, Any]]) -
 
 def test_verify_command_prints_one_verdict_line(run_a: tuple[Path, dict[str, Any]]) -> None:
     out, _ = run_a
-    result = subprocess.run(gonkad("train", "verify", str(out), "3", "1"), cwd=ROOT, capture_output=True,
-                            timeout=60, check=True)
+    result = subprocess.run(
+        gonkad("train", "verify", str(out), "3", "1"), cwd=ROOT, capture_output=True, timeout=60, check=True
+    )
     assert json.loads(result.stdout) == {"valid": True, "reasons": [], "weight_distance": 0.0}
 
 
 def test_the_ml_node_serves_a_trained_checkpoint(run_a: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     out, summary = run_a
     with (tmp_path / "node.stderr").open("wb") as stderr:
-        node = subprocess.Popen(gonkad("mlnode", "start", "--model", summary["model"], "--port", "0", "--threads", "1"),
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr)
+        node = subprocess.Popen(
+            gonkad("mlnode", "start", "--model", summary["model"], "--port", "0", "--threads", "1"),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
         try:
             assert node.stdout is not None
             line = node.stdout.readline()
@@ -241,8 +273,9 @@ def test_the_ml_node_serves_a_trained_checkpoint(run_a: tuple[Path, dict[str, An
             client = openai.OpenAI(base_url=f"{json.loads(line)['url']}/v1", api_key="x", max_retries=0)
             model = client.models.list().data[0].id
             assert model.startswith("diloco-tiny-") and model.endswith("-000004")
-            answer = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "def "}],
-                                                    max_tokens=8, temperature=0)
+            answer = client.chat.completions.create(
+                model=model, messages=[{"role": "user", "content": "def "}], max_tokens=8, temperature=0
+            )
             assert answer.usage is not None and answer.usage.completion_tokens >= 1
             assert isinstance(answer.choices[0].message.content, str)
         finally:
@@ -261,8 +294,17 @@ def test_resume_from_a_checkpoint_ends_on_the_same_bytes(run_a: tuple[Path, dict
     assert [e["first_round"] for e in events_of(tmp_path / "b", "session")] == [0, 2]
 
     def commitments(run: Path) -> set[tuple]:
-        return {(l["round"], l["worker_name"], l["start_weights_hash"], l["weights_hash"], l["optimizer_hash"])
-                for l in pol_lines(run) if l["kind"] == "worker"}
+        return {
+            (
+                line["round"],
+                line["worker_name"],
+                line["start_weights_hash"],
+                line["weights_hash"],
+                line["optimizer_hash"],
+            )
+            for line in pol_lines(run)
+            if line["kind"] == "worker"
+        }
 
     assert commitments(tmp_path / "b") == commitments(out)
 
@@ -281,8 +323,12 @@ def test_a_killed_worker_is_dropped_and_a_joiner_takes_part(tmp_path: Path) -> N
         os.kill(pids["worker0"], signal.SIGSTOP)
         try:
             with (tmp_path / "late.log").open("wb") as log:
-                joiner = subprocess.Popen(gonkad("train", "--join", address, "--worker-name", "late", "--out", str(out),
-                                                 "--threads", "1"), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+                joiner = subprocess.Popen(
+                    gonkad("train", "--join", address, "--worker-name", "late", "--out", str(out), "--threads", "1"),
+                    cwd=ROOT,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
             wait_for(lambda: [e for e in events_of(out, "joined") if e["worker"] == "late"], "the joiner's admission")
         finally:
             os.kill(pids["worker0"], signal.SIGCONT)

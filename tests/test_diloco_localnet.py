@@ -12,26 +12,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_diloco import CONFIG, ROOT, TIMEOUTS, reorder_data, tamper_optimizer, tamper_weights, train
 
 from diloco.chain import read_chain_run
 from diloco.pol import find_record
 from gonkad import localnet
 from sdk.client.querier import Querier
 from sdk.client.tx import TxFailed, TxOptions, deliver
-from sdk.coins import parse_coins
 from sdk.client.txbuilder import address_of, send_msg
+from sdk.coins import parse_coins
 from x.learning.client import LearningClient
-
-from test_diloco import CONFIG, ROOT, TIMEOUTS, reorder_data, tamper_optimizer, tamper_weights, train
-
 
 WORKERS = ("worker0", "worker1")
 CHECKERS = ("checker0", "checker1", "checker2", "checker3")
 
 
 def gonkad(*args: str) -> Any:
-    done = subprocess.run([sys.executable, "-m", "gonkad", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "gonkad", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -40,16 +39,38 @@ def test_rounds_are_committed_verified_and_forgeries_refused_on_chain(net4: Path
     spec = localnet.load(net4)
     node = spec.nodes[0].rpc
     keyring = ["--keyring-home", str(net4), "--keyring-backend", "test"]
-    addresses = {name: gonkad("keys", "add", name, "--home", str(net4), "--keyring-backend", "test",
-                              "--output", "json")["address"]
-                 for name in (*WORKERS, *CHECKERS)}
+    addresses = {
+        name: gonkad("keys", "add", name, "--home", str(net4), "--keyring-backend", "test", "--output", "json")[
+            "address"
+        ]
+        for name in (*WORKERS, *CHECKERS)
+    }
     faucet = localnet.load_key(net4, "faucet")
-    deliver(Querier(node), faucet, [send_msg(address_of(faucet), a, parse_coins("10000000ngonka"))
-                                    for a in addresses.values()], spec.chain_id, TxOptions(gas="600000"))
+    deliver(
+        Querier(node),
+        faucet,
+        [send_msg(address_of(faucet), a, parse_coins("10000000ngonka")) for a in addresses.values()],
+        spec.chain_id,
+        TxOptions(gas="600000"),
+    )
 
     out = tmp_path / "run"
-    summary = train(out, *CONFIG, "--rounds", "3", "--stop-after", "2", "--threads", "1", *TIMEOUTS,
-                    "--chain-node", node, *keyring, "--creator", "faucet")
+    summary = train(
+        out,
+        *CONFIG,
+        "--rounds",
+        "3",
+        "--stop-after",
+        "2",
+        "--threads",
+        "1",
+        *TIMEOUTS,
+        "--chain-node",
+        node,
+        *keyring,
+        "--creator",
+        "faucet",
+    )
     assert summary["rounds_done"] == 2
     registered = read_chain_run(out)
     assert registered is not None and registered.workers == {name: addresses[name] for name in WORKERS}
@@ -65,8 +86,19 @@ def test_rounds_are_committed_verified_and_forgeries_refused_on_chain(net4: Path
             assert committed[addresses[name]]["data_order_hash"] == local.data_hash
 
     def verify(run_dir: Path, checker: str) -> dict[str, Any]:
-        return gonkad("train", "verify", str(run_dir), "1", "worker0", "--submit", "--from", checker,
-                      "--chain-node", node, *keyring)
+        return gonkad(
+            "train",
+            "verify",
+            str(run_dir),
+            "1",
+            "worker0",
+            "--submit",
+            "--from",
+            checker,
+            "--chain-node",
+            node,
+            *keyring,
+        )
 
     honest = verify(out, "checker0")
     assert honest["valid"] is True and honest["txhash"], honest
@@ -97,8 +129,15 @@ def test_rounds_are_committed_verified_and_forgeries_refused_on_chain(net4: Path
     worker0 = localnet.load_key(net4, "worker0")
     with pytest.raises(TxFailed) as forged:
         client.commit_checkpoint(
-            worker0, registered.run_id, 2, start_weights_hash=bytes.fromhex(record.weights_hash),
-            weights_hash=bytes(32), optimizer_hash=bytes(32), data_order_hash=bytes(32),
-            config_hash=bytes.fromhex(record.config_hash), global_weights_hash=bytes(32),
-            outer_momentum_hash=bytes(32))
+            worker0,
+            registered.run_id,
+            2,
+            start_weights_hash=bytes.fromhex(record.weights_hash),
+            weights_hash=bytes(32),
+            optimizer_hash=bytes(32),
+            data_order_hash=bytes(32),
+            config_hash=bytes.fromhex(record.config_hash),
+            global_weights_hash=bytes(32),
+            outer_momentum_hash=bytes(32),
+        )
     assert (forged.value.codespace, forged.value.code) == ("learning", 10)

@@ -21,20 +21,21 @@ from diloco.checkpoint import RunLayout
 from diloco.compress import Compression
 from diloco.config import ChainSettings, Timeouts, TrainConfig
 from diloco.data import Corpus, batches, corpus_files, data_order, load_corpus, shard, validation_batches
+from diloco.inner import inner_optimizer, inner_steps, lr_at
 from diloco.membership import Coordinator, Member, Plan, store_client
 from diloco.metrics import Event
 from diloco.outer import GlobalModel, average
 from diloco.pol import CheckpointRecord, JsonlSink, data_order_sha256, find_record
-from diloco.inner import inner_optimizer, inner_steps, lr_at
 from gonkad.cli import main
-from sdk.client.tx import Delivered, TxError
-from sdk.keyring.keyring import Keyring
 from mlnode.model import Transformer
 from mlnode.weights import weights_sha256
+from sdk.client.tx import Delivered, TxError
+from sdk.keyring.keyring import Keyring
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-SMALL = TrainConfig(workers=2, inner_steps=3, rounds=4, batch_size=2, seq_len=16, corpus_bytes=200_000,
-                    warmup_steps=2, eval_batches=2)
+SMALL = TrainConfig(
+    workers=2, inner_steps=3, rounds=4, batch_size=2, seq_len=16, corpus_bytes=200_000, warmup_steps=2, eval_batches=2
+)
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +50,11 @@ def test_outer_step_is_nesterov_by_hand() -> None:
     start = {"a": torch.tensor([1.0, -2.0, 0.5]), "b": torch.tensor([[0.25]])}
     model = GlobalModel(start, lr, mu)
     theta, m = model.flat(start).clone(), torch.zeros(4)
-    grads = [torch.tensor([0.1, -0.2, 0.3, 0.4]), torch.tensor([-0.5, 0.0, 0.25, 1.0]),
-             torch.tensor([0.3, 0.3, -0.1, -0.2])]
+    grads = [
+        torch.tensor([0.1, -0.2, 0.3, 0.4]),
+        torch.tensor([-0.5, 0.0, 0.25, 1.0]),
+        torch.tensor([0.3, 0.3, -0.1, -0.2]),
+    ]
     for step, g in enumerate(grads):
         if step == 2:
             model = GlobalModel(model.weights(), lr, mu)
@@ -81,8 +85,11 @@ def test_compression_round_trips_within_its_bound_and_counts_bytes(kind: str) ->
     codec = Compression(kind, chunk)
     payload = codec.encode(flat)
     assert payload.dtype == torch.uint8
-    assert payload.numel() == codec.payload_bytes(numel) == {"fp32": 4 * numel, "fp16": 2 * numel,
-                                                            "int8": numel + 4 * 10}[kind]
+    assert (
+        payload.numel()
+        == codec.payload_bytes(numel)
+        == {"fp32": 4 * numel, "fp16": 2 * numel, "int8": numel + 4 * 10}[kind]
+    )
     error = (codec.decode(payload, numel) - flat).abs()
     assert bool((error <= codec.error_bound(flat)).all())
     if kind == "int8":
@@ -144,7 +151,8 @@ def test_inner_state_survives_disk_and_training_continues_identically(corpus: Co
     twin_optimizer = inner_optimizer(twin, SMALL)
     checkpoint.load_inner_state(twin_optimizer, twin, checkpoint.load_tensors(tmp_path / "inner.safetensors"))
     assert weights_sha256(checkpoint.inner_state(twin_optimizer, twin)) == weights_sha256(
-        checkpoint.inner_state(optimizer, model))
+        checkpoint.inner_state(optimizer, model)
+    )
     assert weights_sha256({}) == weights_sha256(checkpoint.inner_state(inner_optimizer(twin, SMALL), twin))
     order = data_order(SMALL, 0, 1, data.numel())
     inner_steps(model, optimizer, data, order, SMALL, 3)
@@ -153,14 +161,23 @@ def test_inner_state_survives_disk_and_training_continues_identically(corpus: Co
 
 
 def test_jsonl_sink_and_record_lookup(tmp_path: Path) -> None:
-    hashes = {name: f"{i:064x}" for i, name in enumerate(
-        ["config_hash", "start_weights_hash", "start_optimizer_hash", "data_hash", "weights_hash", "optimizer_hash"])}
+    hashes = {
+        name: f"{i:064x}"
+        for i, name in enumerate(
+            ["config_hash", "start_weights_hash", "start_optimizer_hash", "data_hash", "weights_hash", "optimizer_hash"]
+        )
+    }
     sink = JsonlSink(tmp_path / "pol.jsonl", "alice")
     sink.record(CheckpointRecord(round=2, worker_index=1, worker_name="alice", **hashes))
     sink.record_global(2, "a" * 64, "b" * 64)
     lines = [json.loads(line) for line in (tmp_path / "pol.jsonl").read_text().splitlines()]
-    assert lines[1] == {"kind": "global", "round": 2, "worker_name": "alice", "global_weights_hash": "a" * 64,
-                        "outer_momentum_hash": "b" * 64}
+    assert lines[1] == {
+        "kind": "global",
+        "round": 2,
+        "worker_name": "alice",
+        "global_weights_hash": "a" * 64,
+        "outer_momentum_hash": "b" * 64,
+    }
     assert find_record(tmp_path / "pol.jsonl", 2, "alice") == find_record(tmp_path / "pol.jsonl", 2, "1")
     with pytest.raises(ValueError, match="no record"):
         find_record(tmp_path / "pol.jsonl", 3, "alice")
@@ -184,8 +201,17 @@ def test_membership_retries_the_exchange_then_drops_a_dead_worker(store: dist.TC
     plan."""
     events: list[Event] = []
     processes = {"a": subprocess.Popen(["sleep", "60"]), "b": subprocess.Popen(["sleep", "60"])}
-    coordinator = Coordinator(store, RunLayout(tmp_path), Timeouts(straggler_timeout_s=5), first_round=0, end_round=2,
-                              want=2, reserved={"a": 0, "b": 1}, processes=processes, emit=events.append)
+    coordinator = Coordinator(
+        store,
+        RunLayout(tmp_path),
+        Timeouts(straggler_timeout_s=5),
+        first_round=0,
+        end_round=2,
+        want=2,
+        reserved={"a": 0, "b": 1},
+        processes=processes,
+        emit=events.append,
+    )
     thread = threading.Thread(target=coordinator.run, daemon=True)
     thread.start()
     try:
@@ -224,23 +250,30 @@ def test_membership_retries_the_exchange_then_drops_a_dead_worker(store: dist.TC
     assert ("retry", None) in kinds and ("exited", "b") in kinds and ("dropped", "b") in kinds
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["train", "--workers", "0", "--out", "OUT"], "--workers: Input should be greater than or equal to 1"),
-    (["train", "--preset", "huge", "--out", "OUT"], "unknown preset 'huge'"),
-    (["train", "--seq-len", "4096", "--out", "OUT"], "exceeds the preset's max_seq_len"),
-    (["train", "--compression", "bf16", "--out", "OUT"], "--compression: Input should be 'fp32', 'fp16' or 'int8'"),
-    (["train", "--inner-steps", "3"], "--out: Field required"),
-    (["train", "--resume", "--out", "OUT", "--rounds", "9"], "drop --rounds"),
-    (["train", "--resume", "--out", "OUT"], "holds no run to resume"),
-    (["train", "--join", "127.0.0.1:1", "--out", "OUT"], "--worker-name: Field required"),
-    (["train", "--join", "127.0.0.1:1", "--worker-name", "w", "--out", "OUT", "--rounds", "2"], "drop --rounds"),
-    (["train", "--join", "127.0.0.1:1", "--worker-name", "../w", "--out", "OUT"], "--worker-name: String should match"),
-    (["train", "--worker-name", "w", "--out", "OUT"], "--worker-name goes with --join"),
-    (["train", "verify", "OUT", "-1", "w"], "--round: Input should be greater than or equal to 0"),
-    (["train", "verify", "OUT", "1", "w"], "is not a training run"),
-])
-def test_bad_arguments_are_one_line_and_exit_1(argv: list[str], message: str, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--workers", "0", "--out", "OUT"], "--workers: Input should be greater than or equal to 1"),
+        (["train", "--preset", "huge", "--out", "OUT"], "unknown preset 'huge'"),
+        (["train", "--seq-len", "4096", "--out", "OUT"], "exceeds the preset's max_seq_len"),
+        (["train", "--compression", "bf16", "--out", "OUT"], "--compression: Input should be 'fp32', 'fp16' or 'int8'"),
+        (["train", "--inner-steps", "3"], "--out: Field required"),
+        (["train", "--resume", "--out", "OUT", "--rounds", "9"], "drop --rounds"),
+        (["train", "--resume", "--out", "OUT"], "holds no run to resume"),
+        (["train", "--join", "127.0.0.1:1", "--out", "OUT"], "--worker-name: Field required"),
+        (["train", "--join", "127.0.0.1:1", "--worker-name", "w", "--out", "OUT", "--rounds", "2"], "drop --rounds"),
+        (
+            ["train", "--join", "127.0.0.1:1", "--worker-name", "../w", "--out", "OUT"],
+            "--worker-name: String should match",
+        ),
+        (["train", "--worker-name", "w", "--out", "OUT"], "--worker-name goes with --join"),
+        (["train", "verify", "OUT", "-1", "w"], "--round: Input should be greater than or equal to 0"),
+        (["train", "verify", "OUT", "1", "w"], "is not a training run"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_exit_1(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exited:
         main([str(tmp_path / "out") if arg == "OUT" else arg for arg in argv])
     assert exited.value.code == 1
@@ -268,14 +301,28 @@ class ScriptedLearning:
 def test_chain_sink_keeps_a_refused_round_and_commits_it_in_order_later(tmp_path: Path) -> None:
     Keyring(tmp_path, "test").add("worker0")
     settings = ChainSettings(chain_node="http://127.0.0.1:1", keyring_home=str(tmp_path))
-    sink = ChainSink(JsonlSink(tmp_path / "pol.jsonl", "worker0"), settings,
-                     ChainRun(chain_node=settings.chain_node, run_id=7, workers={"worker0": "gonka1x"}), "worker0")
+    sink = ChainSink(
+        JsonlSink(tmp_path / "pol.jsonl", "worker0"),
+        settings,
+        ChainRun(chain_node=settings.chain_node, run_id=7, workers={"worker0": "gonka1x"}),
+        "worker0",
+    )
     scripted = ScriptedLearning(failures=1)
     sink.client = scripted  # type: ignore[assignment]
     for round_ in (0, 1):
-        sink.record(CheckpointRecord(round=round_, worker_index=0, worker_name="worker0", config_hash="a" * 64,
-                                     start_weights_hash="b" * 64, start_optimizer_hash="c" * 64,
-                                     data_hash="d" * 64, weights_hash="e" * 64, optimizer_hash="f" * 64))
+        sink.record(
+            CheckpointRecord(
+                round=round_,
+                worker_index=0,
+                worker_name="worker0",
+                config_hash="a" * 64,
+                start_weights_hash="b" * 64,
+                start_optimizer_hash="c" * 64,
+                data_hash="d" * 64,
+                weights_hash="e" * 64,
+                optimizer_hash="f" * 64,
+            )
+        )
         sink.record_global(round_, "1" * 64, "2" * 64)
         assert scripted.committed == ([] if round_ == 0 else [0, 1])
     assert sink.ready == {} and len((tmp_path / "pol.jsonl").read_text().splitlines()) == 4

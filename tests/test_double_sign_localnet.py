@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from cosmpy.protos.cosmos.slashing.v1beta1 import query_pb2 as slashing_query
 from cosmpy.protos.cosmos.slashing.v1beta1 import tx_pb2 as slashing_tx
 
@@ -21,7 +20,6 @@ from sdk.client.tx import TxFailed, TxOptions, deliver
 from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32
 from x.bank import keys as bank_keys
-
 
 EVIDENCE_TIMEOUT_S = 90.0
 
@@ -58,15 +56,16 @@ def find_duplicate_vote(rpc: CometRPC, address: str, timeout_s: float) -> tuple[
             latest = rpc.height()
             while next_height <= latest:
                 for evidence in rpc.block(next_height)["block"]["evidence"]["evidence"] or []:
-                    if (evidence["type"] == "tendermint/DuplicateVoteEvidence"
-                            and evidence["value"]["vote_a"]["validator_address"].upper() == address):
+                    if (
+                        evidence["type"] == "tendermint/DuplicateVoteEvidence"
+                        and evidence["value"]["vote_a"]["validator_address"].upper() == address
+                    ):
                         return next_height, evidence["value"]
                 next_height += 1
         except RPCError:
             pass  # not up yet
         time.sleep(0.5)
-    raise AssertionError(f"no DuplicateVoteEvidence for {address} in blocks 1..{next_height - 1} "
-                         f"within {timeout_s}s")
+    raise AssertionError(f"no DuplicateVoteEvidence for {address} in blocks 1..{next_height - 1} within {timeout_s}s")
 
 
 @pytest.fixture(scope="module")
@@ -134,21 +133,30 @@ def test_double_signer_is_slashed_jailed_and_tombstoned(
     operator = address_of(localnet.load_key(double_signing_net, "val3"))
 
     # 5% of the genesis collateral is gone, at block H and not before.
-    collateral = querier.query("/gonka.stake.v1.Query/Collateral", stake_query.QueryCollateralRequest(
-        operator=operator), stake_query.QueryCollateralResponse)
+    collateral = querier.query(
+        "/gonka.stake.v1.Query/Collateral",
+        stake_query.QueryCollateralRequest(operator=operator),
+        stake_query.QueryCollateralResponse,
+    )
     assert (collateral.bonded, collateral.unbonding, collateral.denom) == (
-        str(SETTINGS.validator_stake_ngonka - SLASHED), "0", "ngonka")
+        str(SETTINGS.validator_stake_ngonka - SLASHED),
+        "0",
+        "ngonka",
+    )
     assert SLASHED == 5_000_000_000_000  # the settings' 100,000 GNK: exactly 5,000 GNK
 
-    host = querier.query("/gonka.stake.v1.Query/Host", stake_query.QueryHostRequest(operator=operator),
-                         stake_query.QueryHostResponse).host
+    host = querier.query(
+        "/gonka.stake.v1.Query/Host", stake_query.QueryHostRequest(operator=operator), stake_query.QueryHostResponse
+    ).host
     assert host.jailed, f"{operator} is not jailed after its double sign at height {height}"
     assert host.collateral == str(SETTINGS.validator_stake_ngonka - SLASHED)
 
     cons_address = bech32.encode(bytes.fromhex(address), bech32.VALCONS_PREFIX)
-    info = querier.query("/cosmos.slashing.v1beta1.Query/SigningInfo",
-                         slashing_query.QuerySigningInfoRequest(cons_address=cons_address),
-                         slashing_query.QuerySigningInfoResponse).val_signing_info
+    info = querier.query(
+        "/cosmos.slashing.v1beta1.Query/SigningInfo",
+        slashing_query.QuerySigningInfoRequest(cons_address=cons_address),
+        slashing_query.QuerySigningInfoResponse,
+    ).val_signing_info
     assert info.address == cons_address
     assert info.tombstoned, f"{cons_address} is not tombstoned"
     assert info.jailed_until.ToJsonString() == "9999-12-31T23:59:59Z"
@@ -185,8 +193,11 @@ def test_double_signer_leaves_the_validator_set_two_heights_later(
     # The three go on alone: every commit from H + 2 on is theirs, node3's key (on either node) in none.
     top = rpc.height()
     for h in range(height + 3, top + 1):
-        signers = {s["validator_address"].upper() for s in rpc.block(h)["block"]["last_commit"]["signatures"]
-                   if s["block_id_flag"] == 2}
+        signers = {
+            s["validator_address"].upper()
+            for s in rpc.block(h)["block"]["last_commit"]["signatures"]
+            if s["block_id_flag"] == 2
+        }
         # three equal powers: more than 2/3 of them is all three
         assert signers == others, f"block {h}'s last commit is signed by {signers}, not by {others}"
 
@@ -200,6 +211,9 @@ def test_tombstoned_validator_cannot_unjail(double_signing_net: Path, evidence_b
         deliver(querier, key, [slashing_tx.MsgUnjail(validator_addr=valoper)], spec.chain_id, TxOptions())
     assert (refused.value.codespace, refused.value.code) == ("slashing", 4), refused.value
     assert "tombstoned" in refused.value.log
-    host = querier.query("/gonka.stake.v1.Query/Host", stake_query.QueryHostRequest(operator=address_of(key)),
-                         stake_query.QueryHostResponse).host
+    host = querier.query(
+        "/gonka.stake.v1.Query/Host",
+        stake_query.QueryHostRequest(operator=address_of(key)),
+        stake_query.QueryHostResponse,
+    ).host
     assert host.jailed

@@ -34,17 +34,35 @@ import time
 from pathlib import Path
 from typing import Any
 
+from chain import InProcessChain
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 from cosmpy.protos.cosmos.distribution.v1beta1 import tx_pb2 as distribution_tx
-from cosmpy.protos.cosmos.gov.v1 import gov_pb2, tx_pb2 as gov_tx
+from cosmpy.protos.cosmos.gov.v1 import gov_pb2
+from cosmpy.protos.cosmos.gov.v1 import tx_pb2 as gov_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.message import Message
+from test_slashing import FAST_SLASHING, commit, double_sign, unjail
+from test_stake import (
+    DENOM,
+    FUNDS,
+    GNK,
+    KEYS,
+    SHORT_EPOCHS,
+    collateral,
+    consensus_key,
+    deposit,
+    powers,
+    unbonding,
+    withdraw,
+)
 
 from gonkad import genesis
-from protogen.gonka.pool.v1 import query_pb2 as pool_query, tx_pb2 as pool_tx
-from protogen.gonka.rewards.v1 import query_pb2 as rewards_query, tx_pb2 as rewards_tx
+from protogen.gonka.pool.v1 import query_pb2 as pool_query
+from protogen.gonka.pool.v1 import tx_pb2 as pool_tx
+from protogen.gonka.rewards.v1 import query_pb2 as rewards_query
+from protogen.gonka.rewards.v1 import tx_pb2 as rewards_tx
 from protogen.gonka.vesting.v1 import tx_pb2 as vesting_tx
 from sdk.address import module_address
 from sdk.client.txbuilder import address_of, sign_tx
@@ -54,11 +72,6 @@ from sdk.params import GOV_AUTHORITY
 from x.bank import keys as bank_keys
 from x.genutil.gentx import build_gentx
 from x.pool import keys as pool_keys
-from chain import InProcessChain
-from test_slashing import FAST_SLASHING, commit, double_sign, unjail
-from test_stake import (
-    DENOM, FUNDS, GNK, KEYS, SHORT_EPOCHS, collateral, consensus_key, deposit, powers, unbonding, withdraw,
-)
 
 CHAIN = "gonka-economy"
 S = 10**9
@@ -75,11 +88,17 @@ DEPOSIT_PERIOD_S, VOTING_PERIOD_S = 40, 45
 AUTHORITY = bech32.encode(GOV_AUTHORITY)
 POOL = module_address(pool_keys.POOL_ACCOUNT)
 GOV_ACCOUNT = module_address("gov")
-MODULES = {name: module_address(name) for name in (
-    "fee_collector", "bonded_tokens_pool", "not_bonded_tokens_pool", "slashed", "gov", "pool", "rewards")}
+MODULES = {
+    name: module_address(name)
+    for name in ("fee_collector", "bonded_tokens_pool", "not_bonded_tokens_pool", "slashed", "gov", "pool", "rewards")
+}
 PROPOSAL_KINDS = ["spend", "rewards", "spend", "vesting", "spend", "pool"]
-YES, NO, ABSTAIN, VETO = (gov_pb2.VOTE_OPTION_YES, gov_pb2.VOTE_OPTION_NO, gov_pb2.VOTE_OPTION_ABSTAIN,
-                          gov_pb2.VOTE_OPTION_NO_WITH_VETO)
+YES, NO, ABSTAIN, VETO = (
+    gov_pb2.VOTE_OPTION_YES,
+    gov_pb2.VOTE_OPTION_NO,
+    gov_pb2.VOTE_OPTION_ABSTAIN,
+    gov_pb2.VOTE_OPTION_NO_WITH_VETO,
+)
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -92,12 +111,22 @@ def raw(i: int) -> bytes:
 def economy_chain(path: Path) -> InProcessChain:
     state = genesis.default_app_state()
     state["epochs"] = {"params": dict(SHORT_EPOCHS)}
-    state["rewards"] = {"params": {**state["rewards"]["params"], "initial_epoch_reward": str(INITIAL_REWARD),
-                                   "decay_rate": DECAY, "community_pool_share": "0.1"}, "minted": "0"}
+    state["rewards"] = {
+        "params": {
+            **state["rewards"]["params"],
+            "initial_epoch_reward": str(INITIAL_REWARD),
+            "decay_rate": DECAY,
+            "community_pool_share": "0.1",
+        },
+        "minted": "0",
+    }
     state["vesting"] = {"params": {"reward_vesting_epochs": VEST_EPOCHS}}
     state["slashing"] = {"params": {**state["slashing"]["params"], **FAST_SLASHING}}
-    state["gov"]["params"].update(min_deposit=[{"denom": DENOM, "amount": str(MIN_DEPOSIT)}],
-                                  max_deposit_period=f"{DEPOSIT_PERIOD_S}s", voting_period=f"{VOTING_PERIOD_S}s")
+    state["gov"]["params"].update(
+        min_deposit=[{"denom": DENOM, "amount": str(MIN_DEPOSIT)}],
+        max_deposit_period=f"{DEPOSIT_PERIOD_S}s",
+        voting_period=f"{VOTING_PERIOD_S}s",
+    )
     state["pool"] = {"params": {"burned_deposits_to_pool": False}}  # some deposits are burned (a gov vote flips it)
     gentxs = [build_gentx(KEYS[i], f"host{i}", consensus_key(i), (DENOM, COLLATERAL[i]), CHAIN) for i in HOSTS]
     state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gentxs]}
@@ -166,8 +195,15 @@ class Signer:
     def __call__(self, i: int, msg: Message, fee: int = 0) -> bytes:
         account = self.chain.account(address_of(KEYS[i]))
         assert account is not None
-        return sign_tx(KEYS[i], [msg], CHAIN, account.account_number, account.sequence, gas_limit=5_000_000,
-                       fee=Coins(((DENOM, fee),)) if fee else Coins())
+        return sign_tx(
+            KEYS[i],
+            [msg],
+            CHAIN,
+            account.account_number,
+            account.sequence,
+            gas_limit=5_000_000,
+            fee=Coins(((DENOM, fee),)) if fee else Coins(),
+        )
 
 
 # --- the run ---------------------------------------------------------------------------------------------
@@ -196,11 +232,35 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
         inflows: dict[str, int] = {}
         spent = 0
         vests: dict[bytes, list[tuple[int, int, int]]] = {}  # host -> (amount, epochs, first release epoch)
-        counts = {k: 0 for k in (
-            "send", "send_locked", "deposit", "deposit_locked", "withdraw", "too_large", "unjail", "fund",
-            "fee_txs", "work_reports", "double_sign", "downtime", "proposals", "gov_deposits", "votes",
-            "outsider_votes", "passed", "rejected", "failed", "dropped", "pool_spends", "burned_ngonka",
-            "deposits_to_pool_ngonka", "proposals_tried")}
+        counts = {
+            k: 0
+            for k in (
+                "send",
+                "send_locked",
+                "deposit",
+                "deposit_locked",
+                "withdraw",
+                "too_large",
+                "unjail",
+                "fund",
+                "fee_txs",
+                "work_reports",
+                "double_sign",
+                "downtime",
+                "proposals",
+                "gov_deposits",
+                "votes",
+                "outsider_votes",
+                "passed",
+                "rejected",
+                "failed",
+                "dropped",
+                "pool_spends",
+                "burned_ngonka",
+                "deposits_to_pool_ngonka",
+                "proposals_tried",
+            )
+        }
         double_signed: set[int] = set()
         time_ns = 1_000 * S
 
@@ -210,10 +270,16 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
             ctx = chain.context()
             bank, vesting, gov = app.bank_keeper, app.vesting_keeper, app.gov_keeper
             in_set = [i for i in HOSTS if address_of(KEYS[i]) in powers(chain)] if height > 1 else []
-            open_props = {p.id: p.status for p in gov.proposals(ctx)
-                          if p.status in (gov_pb2.PROPOSAL_STATUS_DEPOSIT_PERIOD, gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD)}
-            voting = [p.id for p in gov.proposals(ctx) if p.status == gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD
-                      and p.voting_end_time.ToNanoseconds() > time_ns]  # at its end time a vote is gov/20
+            open_props = {
+                p.id: p.status
+                for p in gov.proposals(ctx)
+                if p.status in (gov_pb2.PROPOSAL_STATUS_DEPOSIT_PERIOD, gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD)
+            }
+            voting = [
+                p.id
+                for p in gov.proposals(ctx)
+                if p.status == gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD and p.voting_end_time.ToNanoseconds() > time_ns
+            ]  # at its end time a vote is gov/20
             pool_balance = bank.get_balance(ctx, POOL, DENOM)
             # epoch starts release vesting parts and pay rewards, set-validators blocks pay unbondings: a send
             # of locked coins is tried only where nothing can raise a spendable balance before the tx
@@ -222,8 +288,11 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
             plans: list[tuple[int, str]] = []  # (signer, action)
             signers = rng.sample(range(8), rng.randint(0, 5)) if height > 1 else []
             for i in in_set:  # hosts of the set turn up to vote on what is open
-                if i not in signers and any(gov.get_vote(ctx, pid, raw(i)) is None for pid in voting) \
-                        and rng.random() < 0.4:
+                if (
+                    i not in signers
+                    and any(gov.get_vote(ctx, pid, raw(i)) is None for pid in voting)
+                    and rng.random() < 0.4
+                ):
                     signers.append(i)
             for who in signers:
                 balance = bank.get_balance(ctx, raw(who), DENOM)
@@ -280,8 +349,9 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
                     assert balance - spendable == locked > 0
                     amount = spendable + rng.randint(1, locked)
                     to = rng.choice([i for i in range(8) if i != who])
-                    msg: Message = bank_tx.MsgSend(from_address=key_address, to_address=address_of(KEYS[to]),
-                                                   amount=gnk(amount))
+                    msg: Message = bank_tx.MsgSend(
+                        from_address=key_address, to_address=address_of(KEYS[to]), amount=gnk(amount)
+                    )
                     expected = ("sdk", 5)
                 elif action == "deposit_locked":
                     amount = spendable + rng.randint(1, locked)
@@ -294,7 +364,11 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
                 elif action == "withdraw":
                     bonded = collateral(chain, KEYS[who])[0]
                     if rng.random() < 0.3 or bonded < 2:
-                        msg, action, expected = withdraw(KEYS[who], bonded + rng.randint(1, GNK)), "too_large", ("stake", 5)
+                        msg, action, expected = (
+                            withdraw(KEYS[who], bonded + rng.randint(1, GNK)),
+                            "too_large",
+                            ("stake", 5),
+                        )
                     else:
                         msg = withdraw(KEYS[who], rng.randint(1, max(1, bonded // 20)))
                 elif action == "unjail":
@@ -303,7 +377,8 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
                     if spendable < 2:
                         continue
                     msg = distribution_tx.MsgFundCommunityPool(
-                        depositor=key_address, amount=gnk(rng.randint(1, min(spendable // 2, 3 * GNK))))
+                        depositor=key_address, amount=gnk(rng.randint(1, min(spendable // 2, 3 * GNK)))
+                    )
                     if who in PLAIN and rng.random() < 0.5:
                         fee = rng.randint(1, 50_000)
                 elif action == "vote":
@@ -318,17 +393,23 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
                     if spendable < MIN_DEPOSIT:
                         continue
                     pid = rng.choice(sorted(open_props))
-                    msg = gov_tx.MsgDeposit(proposal_id=pid, depositor=key_address,
-                                            amount=gnk(rng.randint(MIN_DEPOSIT // 20, MIN_DEPOSIT // 2)))
+                    msg = gov_tx.MsgDeposit(
+                        proposal_id=pid,
+                        depositor=key_address,
+                        amount=gnk(rng.randint(MIN_DEPOSIT // 20, MIN_DEPOSIT // 2)),
+                    )
                     expected = None  # the proposal may end in this block's end block... or have ended before
                 elif action == "propose":
-                    kinds = PROPOSAL_KINDS if height > LAST_HEIGHT // 2 else PROPOSAL_KINDS[:-1]  # deposits burn at first
+                    kinds = (
+                        PROPOSAL_KINDS if height > LAST_HEIGHT // 2 else PROPOSAL_KINDS[:-1]
+                    )  # deposits burn at first
                     kind = kinds[counts["proposals_tried"] % len(kinds)]
                     counts["proposals_tried"] += 1
                     if kind == "spend":  # two in five ask more than the pool will hold: FAILED if it passes
                         ask = rng.randint(1, max(1, pool_balance // 3)) if rng.random() < 0.6 else 10 * pool_balance + 1
                         inner: Message = distribution_tx.MsgCommunityPoolSpend(
-                            authority=AUTHORITY, recipient=address_of(KEYS[rng.choice(range(8))]), amount=gnk(ask))
+                            authority=AUTHORITY, recipient=address_of(KEYS[rng.choice(range(8))]), amount=gnk(ask)
+                        )
                     elif kind == "rewards":
                         params = app.rewards_keeper.get_params(ctx)
                         params.community_pool_share = rng.choice(["0.1", "0.2", "0.05"])
@@ -342,16 +423,24 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
                         params_p.burned_deposits_to_pool = not params_p.burned_deposits_to_pool
                         inner = pool_tx.MsgUpdateParams(authority=AUTHORITY, params=params_p)
                     initial = MIN_DEPOSIT if rng.random() < 0.75 else MIN_DEPOSIT // 2
-                    msg = gov_tx.MsgSubmitProposal(messages=packed(inner), proposer=key_address, title=kind,
-                                                   summary="economy", initial_deposit=gnk(initial))
+                    msg = gov_tx.MsgSubmitProposal(
+                        messages=packed(inner),
+                        proposer=key_address,
+                        title=kind,
+                        summary="economy",
+                        initial_deposit=gnk(initial),
+                    )
                     if rng.random() < 0.3:
                         fee = rng.randint(1, 50_000)
                 else:  # send
                     if spendable < 1:
                         continue
                     to = rng.choice([i for i in recipients if i != who])
-                    msg = bank_tx.MsgSend(from_address=key_address, to_address=address_of(KEYS[to]),
-                                          amount=gnk(rng.randint(1, min(spendable, 2 * GNK))))
+                    msg = bank_tx.MsgSend(
+                        from_address=key_address,
+                        to_address=address_of(KEYS[to]),
+                        amount=gnk(rng.randint(1, min(spendable, 2 * GNK))),
+                    )
                     if who in PLAIN and rng.random() < 0.3:
                         fee = rng.randint(1, 50_000)
                     action = "send"
@@ -386,15 +475,17 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
                 print("DS", height, victim)
 
             before_balances = {a: chain.balance(a) for a in watched}
-            before_stake = {who: (collateral(chain, KEYS[who]), unbonding(chain, KEYS[who]))
-                            for _, who, kind, _ in checks if kind == "too_large"}
-            response = chain.block(txs, time_ns=time_ns, last_commit=last, misbehavior=misbehavior,
-                                   during=during)
+            before_stake = {
+                who: (collateral(chain, KEYS[who]), unbonding(chain, KEYS[who]))
+                for _, who, kind, _ in checks
+                if kind == "too_large"
+            }
+            response = chain.block(txs, time_ns=time_ns, last_commit=last, misbehavior=misbehavior, during=during)
             assert chain.height == height
             assert checked and checked[-1] == height, (height, checked[-3:])
 
             # every tx's outcome as expected
-            for index, who, kind, expected in checks:
+            for index, _who, kind, expected in checks:
                 result = response.tx_results[index]
                 if expected is not None:
                     assert (result.codespace, result.code) == expected, (height, kind, result.log)
@@ -402,8 +493,14 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
                     assert "spendable balance" in result.log, result.log
                     assert not [e for e in result.events if e.type == "transfer"], (height, result.events)
                 if kind in ("too_large", "send_locked", "outsider_vote") or result.code == 0:
-                    counts[{"outsider_vote": "outsider_votes", "vote": "votes",
-                            "gov_deposit": "gov_deposits", "propose": "proposals"}.get(kind, kind)] += 1
+                    counts[
+                        {
+                            "outsider_vote": "outsider_votes",
+                            "vote": "votes",
+                            "gov_deposit": "gov_deposits",
+                            "propose": "proposals",
+                        }.get(kind, kind)
+                    ] += 1
             # a refused withdrawal moved nothing (unless a slash or payout touched the host in this block)
             touched = {e["operator"] for e in of_kind(response, "slash") + of_kind(response, "complete_unbonding")}
             for who, (held, entries) in before_stake.items():
@@ -425,10 +522,12 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
             for e in of_kind(response, "vest"):
                 assert e["sender"] == bech32.encode(MODULES["rewards"]), e
                 vests.setdefault(bech32.decode(e["recipient"]), []).append(
-                    (amount_of(e["amount"]), int(e["epochs"]), int(e["first_release_epoch"])))
+                    (amount_of(e["amount"]), int(e["epochs"]), int(e["first_release_epoch"]))
+                )
             rewards = of_kind(response, "rewards")
             assert sum(amount_of(e["minted"]) for e in rewards) == sum(
-                amount_of(e["amount"]) for e in of_kind(response, "coinbase"))
+                amount_of(e["amount"]) for e in of_kind(response, "coinbase")
+            )
             for e in of_kind(response, "slash"):
                 counts["double_sign" if e["reason"].startswith("double_sign") else "downtime"] += 1
             # supply: exact after every block
@@ -442,12 +541,14 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
         assert app.bank_keeper.counted(ctx, bank_keys.GENESIS_SUPPLY_PREFIX, DENOM) == genesis_supply
         assert app.bank_keeper.counted(ctx, bank_keys.MINTED_PREFIX, DENOM) == minted
         assert app.bank_keeper.counted(ctx, bank_keys.BURNED_PREFIX, DENOM) == burned
-        reply = chain.query("/gonka.rewards.v1.Query/Minted", rewards_query.QueryMintedRequest(),
-                            rewards_query.QueryMintedResponse)
+        reply = chain.query(
+            "/gonka.rewards.v1.Query/Minted", rewards_query.QueryMintedRequest(), rewards_query.QueryMintedResponse
+        )
         assert int(reply.minted) == minted > 0
         # the community pool: inflows − spends, by source, as the Totals query says
-        totals = chain.query("/gonka.pool.v1.Query/Totals", pool_query.QueryTotalsRequest(),
-                             pool_query.QueryTotalsResponse)
+        totals = chain.query(
+            "/gonka.pool.v1.Query/Totals", pool_query.QueryTotalsRequest(), pool_query.QueryTotalsResponse
+        )
         by_source = {t.source: sum(int(c.amount) for c in t.amount if c.denom == DENOM) for t in totals.inflows}
         assert by_source == {s: a for s, a in inflows.items() if a}
         assert sum(int(c.amount) for c in totals.spent if c.denom == DENOM) == spent
@@ -458,36 +559,68 @@ def test_every_invariant_holds_over_twenty_epochs_of_random_activity(tmp_path: P
         epoch_now = app.epochs_keeper.current_epoch(ctx).number
         assert epoch_now == EPOCHS
         for i in HOSTS:
-            reply = chain.query("/gonka.rewards.v1.Query/HostRewards",
-                                rewards_query.QueryHostRewardsRequest(host=address_of(KEYS[i])),
-                                rewards_query.QueryHostRewardsResponse)
-            rewarded, pending, vested = (sum(int(c.amount) for c in coins if c.denom == DENOM)
-                                         for coins in (reply.rewarded, reply.pending, reply.vested))
+            reply = chain.query(
+                "/gonka.rewards.v1.Query/HostRewards",
+                rewards_query.QueryHostRewardsRequest(host=address_of(KEYS[i])),
+                rewards_query.QueryHostRewardsResponse,
+            )
+            rewarded, pending, vested = (
+                sum(int(c.amount) for c in coins if c.denom == DENOM)
+                for coins in (reply.rewarded, reply.pending, reply.vested)
+            )
             assert rewarded == vested + pending, (i, rewarded, vested, pending)
             mine = vests.get(raw(i), [])
             assert rewarded == sum(a for a, _, _ in mine) > 0, i
-            expected_pending = sum(part for a, n, first in mine for k, part in enumerate(split(a, n))
-                                   if first + k > epoch_now)
+            expected_pending = sum(
+                part for a, n, first in mine for k, part in enumerate(split(a, n)) if first + k > epoch_now
+            )
             assert pending == expected_pending, (i, pending, expected_pending)
             assert vesting.schedule_locked(ctx, raw(i)).get(DENOM, 0) == pending
         # every proposal ended one way or another; tally the outcomes
         for p in app.gov_keeper.proposals(ctx):
-            name = {gov_pb2.PROPOSAL_STATUS_PASSED: "passed", gov_pb2.PROPOSAL_STATUS_REJECTED: "rejected",
-                    gov_pb2.PROPOSAL_STATUS_FAILED: "failed"}.get(p.status)
+            name = {
+                gov_pb2.PROPOSAL_STATUS_PASSED: "passed",
+                gov_pb2.PROPOSAL_STATUS_REJECTED: "rejected",
+                gov_pb2.PROPOSAL_STATUS_FAILED: "failed",
+            }.get(p.status)
             if name:
                 counts[name] += 1
-        outcomes = sorted((p.id, p.title, gov_pb2.ProposalStatus.Name(p.status)[16:].lower())
-                          for p in app.gov_keeper.proposals(ctx))
-        counts["dropped"] = counts["proposals"] - counts["passed"] - counts["rejected"] - counts["failed"] - len(
-            [p for p in app.gov_keeper.proposals(ctx) if p.status in (
-                gov_pb2.PROPOSAL_STATUS_DEPOSIT_PERIOD, gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD)])
+        outcomes = sorted(
+            (p.id, p.title, gov_pb2.ProposalStatus.Name(p.status)[16:].lower()) for p in app.gov_keeper.proposals(ctx)
+        )
+        counts["dropped"] = (
+            counts["proposals"]
+            - counts["passed"]
+            - counts["rejected"]
+            - counts["failed"]
+            - len(
+                [
+                    p
+                    for p in app.gov_keeper.proposals(ctx)
+                    if p.status in (gov_pb2.PROPOSAL_STATUS_DEPOSIT_PERIOD, gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD)
+                ]
+            )
+        )
         counts["burned_ngonka"] = burned
         counts["deposits_to_pool_ngonka"] = inflows.get("deposit", 0)
         elapsed = time.monotonic() - started
-        print(f"\neconomy run: {chain.height} blocks in {elapsed:.1f}s; minted {minted}, burned {burned}, "
-              f"pool inflows {inflows}, spent {spent}; counts {counts}; proposals {outcomes}")
-        for kind in ("send", "send_locked", "deposit", "deposit_locked", "withdraw", "too_large", "fund",
-                     "work_reports", "proposals", "votes", "gov_deposits"):
+        print(
+            f"\neconomy run: {chain.height} blocks in {elapsed:.1f}s; minted {minted}, burned {burned}, "
+            f"pool inflows {inflows}, spent {spent}; counts {counts}; proposals {outcomes}"
+        )
+        for kind in (
+            "send",
+            "send_locked",
+            "deposit",
+            "deposit_locked",
+            "withdraw",
+            "too_large",
+            "fund",
+            "work_reports",
+            "proposals",
+            "votes",
+            "gov_deposits",
+        ):
             assert counts[kind] >= 3, (kind, counts)
         assert counts["double_sign"] >= 1 and counts["downtime"] >= 1, counts
         assert counts["passed"] >= 1 and counts["rejected"] + counts["failed"] >= 1, counts

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chain import InProcessChain
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
 from gonkad import genesis
@@ -21,7 +22,6 @@ from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, secp256k1
 from x.epochs import schedule
 from x.epochs.params import default_params, validate_params
-from chain import InProcessChain
 
 CHAIN = "gonka-epochs"
 AUTHORITY = secp256k1.PrivateKey(b"\x41" * 32)
@@ -31,8 +31,9 @@ SHORT = {"epoch_length": "6", "race_validation_offset": "1", "set_validators_off
 
 
 def params(length: int = 6, rv: int = 1, sv: int = 2, inf: int = 3) -> epochs_pb2.Params:
-    return epochs_pb2.Params(epoch_length=length, race_validation_offset=rv, set_validators_offset=sv,
-                             inference_offset=inf)
+    return epochs_pb2.Params(
+        epoch_length=length, race_validation_offset=rv, set_validators_offset=sv, inference_offset=inf
+    )
 
 
 # --- schedule.py ------------------------------------------------------------------------------------------
@@ -54,15 +55,32 @@ def test_later_epochs_have_each_stage_at_its_offset() -> None:
     """Epoch 3 from height 101, length 10, offsets 2/4/5: race 101-102, validation 103-104, set validators 105,
     inference 106-110; epoch 4 at 111."""
     epoch = epochs_pb2.Epoch(number=3, start_height=101, params=params(length=10, rv=2, sv=4, inf=5))
-    expected_stage = {101: RACE, 102: RACE, 103: RACE_VALIDATION, 104: RACE_VALIDATION, 105: SET_VALIDATORS,
-                      106: INFERENCE, 107: INFERENCE, 108: INFERENCE, 109: INFERENCE, 110: INFERENCE}
+    expected_stage = {
+        101: RACE,
+        102: RACE,
+        103: RACE_VALIDATION,
+        104: RACE_VALIDATION,
+        105: SET_VALIDATORS,
+        106: INFERENCE,
+        107: INFERENCE,
+        108: INFERENCE,
+        109: INFERENCE,
+        110: INFERENCE,
+    }
     starting = {101: RACE, 103: RACE_VALIDATION, 105: SET_VALIDATORS, 106: INFERENCE}
-    following = {101: (RACE_VALIDATION, 103), 102: (RACE_VALIDATION, 103), 103: (SET_VALIDATORS, 105),
-                 104: (SET_VALIDATORS, 105), 105: (INFERENCE, 106), **{h: (RACE, 111) for h in range(106, 111)}}
+    following = {
+        101: (RACE_VALIDATION, 103),
+        102: (RACE_VALIDATION, 103),
+        103: (SET_VALIDATORS, 105),
+        104: (SET_VALIDATORS, 105),
+        105: (INFERENCE, 106),
+        **{h: (RACE, 111) for h in range(106, 111)},
+    }
     assert schedule.next_epoch_height(epoch) == 111
     assert {h: schedule.stage_at(epoch, h) for h in range(101, 111)} == expected_stage
     assert {h: schedule.stage_starting_at(epoch, h) for h in range(101, 111)} == {
-        h: starting.get(h) for h in range(101, 111)}
+        h: starting.get(h) for h in range(101, 111)
+    }
     assert {h: schedule.next_stage(epoch, h) for h in range(101, 111)} == following
 
 
@@ -71,7 +89,11 @@ def test_one_block_stages() -> None:
     epoch = epochs_pb2.Epoch(number=1, start_height=5, params=params(length=4, rv=1, sv=2, inf=3))
     assert [schedule.stage_at(epoch, h) for h in range(5, 9)] == [RACE, RACE_VALIDATION, SET_VALIDATORS, INFERENCE]
     assert [schedule.stage_starting_at(epoch, h) for h in range(5, 9)] == [
-        RACE, RACE_VALIDATION, SET_VALIDATORS, INFERENCE]
+        RACE,
+        RACE_VALIDATION,
+        SET_VALIDATORS,
+        INFERENCE,
+    ]
     assert schedule.next_stage(epoch, 8) == (RACE, 9)
 
 
@@ -80,11 +102,29 @@ def test_default_params_are_valid_and_a_day_long() -> None:
     assert default_params().epoch_length == 17_280
 
 
-@pytest.mark.parametrize("bad", [
-    params(rv=0), params(rv=2, sv=2), params(rv=3, sv=2), params(sv=3, inf=3), params(sv=4, inf=3),
-    params(length=3, inf=3), params(length=2, inf=3), params(length=0, rv=0, sv=0, inf=0),
-], ids=["race-validation-at-0", "equal-rv-sv", "rv-after-sv", "equal-sv-inf", "sv-after-inf",
-        "inference-at-length", "inference-past-length", "all-zero"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        params(rv=0),
+        params(rv=2, sv=2),
+        params(rv=3, sv=2),
+        params(sv=3, inf=3),
+        params(sv=4, inf=3),
+        params(length=3, inf=3),
+        params(length=2, inf=3),
+        params(length=0, rv=0, sv=0, inf=0),
+    ],
+    ids=[
+        "race-validation-at-0",
+        "equal-rv-sv",
+        "rv-after-sv",
+        "equal-sv-inf",
+        "sv-after-inf",
+        "inference-at-length",
+        "inference-past-length",
+        "all-zero",
+    ],
+)
 def test_validate_params_refuses_out_of_order_offsets(bad: epochs_pb2.Params) -> None:
     with pytest.raises(ValueError, match="race_validation_offset < set_validators_offset < inference_offset"):
         validate_params(bad)
@@ -96,8 +136,11 @@ def test_validate_params_refuses_out_of_order_offsets(bad: epochs_pb2.Params) ->
 @pytest.fixture
 def chain(tmp_path: Path) -> Iterator[InProcessChain]:
     state_chain = InProcessChain(
-        tmp_path / "db", {address_of(AUTHORITY): [("ngonka", 10**12)]}, chain_id=CHAIN,
-        app_state=_state(), authority=bech32.decode(address_of(AUTHORITY)),
+        tmp_path / "db",
+        {address_of(AUTHORITY): [("ngonka", 10**12)]},
+        chain_id=CHAIN,
+        app_state=_state(),
+        authority=bech32.decode(address_of(AUTHORITY)),
     )
     with state_chain:
         yield state_chain
@@ -110,8 +153,9 @@ def _state() -> dict[str, Any]:
 
 
 def current(chain: InProcessChain) -> query_pb2.QueryCurrentEpochResponse:
-    return chain.query("/gonka.epochs.v1.Query/CurrentEpoch", query_pb2.QueryCurrentEpochRequest(),
-                       query_pb2.QueryCurrentEpochResponse)
+    return chain.query(
+        "/gonka.epochs.v1.Query/CurrentEpoch", query_pb2.QueryCurrentEpochRequest(), query_pb2.QueryCurrentEpochResponse
+    )
 
 
 def expected_at(height: int) -> tuple[int, int, int, int, int, int]:
@@ -123,19 +167,31 @@ def expected_at(height: int) -> tuple[int, int, int, int, int, int]:
     start = 6 * number + 1
     offset = height - start
     end = start + 6
-    stage, following = {0: (RACE, (RACE_VALIDATION, start + 1)), 1: (RACE_VALIDATION, (SET_VALIDATORS, start + 2)),
-                        2: (SET_VALIDATORS, (INFERENCE, start + 3))}.get(offset, (INFERENCE, (RACE, end)))
+    stage, following = {
+        0: (RACE, (RACE_VALIDATION, start + 1)),
+        1: (RACE_VALIDATION, (SET_VALIDATORS, start + 2)),
+        2: (SET_VALIDATORS, (INFERENCE, start + 3)),
+    }.get(offset, (INFERENCE, (RACE, end)))
     return number, start, stage, following[0], following[1], end
 
 
 def summary(reply: query_pb2.QueryCurrentEpochResponse) -> tuple[int, int, int, int, int, int]:
-    return (reply.epoch.number, reply.epoch.start_height, reply.stage, reply.next_stage, reply.next_stage_height,
-            reply.next_epoch_height)
+    return (
+        reply.epoch.number,
+        reply.epoch.start_height,
+        reply.stage,
+        reply.next_stage,
+        reply.next_stage_height,
+        reply.next_epoch_height,
+    )
 
 
 def epoch_events(response: abci.ResponseFinalizeBlock) -> list[tuple[str, dict[str, str]]]:
-    return [(e.type, {a.key: a.value for a in e.attributes}) for e in response.events
-            if e.type in ("epoch_start", "epoch_stage")]
+    return [
+        (e.type, {a.key: a.value for a in e.attributes})
+        for e in response.events
+        if e.type in ("epoch_start", "epoch_stage")
+    ]
 
 
 def test_current_epoch_and_events_follow_the_blocks(chain: InProcessChain) -> None:
@@ -174,8 +230,9 @@ def test_a_new_epoch_length_takes_effect_from_the_next_epoch(chain: InProcessCha
     assert chain.height == 7
     result = deliver(chain, tx_pb2.MsgUpdateParams(authority=address_of(AUTHORITY), params=params(length=4)))
     assert result.code == 0, result.log
-    assert chain.query("/gonka.epochs.v1.Query/Params", query_pb2.QueryParamsRequest(),
-                       query_pb2.QueryParamsResponse).params == params(length=4)
+    assert chain.query(
+        "/gonka.epochs.v1.Query/Params", query_pb2.QueryParamsRequest(), query_pb2.QueryParamsResponse
+    ).params == params(length=4)
     reply = current(chain)
     assert (reply.height, reply.epoch.number, reply.epoch.params, reply.next_epoch_height) == (8, 1, params(), 13)
     starts: dict[int, int] = {}
@@ -190,10 +247,18 @@ def test_a_new_epoch_length_takes_effect_from_the_next_epoch(chain: InProcessCha
         if chain.height == 13:
             assert (reply.epoch.number, reply.epoch.start_height, reply.epoch.params) == (2, 13, params(length=4))
             assert (reply.stage, reply.next_stage, reply.next_stage_height, reply.next_epoch_height) == (
-                RACE, RACE_VALIDATION, 14, 17)
+                RACE,
+                RACE_VALIDATION,
+                14,
+                17,
+            )
         if chain.height == 16:
             assert (reply.epoch.number, reply.stage, reply.next_stage, reply.next_stage_height) == (
-                2, INFERENCE, RACE, 17)
+                2,
+                INFERENCE,
+                RACE,
+                17,
+            )
     assert starts == {2: 13, 3: 17, 4: 21}
 
 

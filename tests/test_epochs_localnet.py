@@ -26,6 +26,7 @@ from cosmpy.protos.cosmos.slashing.v1beta1 import query_pb2 as slashing_query
 from cosmpy.protos.cosmos.slashing.v1beta1 import tx_pb2 as slashing_tx
 from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
+from nodes import kill_node, running_localnet
 
 from gonkad import genesis, localnet
 from protogen.gonka.epochs.v1 import epochs_pb2
@@ -41,8 +42,6 @@ from sdk.crypto import bech32
 from x.epochs import keys as epochs_keys
 from x.pool import keys as pool_keys
 from x.stake import keys as stake_keys
-from nodes import kill_node, running_localnet
-
 
 EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 20, 4, 8, 9
 JAIL_SECONDS = 30
@@ -50,10 +49,21 @@ JAIL_SECONDS = 30
 EARLY_UNJAIL_MARGIN_S = 10
 """The jail time that must be left when the early unjail is sent (it takes a block or two to commit)."""
 OVERRIDES = {
-    "epochs": {"params": {"epoch_length": str(EPOCH_LENGTH), "race_validation_offset": str(RACE_VALIDATION),
-                          "set_validators_offset": str(SET_VALIDATORS), "inference_offset": str(INFERENCE)}},
-    "slashing": {"params": {"signed_blocks_window": "10", "min_signed_per_window": "0.5",
-                            "downtime_jail_seconds": str(JAIL_SECONDS)}},
+    "epochs": {
+        "params": {
+            "epoch_length": str(EPOCH_LENGTH),
+            "race_validation_offset": str(RACE_VALIDATION),
+            "set_validators_offset": str(SET_VALIDATORS),
+            "inference_offset": str(INFERENCE),
+        }
+    },
+    "slashing": {
+        "params": {
+            "signed_blocks_window": "10",
+            "min_signed_per_window": "0.5",
+            "downtime_jail_seconds": str(JAIL_SECONDS),
+        }
+    },
 }
 _base = localnet.load_settings(validators=4, chain_id="gonka-epochs")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
@@ -64,8 +74,12 @@ GENESIS_POWER = SETTINGS.validator_stake_ngonka // POWER_REDUCTION  # 100,000
 DEPOSIT = 30_000 * POWER_REDUCTION
 """val1's deposit: 130,000 of 430,000 stays under the cap, a third of the total with four hosts (x/stake/power.py)."""
 DOWNTIME_SLASH = SETTINGS.validator_stake_ngonka // 100  # 1%, rounded down
-PARAMS = epochs_pb2.Params(epoch_length=EPOCH_LENGTH, race_validation_offset=RACE_VALIDATION,
-                           set_validators_offset=SET_VALIDATORS, inference_offset=INFERENCE)
+PARAMS = epochs_pb2.Params(
+    epoch_length=EPOCH_LENGTH,
+    race_validation_offset=RACE_VALIDATION,
+    set_validators_offset=SET_VALIDATORS,
+    inference_offset=INFERENCE,
+)
 S = epochs_pb2
 
 
@@ -77,19 +91,33 @@ def expected_epoch(height: int) -> epochs_query.QueryCurrentEpochResponse:
     if height <= EPOCH_LENGTH:  # epoch 0: heights 1..20, all inference, no stage until epoch 1's race
         epoch = epochs_pb2.Epoch(number=0, start_height=1, params=PARAMS)
         return epochs_query.QueryCurrentEpochResponse(
-            height=height, epoch=epoch, stage=S.STAGE_INFERENCE, next_stage=S.STAGE_RACE,
-            next_stage_height=EPOCH_LENGTH + 1, next_epoch_height=EPOCH_LENGTH + 1)
+            height=height,
+            epoch=epoch,
+            stage=S.STAGE_INFERENCE,
+            next_stage=S.STAGE_RACE,
+            next_stage_height=EPOCH_LENGTH + 1,
+            next_epoch_height=EPOCH_LENGTH + 1,
+        )
     number = (height - 1) // EPOCH_LENGTH
     start = 1 + number * EPOCH_LENGTH
     offset = height - start
-    stages = [(0, S.STAGE_RACE), (RACE_VALIDATION, S.STAGE_RACE_VALIDATION),
-              (SET_VALIDATORS, S.STAGE_SET_VALIDATORS), (INFERENCE, S.STAGE_INFERENCE)]
+    stages = [
+        (0, S.STAGE_RACE),
+        (RACE_VALIDATION, S.STAGE_RACE_VALIDATION),
+        (SET_VALIDATORS, S.STAGE_SET_VALIDATORS),
+        (INFERENCE, S.STAGE_INFERENCE),
+    ]
     stage = [s for o, s in stages if o <= offset][-1]
     later = [(o, s) for o, s in stages if o > offset]
     next_offset, next_stage = later[0] if later else (EPOCH_LENGTH, S.STAGE_RACE)
     return epochs_query.QueryCurrentEpochResponse(
-        height=height, epoch=epochs_pb2.Epoch(number=number, start_height=start, params=PARAMS), stage=stage,
-        next_stage=next_stage, next_stage_height=start + next_offset, next_epoch_height=start + EPOCH_LENGTH)
+        height=height,
+        epoch=epochs_pb2.Epoch(number=number, start_height=start, params=PARAMS),
+        stage=stage,
+        next_stage=next_stage,
+        next_stage_height=start + next_offset,
+        next_epoch_height=start + EPOCH_LENGTH,
+    )
 
 
 def next_set_validators_height(after: int) -> int:
@@ -121,20 +149,27 @@ def operators(root: Path) -> list[str]:
 def cons_address(root: Path, operator: str) -> str:
     """The host's CometBFT address (hex), from its consensus key as the chain holds it."""
     host = Querier(localnet.load(root).nodes[0].rpc).query(
-        "/gonka.stake.v1.Query/Host", stake_query.QueryHostRequest(operator=operator), stake_query.QueryHostResponse)
+        "/gonka.stake.v1.Query/Host", stake_query.QueryHostRequest(operator=operator), stake_query.QueryHostResponse
+    )
     return hashlib.sha256(host.host.consensus_pubkey).digest()[:20].hex().upper()
 
 
 def host(root: Path, operator: str) -> stake_pb2.Host:
-    return Querier(localnet.load(root).nodes[0].rpc).query(
-        "/gonka.stake.v1.Query/Host", stake_query.QueryHostRequest(operator=operator),
-        stake_query.QueryHostResponse).host
+    return (
+        Querier(localnet.load(root).nodes[0].rpc)
+        .query(
+            "/gonka.stake.v1.Query/Host", stake_query.QueryHostRequest(operator=operator), stake_query.QueryHostResponse
+        )
+        .host
+    )
 
 
 def validator_powers(root: Path) -> dict[str, int]:
     reply = Querier(localnet.load(root).nodes[0].rpc).query(
-        "/gonka.stake.v1.Query/ValidatorPowers", stake_query.QueryValidatorPowersRequest(),
-        stake_query.QueryValidatorPowersResponse)
+        "/gonka.stake.v1.Query/ValidatorPowers",
+        stake_query.QueryValidatorPowersRequest(),
+        stake_query.QueryValidatorPowersResponse,
+    )
     powers = {p.operator: p.weight for p in reply.powers}
     assert reply.total == sum(powers.values())
     return powers
@@ -193,8 +228,9 @@ def test_epoch_and_stage_move_with_the_blocks(net: Path) -> None:
     deadline = time.monotonic() + 90
     while not seen or max(seen) < end:
         assert time.monotonic() < deadline, f"the chain did not reach height {end} in 90s (seen {sorted(seen)})"
-        reply = rpc.abci_query("/gonka.epochs.v1.Query/CurrentEpoch",
-                               epochs_query.QueryCurrentEpochRequest().SerializeToString())
+        reply = rpc.abci_query(
+            "/gonka.epochs.v1.Query/CurrentEpoch", epochs_query.QueryCurrentEpochRequest().SerializeToString()
+        )
         assert reply.get("code", 0) == 0, reply
         answer = epochs_query.QueryCurrentEpochResponse.FromString(reply["value"])
         assert answer.height == int(reply["height"]), "the answer is not for the height the query ran at"
@@ -202,14 +238,19 @@ def test_epoch_and_stage_move_with_the_blocks(net: Path) -> None:
         seen[answer.height] = answer
         time.sleep(0.1)
     stages = {(a.epoch.number, a.stage) for a in seen.values()}
-    assert {(0, S.STAGE_INFERENCE), (1, S.STAGE_RACE), (1, S.STAGE_RACE_VALIDATION),
-            (1, S.STAGE_INFERENCE)} <= stages, f"polling missed whole stages: heights {sorted(seen)}"
+    assert {
+        (0, S.STAGE_INFERENCE),
+        (1, S.STAGE_RACE),
+        (1, S.STAGE_RACE_VALIDATION),
+        (1, S.STAGE_INFERENCE),
+    } <= stages, f"polling missed whole stages: heights {sorted(seen)}"
 
     # The epoch record as committed at every height so far: the new epoch begins at its first block.
     top = rpc.height()
     for height in range(1, top + 1):
         record = epochs_pb2.Epoch.FromString(
-            store_get(rpc, epochs_keys.STORE_PREFIX + epochs_keys.CURRENT_EPOCH_KEY, height))
+            store_get(rpc, epochs_keys.STORE_PREFIX + epochs_keys.CURRENT_EPOCH_KEY, height)
+        )
         assert record == expected_epoch(height).epoch, f"height {height}: {record}"
 
     # The stages announced themselves in the blocks where they begin, and only there.
@@ -220,9 +261,14 @@ def test_epoch_and_stage_move_with_the_blocks(net: Path) -> None:
         first = expected.epoch.number > 0 and height == expected.epoch.start_height
         assert starts == ([{"epoch": str(expected.epoch.number), "height": str(height)}] if first else []), height
         begins = expected.epoch.number > 0 and (height - expected.epoch.start_height) in (
-            0, RACE_VALIDATION, SET_VALIDATORS, INFERENCE)
-        assert stage_events == ([{"epoch": str(expected.epoch.number), "stage": S.Stage.Name(expected.stage)}]
-                                if begins else []), f"height {height}: {stage_events}"
+            0,
+            RACE_VALIDATION,
+            SET_VALIDATORS,
+            INFERENCE,
+        )
+        assert stage_events == (
+            [{"epoch": str(expected.epoch.number), "stage": S.Stage.Name(expected.stage)}] if begins else []
+        ), f"height {height}: {stage_events}"
 
     # The CLI prints the same.
     shown = gonkad("query", "epochs", "current", "--node", node, "--output", "json")
@@ -256,14 +302,17 @@ def test_deposit_changes_the_validator_set_only_at_set_validators(net: Path) -> 
 
     key = localnet.load_key(net, "val1")
     operator = address_of(key)
-    deposit = stake_tx.MsgDepositCollateral(operator=operator, amount=coin_pb2.Coin(denom="ngonka",
-                                                                                   amount=str(DEPOSIT)))
+    deposit = stake_tx.MsgDepositCollateral(
+        operator=operator, amount=coin_pb2.Coin(denom="ngonka", amount=str(DEPOSIT))
+    )
     delivered = deliver(querier, key, [deposit], spec.chain_id, TxOptions())
     at = delivered.height
     assert expected_epoch(at).stage == S.STAGE_INFERENCE, f"the deposit landed at {at}, not in an inference stage"
-    collateral = querier.query("/gonka.stake.v1.Query/Collateral",
-                               stake_query.QueryCollateralRequest(operator=operator),
-                               stake_query.QueryCollateralResponse)
+    collateral = querier.query(
+        "/gonka.stake.v1.Query/Collateral",
+        stake_query.QueryCollateralRequest(operator=operator),
+        stake_query.QueryCollateralResponse,
+    )
     assert collateral.bonded == str(SETTINGS.validator_stake_ngonka + DEPOSIT)
     new_power = (SETTINGS.validator_stake_ngonka + DEPOSIT) // POWER_REDUCTION
     assert new_power == 130_000 and 3 * new_power <= 3 * GENESIS_POWER + new_power  # under the 1/3 cap
@@ -278,8 +327,13 @@ def test_deposit_changes_the_validator_set_only_at_set_validators(net: Path) -> 
         assert cometbft_set(rpc, height) == (old if height < set_validators + 2 else new), f"height {height}"
     assert validator_powers(net) == {op: new_power if op == operator else GENESIS_POWER for op in ops}
     events = block_events(rpc, set_validators, "set_validators")
-    assert events == [{"epoch": str(expected_epoch(set_validators).epoch.number), "validators": "4",
-                       "total_power": str(3 * GENESIS_POWER + new_power)}]
+    assert events == [
+        {
+            "epoch": str(expected_epoch(set_validators).epoch.number),
+            "validators": "4",
+            "total_power": str(3 * GENESIS_POWER + new_power),
+        }
+    ]
 
 
 # --- (c) downtime, for real --------------------------------------------------------------------------------
@@ -308,26 +362,37 @@ def test_stopped_validator_is_jailed_slashed_and_comes_back_after_unjail(net: Pa
         assert time.monotonic() < deadline, f"{val2} was not jailed within 120s of stopping node2"
         time.sleep(0.3)
     detected = rpc.height()
-    jailed = [h for h in range(stopped_at, detected + 1)
-              if any(e["operator"] == val2 for e in block_events(rpc, h, "jail"))]
+    jailed = [
+        h for h in range(stopped_at, detected + 1) if any(e["operator"] == val2 for e in block_events(rpc, h, "jail"))
+    ]
     assert len(jailed) == 1, f"jail events for {val2} at heights {jailed}"
     jail_height = jailed[0]
     liveness = block_events(rpc, jail_height, "liveness")
     assert liveness == [{"address": valcons2, "missed_blocks": "6", "height": str(jail_height)}]
     slashes = block_events(rpc, jail_height, "slash")
-    assert slashes == [{"operator": val2, "amount": f"{DOWNTIME_SLASH}ngonka", "reason": "missing_signature",
-                        "pool": f"{DOWNTIME_SLASH}ngonka"}]
+    assert slashes == [
+        {
+            "operator": val2,
+            "amount": f"{DOWNTIME_SLASH}ngonka",
+            "reason": "missing_signature",
+            "pool": f"{DOWNTIME_SLASH}ngonka",
+        }
+    ]
 
     # Slashed exactly 1% (to the community pool), out of the power table at once, out of CometBFT's set two
     # heights later.
     assert host(net, val2).collateral == str(SETTINGS.validator_stake_ngonka - DOWNTIME_SLASH)
     slashed_in = pool_keys.STORE_PREFIX + pool_keys.inflow_key(pool_keys.SOURCE_SLASH, "ngonka")
-    assert int(store_get(rpc, slashed_in, jail_height) or b"0") - int(store_get(rpc, slashed_in, jail_height - 1)
-                                                                      or b"0") == DOWNTIME_SLASH
+    assert (
+        int(store_get(rpc, slashed_in, jail_height) or b"0") - int(store_get(rpc, slashed_in, jail_height - 1) or b"0")
+        == DOWNTIME_SLASH
+    )
     assert val2 not in validator_powers(net)
-    info = querier.query("/cosmos.slashing.v1beta1.Query/SigningInfo",
-                         slashing_query.QuerySigningInfoRequest(cons_address=valcons2),
-                         slashing_query.QuerySigningInfoResponse).val_signing_info
+    info = querier.query(
+        "/cosmos.slashing.v1beta1.Query/SigningInfo",
+        slashing_query.QuerySigningInfoRequest(cons_address=valcons2),
+        slashing_query.QuerySigningInfoResponse,
+    ).val_signing_info
     jailed_until = info.jailed_until.ToNanoseconds()
     assert jailed_until == block_time_ns(rpc, jail_height) + JAIL_SECONDS * 10**9
     assert not info.tombstoned
@@ -338,7 +403,8 @@ def test_stopped_validator_is_jailed_slashed_and_comes_back_after_unjail(net: Pa
     left_s = (jailed_until - block_time_ns(rpc, rpc.height())) / 10**9
     assert left_s >= EARLY_UNJAIL_MARGIN_S, (
         f"only {left_s:.1f}s of the {JAIL_SECONDS}s jail left at height {rpc.height()} (jailed at {jail_height}, "
-        f"seen at {detected}): too little to send an unjail that must land inside it")
+        f"seen at {detected}): too little to send an unjail that must land inside it"
+    )
     with pytest.raises(TxFailed) as refused:
         deliver(querier, key, [unjail], spec.chain_id, TxOptions())
     assert (refused.value.codespace, refused.value.code) == ("slashing", 4), refused.value
@@ -356,8 +422,22 @@ def test_stopped_validator_is_jailed_slashed_and_comes_back_after_unjail(net: Pa
     shown = gonkad("query", "slashing", "signing-info", valcons2, "--node", node, "--output", "json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["val_signing_info"]["jailed_until"] == info.jailed_until.ToJsonString()
-    sent = gonkad("tx", "slashing", "unjail", "--from", "val2", "--home", str(net), "--keyring-backend", "test",
-                  "--node", node, "-y", "--output", "json")
+    sent = gonkad(
+        "tx",
+        "slashing",
+        "unjail",
+        "--from",
+        "val2",
+        "--home",
+        str(net),
+        "--keyring-backend",
+        "test",
+        "--node",
+        node,
+        "-y",
+        "--output",
+        "json",
+    )
     assert sent.returncode == 0, sent.stdout + sent.stderr
     txhash = json.loads(sent.stdout)["txhash"]
     deadline = time.monotonic() + 30

@@ -22,21 +22,21 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from agent_fakes import FakeNode, ScriptedChain, respond
+from servers import serve
 
 from agent.chain import Model, Node
 from agent.config import AgentConfig
 from agent.server import Agent
-from agent_fakes import FakeNode, ScriptedChain, respond
 from host import Digest, Executor, ExecutorConfig, Finisher, FinishJournal, finish_of_answer
 from mlnode.schemas import ChatCompletionRequest
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2
 from sdk.client.rpc import RPCError
-from sdk.client.signing import SignedRequests, canonical_json, request_headers
 from sdk.client.signer import Sent
+from sdk.client.signing import SignedRequests, canonical_json, request_headers
 from sdk.crypto import bech32, secp256k1
 from sdk.http.errors import ApiError
 from sdk.http.signed import check_forwarded, forward_headers, signed_headers, verify_signed, with_seed, without_seed
-from servers import serve
 from x.inference.client import ChainError, Finish, parse_terms
 
 USER = secp256k1.PrivateKey(hashlib.sha256(b"executor user").digest())
@@ -94,16 +94,28 @@ class Gate:
         terms = parse_terms(json.loads(content))
         tokens = terms.max_tokens or max_tokens
         self.records[inference_id] = inference_pb2.Inference(
-            id=inference_id, status=inference_pb2.STATUS_STARTED, executor=HOST, model=terms.model,
-            max_tokens=tokens, seed=terms.seed or 0, params_hash=terms.params_hash(tokens, terms.seed or 0))
+            id=inference_id,
+            status=inference_pb2.STATUS_STARTED,
+            executor=HOST,
+            model=terms.model,
+            max_tokens=tokens,
+            seed=terms.seed or 0,
+            params_hash=terms.params_hash(tokens, terms.seed or 0),
+        )
 
     def confirm(self, inference_id: bytes) -> inference_pb2.Inference:
         self.confirmed.append(inference_id)
         for start in reversed(self.chain.starts if self.chain is not None else []):
             if start.inference_id == inference_id:
                 return inference_pb2.Inference(
-                    id=inference_id, status=inference_pb2.STATUS_STARTED, executor=start.executor,
-                    model=start.model, max_tokens=start.max_tokens, seed=start.seed, params_hash=start.params_hash)
+                    id=inference_id,
+                    status=inference_pb2.STATUS_STARTED,
+                    executor=start.executor,
+                    model=start.model,
+                    max_tokens=start.max_tokens,
+                    seed=start.seed,
+                    params_hash=start.params_hash,
+                )
         if inference_id in self.records:
             return self.records[inference_id]
         raise ChainError("unpaid", "the chain has not started it")
@@ -116,8 +128,9 @@ def stack(fake: FakeNode, gate: Gate | None = None) -> Iterator[tuple[str, str, 
     gate = gate or Gate()
     with ExitStack() as stack:
         node_url = stack.enter_context(serve(fake))
-        proxy = stack.enter_context(serve(Executor(ExecutorConfig(
-            mlnode=node_url, finisher=recorder, admission=gate)), lifespan="on"))
+        proxy = stack.enter_context(
+            serve(Executor(ExecutorConfig(mlnode=node_url, finisher=recorder, admission=gate)), lifespan="on")
+        )
         chain = ScriptedChain([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9})
         gate.chain = chain
         ta = stack.enter_context(serve(Agent(AgentConfig(key=TA_KEY, chain=chain)), lifespan="on"))
@@ -143,7 +156,11 @@ def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
         whole = recorder.settled(1)[-1]
         assert whole.inference_id.hex() == raw.headers["x-inference-id"]
         assert (whole.response_hash, whole.prompt_tokens, whole.completion_tokens, whole.logprobs_digest) == (
-            TEXT_HASH, 5, 3, EMPTY)
+            TEXT_HASH,
+            5,
+            3,
+            EMPTY,
+        )
         assert fake.served[-1]["seed"] is not None  # the TA's seed reached the node through the proxy
 
         # A stream that did not ask for usage: the node is asked, the client does not see it.
@@ -169,7 +186,14 @@ def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
             assert httpx.get(proxy + path, timeout=10).status_code == 200
         assert httpx.get(proxy + "/v1/node/info", timeout=10).json()["load"]["max_concurrency"] == 8
         assert httpx.get(proxy + "/v1/executor/status", timeout=10).json() == {
-            "pending": 4, "served": 4, "refused": 0, "unpaid": 0, "abandoned": 0, "replayed": 0, "unfinished": 0}
+            "pending": 4,
+            "served": 4,
+            "refused": 0,
+            "unpaid": 0,
+            "abandoned": 0,
+            "replayed": 0,
+            "unfinished": 0,
+        }
 
 
 class HangingNode:
@@ -194,21 +218,25 @@ def test_a_ta_that_leaves_before_the_answer_gets_nothing_finished(stream: bool) 
     """The TA dies (here: gives up) while the node works: the proxy closes the node's request, which frees its
     slot, and finishes nothing, so a retry through another TA can take the inference over on chain."""
     node, recorder, gate = HangingNode(), Recorder(), Gate()
-    with serve(node) as node_url, serve(Executor(ExecutorConfig(mlnode=node_url, finisher=recorder,
-                                                                admission=gate)), lifespan="on") as proxy:
+    with (
+        serve(node) as node_url,
+        serve(Executor(ExecutorConfig(mlnode=node_url, finisher=recorder, admission=gate)), lifespan="on") as proxy,
+    ):
         headers, content = forwarded(json.dumps({**CHAT, "stream": stream}).encode(), seed=7)
         gate.escrow(content, bytes.fromhex(headers["x-inference-id"]))
         with pytest.raises(httpx.ReadTimeout):
-            httpx.post(proxy + "/v1/chat/completions", content=content, headers=headers,
-                       timeout=httpx.Timeout(10, read=0.5))
+            httpx.post(
+                proxy + "/v1/chat/completions", content=content, headers=headers, timeout=httpx.Timeout(10, read=0.5)
+            )
         assert node.received.wait(5)
         assert node.closed.wait(5), "the proxy kept the node's request open after the TA left"
         status = httpx.get(proxy + "/v1/executor/status", timeout=10).json()
         assert (status["abandoned"], status["served"], recorder.finishes) == (1, 0, [])
 
 
-def forwarded(body: bytes, ta: str = TA_ADDRESS, key: secp256k1.PrivateKey = USER,
-              seed: int | None = None) -> tuple[dict[str, str], bytes]:
+def forwarded(
+    body: bytes, ta: str = TA_ADDRESS, key: secp256k1.PrivateKey = USER, seed: int | None = None
+) -> tuple[dict[str, str], bytes]:
     """The headers and body a TA forwards for ``body`` signed by ``key`` for ``ta`` (seed spliced in if given)."""
     signed = request_headers(key, body, ta)
     parsed = {name.lower().encode(): value.encode() for name, value in signed.items()}
@@ -261,15 +289,22 @@ def test_the_proxy_serves_only_what_its_admission_takes() -> None:
         inference_id = bytes.fromhex(raw.headers["x-inference-id"])
         assert gate.asked == [(inference_id, b"start|" + inference_id + b"|" + HOST.encode())]
         body = json.dumps(CHAT).encode()
-        for refusal, status, code in ((ChainError("unpaid", "no start"), 402, "unpaid"),
-                                      (RPCError("node unreachable"), 503, "chain_unavailable")):
+        for refusal, status, code in (
+            (ChainError("unpaid", "no start"), 402, "unpaid"),
+            (RPCError("node unreachable"), 503, "chain_unavailable"),
+        ):
             gate.refuse = refusal
             headers, content = forwarded(body)
             response = httpx.post(proxy + "/v1/chat/completions", content=content, headers=headers, timeout=10)
             assert response.status_code == status and response.json()["error"]["code"] == code, response.text
-            assert gate.asked[-1] == (verify_signed(*signed_headers(
-                {k.lower().encode(): v.encode() for k, v in headers.items()}), content,
-                bech32.decode(TA_ADDRESS)).inference_id, b"")  # sent without a start: the gate gets b""
+            assert gate.asked[-1] == (
+                verify_signed(
+                    *signed_headers({k.lower().encode(): v.encode() for k, v in headers.items()}),
+                    content,
+                    bech32.decode(TA_ADDRESS),
+                ).inference_id,
+                b"",
+            )  # sent without a start: the gate gets b""
         assert len(fake.served) == 1 and len(recorder.settled(1)) == 1
         status = httpx.get(proxy + "/v1/executor/status", timeout=10).json()
         assert (status["served"], status["unpaid"]) == (1, 1)
@@ -295,9 +330,13 @@ def test_check_forwarded_returns_the_requester_and_ta() -> None:
 
 def test_the_digest_of_a_stream_and_of_the_whole_answer_agree() -> None:
     lp = [{"token": "é", "logprob": -0.25, "bytes": [195, 169], "top_logprobs": []}]
-    whole = {"choices": [{"index": 1, "message": {"content": "B"}, "logprobs": None},
-                         {"index": 0, "message": {"content": "é!"}, "logprobs": {"content": lp}}],
-             "usage": {"prompt_tokens": 4, "completion_tokens": 2, "total_tokens": 6}}
+    whole = {
+        "choices": [
+            {"index": 1, "message": {"content": "B"}, "logprobs": None},
+            {"index": 0, "message": {"content": "é!"}, "logprobs": {"content": lp}},
+        ],
+        "usage": {"prompt_tokens": 4, "completion_tokens": 2, "total_tokens": 6},
+    }
     finish = finish_of_answer(b"\x01" * 32, whole)
     assert finish is not None
     assert finish.response_hash == hashlib.sha256("é!B".encode()).digest()  # choices by index, then joined
@@ -305,11 +344,13 @@ def test_the_digest_of_a_stream_and_of_the_whole_answer_agree() -> None:
     assert (finish.prompt_tokens, finish.completion_tokens) == (4, 2)
 
     digest = Digest()
-    for chunk in ({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
-                  {"choices": [{"index": 0, "delta": {"content": "é"}, "logprobs": {"content": lp}}]},
-                  {"choices": [{"index": 1, "delta": {"content": "B"}}]},
-                  {"choices": [{"index": 0, "delta": {"content": "!"}, "logprobs": {"content": []}}]},
-                  {"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 2}}):
+    for chunk in (
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
+        {"choices": [{"index": 0, "delta": {"content": "é"}, "logprobs": {"content": lp}}]},
+        {"choices": [{"index": 1, "delta": {"content": "B"}}]},
+        {"choices": [{"index": 0, "delta": {"content": "!"}, "logprobs": {"content": []}}]},
+        {"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 2}},
+    ):
         digest.event(chunk)
     assert digest.finish(b"\x01" * 32, counted=True) == finish
 
@@ -335,8 +376,9 @@ class ScriptedFinishChain:
         self.refuse: list[ChainError] = []
 
     def start(self, inference: bytes, executor: str = HOST, max_tokens: int = 8) -> None:
-        self.records[inference] = inference_pb2.Inference(id=inference, executor=executor, max_tokens=max_tokens,
-                                                          status=inference_pb2.STATUS_STARTED)
+        self.records[inference] = inference_pb2.Inference(
+            id=inference, executor=executor, max_tokens=max_tokens, status=inference_pb2.STATUS_STARTED
+        )
 
     def query(self, path: str, request: query_pb2.QueryInferenceRequest, response_type: Any) -> Any:
         """``Query/Inference`` as a node answers it: unknown ids are an error."""
@@ -358,8 +400,16 @@ class ScriptedFinishChain:
 
 
 def scripted_finisher(chain: ScriptedFinishChain, clock: list[float], journal: Path | None = None) -> Finisher:
-    finisher = Finisher("tcp://127.0.0.1:9", HOST_KEY, confirm_blocks=2, max_sends=2, unknown_timeout_s=30,
-                        max_batch=2, journal=journal, clock=lambda: clock[0])
+    finisher = Finisher(
+        "tcp://127.0.0.1:9",
+        HOST_KEY,
+        confirm_blocks=2,
+        max_sends=2,
+        unknown_timeout_s=30,
+        max_batch=2,
+        journal=journal,
+        clock=lambda: clock[0],
+    )
     finisher.querier.query = chain.query  # type: ignore[method-assign]
     finisher.signer.submit = chain.submit  # type: ignore[method-assign]
     finisher.rpc.status = lambda: {"sync_info": {"latest_block_height": str(chain.height)}}  # type: ignore
@@ -407,9 +457,11 @@ def test_the_finisher_drops_what_it_cannot_finish() -> None:
     chain.records[b"\x03" * 32].status = inference_pb2.STATUS_EXPIRED
     chain.start(b"\x04" * 32)
     chain.start(b"\x05" * 32)
-    chain.refuse = [ChainError("invalid", "batch"),
-                    ChainError("invalid", "bad", {"codespace": "inference", "code": "15"}),
-                    ChainError("invalid", "sequence", {"codespace": "sdk", "code": "32"})]
+    chain.refuse = [
+        ChainError("invalid", "batch"),
+        ChainError("invalid", "bad", {"codespace": "inference", "code": "15"}),
+        ChainError("invalid", "sequence", {"codespace": "sdk", "code": "32"}),
+    ]
     finisher.step()
     assert finisher.status()["dropped"] == 2  # expired; refused by inference's own checks
     assert chain.sent == []  # 5's refusal (sequence) counts as a send and it is due again
@@ -507,8 +559,26 @@ def test_executor_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
     """``gonkad executor start``: bad arguments, a missing key and an unreachable node are one ``Error:`` line and
     exit code 1, with no pid file left behind."""
     base = ["--home", str(tmp_path), "--keyring-backend", "test", "--mlnode", "http://127.0.0.1:8080"]
-    assert subprocess.run([sys.executable, "-m", "gonkad", "keys", "add", "host", "--home", str(tmp_path),
-                           "--keyring-backend", "test"], capture_output=True, text=True, timeout=60).returncode == 0
+    assert (
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gonkad",
+                "keys",
+                "add",
+                "host",
+                "--home",
+                str(tmp_path),
+                "--keyring-backend",
+                "test",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).returncode
+        == 0
+    )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         nowhere = s.getsockname()[1]
@@ -523,8 +593,12 @@ def test_executor_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         (["--from", "nobody"], "nobody"),
         (["--from", "host", "--node", f"tcp://127.0.0.1:{nowhere}", "--port", "0"], "unreachable"),
     ):
-        done = subprocess.run([sys.executable, "-m", "gonkad", "executor", "start", *base, *args], capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "gonkad", "executor", "start", *base, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (args, done.stderr)
         assert words in lines[0], (args, lines)
@@ -547,15 +621,23 @@ def test_a_client_failing_over_after_its_answer_gets_it_again_paid_once(stream: 
         timestamp = time.time_ns()
 
         def send(url: str, address: str) -> httpx.Response:
-            return httpx.post(f"{url}/v1/chat/completions", content=body, timeout=10, headers={
-                **request_headers(USER, body, address, timestamp), "Content-Type": "application/json"})
+            return httpx.post(
+                f"{url}/v1/chat/completions",
+                content=body,
+                timeout=10,
+                headers={**request_headers(USER, body, address, timestamp), "Content-Type": "application/json"},
+            )
 
         first = send(ta, TA_ADDRESS)
         assert first.status_code == 200 and len(fake.served) == 1 and len(recorder.settled(1)) == 1
         inference_id = bytes.fromhex(first.headers["x-inference-id"])
-        chain = ScriptedChain([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9},
-                              refuse=ChainError("already_exists", "inference already finished"),
-                              finished={inference_id: HOST})
+        chain = ScriptedChain(
+            [MODEL],
+            [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)],
+            {USER_ADDRESS: 10**9},
+            refuse=ChainError("already_exists", "inference already finished"),
+            finished={inference_id: HOST},
+        )
         with serve(Agent(AgentConfig(key=TA2_KEY, chain=chain)), lifespan="on") as ta2:
             again = send(ta2, TA2_ADDRESS)
             assert again.status_code == 200, again.text
@@ -569,7 +651,6 @@ def test_a_client_failing_over_after_its_answer_gets_it_again_paid_once(stream: 
         assert httpx.get(proxy + "/v1/executor/status", timeout=10).json()["replayed"] == 1
 
 
-
 @pytest.mark.parametrize("value", [1, "true", "yes", 0, "false", []])
 def test_a_stream_that_is_not_a_boolean_is_refused_at_every_hop(value: Any) -> None:
     """``"stream": 1`` (or "true", "yes", …) must not make one hop stream while another sees no stream (an answer
@@ -577,8 +658,12 @@ def test_a_stream_that_is_not_a_boolean_is_refused_at_every_hop(value: Any) -> N
     fake, gate = FakeNode("fake"), Gate()
     with stack(fake, gate) as (ta, proxy, recorder):
         body = json.dumps({**CHAT, "stream": value}).encode()
-        through_ta = httpx.post(f"{ta}/v1/chat/completions", content=body, timeout=10, headers={
-            **request_headers(USER, body, TA_ADDRESS), "Content-Type": "application/json"})
+        through_ta = httpx.post(
+            f"{ta}/v1/chat/completions",
+            content=body,
+            timeout=10,
+            headers={**request_headers(USER, body, TA_ADDRESS), "Content-Type": "application/json"},
+        )
         headers, content = forwarded(body, seed=3)
         gate.escrow(json.dumps({**CHAT, "seed": 3}).encode(), bytes.fromhex(headers["x-inference-id"]))
         direct = httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=10)
@@ -595,8 +680,12 @@ def test_a_seed_the_chain_cannot_hold_is_a_400(seed: Any) -> None:
     fake = FakeNode("fake")
     with stack(fake) as (ta, _, _):
         body = json.dumps({**CHAT, "seed": seed}).encode()
-        response = httpx.post(f"{ta}/v1/chat/completions", content=body, timeout=10, headers={
-            **request_headers(USER, body, TA_ADDRESS), "Content-Type": "application/json"})
+        response = httpx.post(
+            f"{ta}/v1/chat/completions",
+            content=body,
+            timeout=10,
+            headers={**request_headers(USER, body, TA_ADDRESS), "Content-Type": "application/json"},
+        )
         assert response.status_code == 400 and response.json()["error"]["param"] == "seed", response.text
         assert fake.served == []
 
@@ -608,10 +697,12 @@ def test_the_start_terms_bind_the_answer() -> None:
     fake, gate = FakeNode("fake"), Gate()
     with stack(fake, gate) as (_, proxy, recorder):
         asked = json.dumps({**CHAT, "max_tokens": 200, "seed": 5}).encode()
-        for escrowed, words in ((json.dumps({**CHAT, "max_tokens": 1, "seed": 5}), "200 tokens"),
-                                (json.dumps({**CHAT, "max_tokens": 200, "seed": 6}), "seed 5"),
-                                (json.dumps({**CHAT, "max_tokens": 200, "seed": 5, "temperature": 0}), "sampling"),
-                                (json.dumps({**CHAT, "model": "m2", "max_tokens": 200, "seed": 5}), "'m1'")):
+        for escrowed, words in (
+            (json.dumps({**CHAT, "max_tokens": 1, "seed": 5}), "200 tokens"),
+            (json.dumps({**CHAT, "max_tokens": 200, "seed": 6}), "seed 5"),
+            (json.dumps({**CHAT, "max_tokens": 200, "seed": 5, "temperature": 0}), "sampling"),
+            (json.dumps({**CHAT, "model": "m2", "max_tokens": 200, "seed": 5}), "'m1'"),
+        ):
             headers, content = forwarded(asked)
             gate.escrow(escrowed.encode(), bytes.fromhex(headers["x-inference-id"]))
             response = httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=10)
@@ -621,8 +712,9 @@ def test_the_start_terms_bind_the_answer() -> None:
         no_limit = {key: value for key, value in CHAT.items() if key != "max_tokens"}
         headers, content = forwarded(json.dumps(no_limit).encode(), seed=9)
         gate.escrow(content, bytes.fromhex(headers["x-inference-id"]), max_tokens=4)
-        assert httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers,
-                          timeout=10).status_code == 200
+        assert (
+            httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=10).status_code == 200
+        )
         assert fake.served[-1]["max_tokens"] == 4
 
 
@@ -653,8 +745,11 @@ def test_nothing_leaves_the_host_before_the_start_is_committed(refused: bool) ->
         headers, content = forwarded(json.dumps({**CHAT, "stream": True}).encode(), seed=1)
         gate.escrow(content, bytes.fromhex(headers["x-inference-id"]))
         answered: list[httpx.Response] = []
-        poster = threading.Thread(target=lambda: answered.append(httpx.post(
-            f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=20)))
+        poster = threading.Thread(
+            target=lambda: answered.append(
+                httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=20)
+            )
+        )
         poster.start()
         deadline = time.monotonic() + 10
         while not fake.served and time.monotonic() < deadline:
@@ -709,10 +804,13 @@ def test_a_start_while_the_tas_node_restarts_is_tried_again_not_refused() -> Non
             return super().start_inference(request)
 
     gate = Gate()
-    with serve(fake) as node_url, serve(Executor(ExecutorConfig(mlnode=node_url, finisher=Recorder(),
-                                                                admission=gate)), lifespan="on") as proxy:
-        chain = gate.chain = Restarting([MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)],
-                                        {USER_ADDRESS: 10**9})
+    with (
+        serve(fake) as node_url,
+        serve(Executor(ExecutorConfig(mlnode=node_url, finisher=Recorder(), admission=gate)), lifespan="on") as proxy,
+    ):
+        chain = gate.chain = Restarting(
+            [MODEL], [Node(HOST, "n0", proxy, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9}
+        )
         with serve(Agent(AgentConfig(key=TA_KEY, chain=chain, chain_retry_s=5)), lifespan="on") as ta:
             chat = client(ta)
             assert chat.chat.completions.create(**CHAT).choices[0].message.content == "fake says hi"
@@ -733,8 +831,12 @@ def test_the_ta_admits_only_timestamps_the_chain_will_take_where_its_start_lands
         body = json.dumps(CHAT).encode()
         for offset_s in (25, -55):
             stamp = time.time_ns() + offset_s * 10**9
-            response = httpx.post(f"{ta}/v1/chat/completions", content=body, timeout=10, headers={
-                **request_headers(USER, body, TA_ADDRESS, stamp), "Content-Type": "application/json"})
+            response = httpx.post(
+                f"{ta}/v1/chat/completions",
+                content=body,
+                timeout=10,
+                headers={**request_headers(USER, body, TA_ADDRESS, stamp), "Content-Type": "application/json"},
+            )
             assert response.status_code == 401 and response.json()["error"]["code"] == "stale_timestamp"
         assert fake.served == []
 
@@ -744,8 +846,11 @@ async def no_usage_node(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
     await receive()
-    answer = {"id": "x", "object": "chat.completion", "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
+    answer = {
+        "id": "x",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+    }
     await respond(send, 200, json.dumps(answer).encode())
 
 
@@ -753,8 +858,10 @@ def test_an_answer_that_cannot_be_finished_is_counted_unfinished() -> None:
     """Relayed, but with no token count to finish it by: not ``served`` (nothing is paid for it; it is refunded
     when it expires) but ``unfinished``, so a host's accounting (served = paid) still adds up."""
     gate, recorder = Gate(), Recorder()
-    with serve(no_usage_node) as node_url, serve(Executor(ExecutorConfig(
-            mlnode=node_url, finisher=recorder, admission=gate)), lifespan="on") as proxy:
+    with (
+        serve(no_usage_node) as node_url,
+        serve(Executor(ExecutorConfig(mlnode=node_url, finisher=recorder, admission=gate)), lifespan="on") as proxy,
+    ):
         headers, content = forwarded(json.dumps(CHAT).encode(), seed=4)
         gate.escrow(content, bytes.fromhex(headers["x-inference-id"]))
         response = httpx.post(f"{proxy}/v1/chat/completions", content=content, headers=headers, timeout=10)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chain import InProcessChain
 
 from gonkad import genesis
 from gonkad.paths import app_db
@@ -27,7 +28,6 @@ from sdk.coins import parse_coins
 from sdk.crypto import secp256k1
 from sdk.store.commitstore import CommitStore
 from x.genutil.gentx import build_gentx
-from chain import InProcessChain
 
 CHAIN = "gonka-export"
 ALICE, BOB = (secp256k1.PrivateKey(bytes([0x70 + i]) * 32) for i in range(2))
@@ -50,11 +50,14 @@ class ActiveChain(InProcessChain):
 
     def __init__(self, path: Path) -> None:
         state = genesis.default_app_state()
-        gentxs = [build_gentx(key, f"v{i}", bytes([i + 1]) * 32, ("ngonka", STAKE * (i + 1)), CHAIN)
-                  for i, key in enumerate((ALICE, BOB))]
+        gentxs = [
+            build_gentx(key, f"v{i}", bytes([i + 1]) * 32, ("ngonka", STAKE * (i + 1)), CHAIN)
+            for i, key in enumerate((ALICE, BOB))
+        ]
         state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gentxs]}
-        super().__init__(path, {address_of(k): [("ngonka", FUNDS)] for k in (ALICE, BOB)}, chain_id=CHAIN,
-                         app_state=state)
+        super().__init__(
+            path, {address_of(k): [("ngonka", FUNDS)] for k in (ALICE, BOB)}, chain_id=CHAIN, app_state=state
+        )
 
 
 def deliver(chain: InProcessChain, key: secp256k1.PrivateKey, *msgs: Any) -> None:
@@ -68,8 +71,15 @@ def deliver(chain: InProcessChain, key: secp256k1.PrivateKey, *msgs: Any) -> Non
 
 def learning_run(creator: secp256k1.PrivateKey, workers: list[str]) -> learning_tx.MsgCreateTrainingRun:
     digest = hashlib.sha256(b"config").digest()
-    return learning_tx.MsgCreateTrainingRun(creator=address_of(creator), config_hash=digest, inner_steps=10,
-                                            rounds=2, preset="tiny", initial_weights_hash=digest, workers=workers)
+    return learning_tx.MsgCreateTrainingRun(
+        creator=address_of(creator),
+        config_hash=digest,
+        inner_steps=10,
+        rounds=2,
+        preset="tiny",
+        initial_weights_hash=digest,
+        workers=workers,
+    )
 
 
 @pytest.fixture
@@ -78,24 +88,43 @@ def active(tmp_path: Path) -> ActiveChain:
     chain = ActiveChain(tmp_path / "old")
     deliver(chain, ALICE, send_msg(address_of(ALICE), CAROL, parse_coins("7000ngonka")))
     deliver(chain, BOB, send_msg(address_of(BOB), address_of(ALICE), parse_coins("11ngonka")))
-    deliver(chain, ALICE, send_msg(address_of(ALICE), address_of(BOB), parse_coins("13ngonka")),
-            send_msg(address_of(ALICE), CAROL, parse_coins("1ngonka")))
+    deliver(
+        chain,
+        ALICE,
+        send_msg(address_of(ALICE), address_of(BOB), parse_coins("13ngonka")),
+        send_msg(address_of(ALICE), CAROL, parse_coins("1ngonka")),
+    )
     deliver(chain, BOB, learning_run(BOB, [address_of(ALICE), address_of(BOB)]))
     return chain
 
 
 def restarted(path: Path, exported: dict[str, Any], height: int) -> InProcessChain:
     """A new chain from an exported app_state, going on at ``height + 1`` as its genesis file says."""
-    return InProcessChain(path, {}, chain_id=CHAIN, app_state=json.loads(json.dumps(exported)),
-                          initial_height=height + 1)
+    return InProcessChain(
+        path, {}, chain_id=CHAIN, app_state=json.loads(json.dumps(exported)), initial_height=height + 1
+    )
 
 
 @pytest.mark.parametrize("at", ["latest", "earlier"])
 def test_new_chain_from_export_has_identical_module_state(active: ActiveChain, tmp_path: Path, at: str) -> None:
     height = active.height if at == "latest" else 3
     exported = active.app.export_app_state(None if at == "latest" else height)
-    assert set(exported) == {"auth", "bank", "epochs", "vesting", "stake", "bls", "slashing", "pool", "rewards",
-                             "inference", "learning", "gov", "consensus", "genutil"}
+    assert set(exported) == {
+        "auth",
+        "bank",
+        "epochs",
+        "vesting",
+        "stake",
+        "bls",
+        "slashing",
+        "pool",
+        "rewards",
+        "inference",
+        "learning",
+        "gov",
+        "consensus",
+        "genutil",
+    }
     assert exported["genutil"] == {"gen_txs": []}
     assert len(exported["stake"]["hosts"]) == len(exported["stake"]["powers"]) == 2
     assert "number" not in exported["epochs"]["current"] and exported["epochs"]["current"]["start_height"] == "1"
@@ -105,7 +134,8 @@ def test_new_chain_from_export_has_identical_module_state(active: ActiveChain, t
         assert new.height == height + 1  # the store's versions go on as block heights
         assert new.app.export_app_state() == exported
         assert module_items(new.app.store, prefixes(new), new.height) == module_items(
-            active.app.store, prefixes(active), height)
+            active.app.store, prefixes(active), height
+        )
         # CometBFT learns the validator set from InitChain, as it did from the gentxs
         old_set = sorted((v.pub_key.ed25519, v.power) for v in active.init_chain_response.validators)
         assert sorted((v.pub_key.ed25519, v.power) for v in new.init_chain_response.validators) == old_set
@@ -125,18 +155,24 @@ def test_genesis_accounts_without_numbers_are_numbered_in_list_order(tmp_path: P
     with InProcessChain(tmp_path / "db", {a: [("ngonka", 1)] for a in addresses}) as chain:
         assert [chain.account(a).account_number for a in addresses] == [0, 1, 2]  # type: ignore[union-attr]
         exported = chain.app.export_app_state()["auth"]["accounts"]
-        assert {a["@type"] for a in exported} == {"/cosmos.auth.v1beta1.BaseAccount",
-                                                   "/cosmos.auth.v1beta1.ModuleAccount"}
-        assert sorted(int(a.get("account_number", a.get("base_account", {}).get("account_number", 0)))
-                      for a in exported) == [0, 1, 2, 3]
+        assert {a["@type"] for a in exported} == {
+            "/cosmos.auth.v1beta1.BaseAccount",
+            "/cosmos.auth.v1beta1.ModuleAccount",
+        }
+        assert sorted(
+            int(a.get("account_number", a.get("base_account", {}).get("account_number", 0))) for a in exported
+        ) == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("edit, words", [
-    ("double-account", "lists an account twice"),
-    ("pool-short", "bonded collateral is 4000000000000 but bonded_tokens_pool holds 3000000000000"),
-    ("stranger-power", "which is not a host"),
-    ("stake-params", "power_reduction must be positive"),
-])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        ("double-account", "lists an account twice"),
+        ("pool-short", "bonded collateral is 4000000000000 but bonded_tokens_pool holds 3000000000000"),
+        ("stranger-power", "which is not a host"),
+        ("stake-params", "power_reduction must be positive"),
+    ],
+)
 def test_invalid_exported_genesis_is_refused(active: ActiveChain, tmp_path: Path, edit: str, words: str) -> None:
     state = json.loads(json.dumps(active.app.export_app_state()))
     if edit == "double-account":
@@ -155,13 +191,20 @@ def test_invalid_exported_genesis_is_refused(active: ActiveChain, tmp_path: Path
 
 
 def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ})
+    return subprocess.run(
+        [sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=120, env={**os.environ}
+    )
 
 
-NODE_GENESIS = {"genesis_time": "2026-01-02T03:04:05.123456Z", "chain_id": CHAIN, "initial_height": "1",
-                "consensus_params": {"block": {"max_bytes": "22020096", "max_gas": "-1"}},
-                "validators": [], "app_hash": "", "app_state": {}}
+NODE_GENESIS = {
+    "genesis_time": "2026-01-02T03:04:05.123456Z",
+    "chain_id": CHAIN,
+    "initial_height": "1",
+    "consensus_params": {"block": {"max_bytes": "22020096", "max_gas": "-1"}},
+    "validators": [],
+    "app_hash": "",
+    "app_state": {},
+}
 
 
 def test_cli_export_writes_a_genesis_that_starts_the_same_chain(tmp_path: Path) -> None:
@@ -184,8 +227,10 @@ def test_cli_export_writes_a_genesis_that_starts_the_same_chain(tmp_path: Path) 
     doc = json.loads(out.read_text())
     assert doc["app_state"] == expected[1] != expected[2]
     assert (doc["chain_id"], doc["initial_height"], doc["validators"]) == (CHAIN, "2", [])
-    assert (doc["genesis_time"], doc["consensus_params"]) == (NODE_GENESIS["genesis_time"],
-                                                              NODE_GENESIS["consensus_params"])
+    assert (doc["genesis_time"], doc["consensus_params"]) == (
+        NODE_GENESIS["genesis_time"],
+        NODE_GENESIS["consensus_params"],
+    )
     latest = gonkad("export", "--home", str(home))
     assert latest.returncode == 0, latest.stderr
     assert json.loads(latest.stdout)["app_state"] == expected[2]
@@ -197,12 +242,15 @@ def test_cli_export_writes_a_genesis_that_starts_the_same_chain(tmp_path: Path) 
     assert valid.returncode == 0, valid.stderr
 
 
-@pytest.mark.parametrize("case, words", [
-    ("no-home", "is not a node home"),
-    ("future-height", "height 9 is not kept by this node: it keeps heights 1..2"),
-    ("height-zero", "height 0 is not kept"),
-    ("pruned", "height 2 is not kept by this node: it keeps heights 3..3"),
-])
+@pytest.mark.parametrize(
+    "case, words",
+    [
+        ("no-home", "is not a node home"),
+        ("future-height", "height 9 is not kept by this node: it keeps heights 1..2"),
+        ("height-zero", "height 0 is not kept"),
+        ("pruned", "height 2 is not kept by this node: it keeps heights 3..3"),
+    ],
+)
 def test_cli_export_errors_are_one_line(tmp_path: Path, case: str, words: str) -> None:
     home = tmp_path / "home"
     if case != "no-home":

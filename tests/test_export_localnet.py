@@ -12,17 +12,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chain import InProcessChain
 
 from gonkad import localnet
-from x.bls import keys as bls_keys
-from x.bls.keyfile import key_file
-from x.vesting import keys as vesting_keys
 from gonkad.paths import app_db
 from sdk.client.rpc import CometRPC
 from sdk.client.txbuilder import address_of
 from sdk.crypto import secp256k1
 from sdk.store.commitstore import CommitStore
-from chain import InProcessChain
+from x.bls import keys as bls_keys
+from x.bls.keyfile import key_file
+from x.vesting import keys as vesting_keys
 
 CHAIN = "gonka-export-net"
 RECIPIENTS = [address_of(secp256k1.PrivateKey(bytes([0x90 + i]) * 32)) for i in range(2)]
@@ -42,9 +42,25 @@ def stopped_net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path
         node = localnet.load(root).nodes[0]
         heights = []
         for i, recipient in enumerate(RECIPIENTS):
-            sent = gonkad("tx", "bank", "send", "faucet", recipient, f"{1000 + i}ngonka", "--fees", "500ngonka",
-                          "--home", str(root), "--keyring-backend", "test", "--node", node.rpc, "-y",
-                          "--output", "json")
+            sent = gonkad(
+                "tx",
+                "bank",
+                "send",
+                "faucet",
+                recipient,
+                f"{1000 + i}ngonka",
+                "--fees",
+                "500ngonka",
+                "--home",
+                str(root),
+                "--keyring-backend",
+                "test",
+                "--node",
+                node.rpc,
+                "-y",
+                "--output",
+                "json",
+            )
             assert sent.returncode == 0, sent.stderr
             assert json.loads(sent.stdout)["code"] == 0, sent.stdout
             heights.append(wait_for_tx(CometRPC(node.rpc), json.loads(sent.stdout)["txhash"]))
@@ -78,15 +94,18 @@ def test_export_at_a_height_starts_a_chain_with_the_same_module_state(
     doc = json.loads(out.read_text())
     node_genesis = json.loads((home / "config" / "genesis.json").read_text())
     assert (doc["chain_id"], doc["initial_height"]) == (CHAIN, str(height + 1))
-    assert (doc["genesis_time"], doc["consensus_params"]) == (node_genesis["genesis_time"],
-                                                              node_genesis["consensus_params"])
+    assert (doc["genesis_time"], doc["consensus_params"]) == (
+        node_genesis["genesis_time"],
+        node_genesis["consensus_params"],
+    )
     assert doc["validators"] == [] and doc["app_state"]["genutil"] == {"gen_txs": []}
     balances = {b["address"]: b["coins"] for b in doc["app_state"]["bank"]["balances"]}
     assert balances.get(RECIPIENTS[0]) == [{"denom": "ngonka", "amount": "1000"}]
     assert RECIPIENTS[1] not in balances  # sent in a later block than the export's
 
-    with InProcessChain(tmp_path / "new", {}, chain_id=CHAIN, app_state=doc["app_state"],
-                        initial_height=height + 1) as new:
+    with InProcessChain(
+        tmp_path / "new", {}, chain_id=CHAIN, app_state=doc["app_state"], initial_height=height + 1
+    ) as new:
         prefixes = tuple(module.store_prefix for module in new.app.modules)
         # x/vesting keeps the last block's time: the new chain's first block (in process, time 0) has its own;
         # x/bls's certificates are the old chain's history, not exported (a new chain certifies its own blocks)

@@ -11,7 +11,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, query_pb2 as auth_query
+from chain import InProcessChain
+from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
+from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2 as auth_query
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 from cosmpy.protos.cosmos.base.node.v1beta1 import query_pb2 as node_query
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
@@ -20,14 +22,13 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.types import params_pb2
 
 from app import GonkaApp
-from chain import InProcessChain
 from gonkad import genesis
 from sdk.baseapp import BaseApp
+from sdk.client.txbuilder import address_of
 from sdk.coins import format_dec_coins
 from sdk.crypto import secp256k1
 from sdk.errors import ErrInvalidAddress, ErrNotFound
 from sdk.module import BaseModule
-from sdk.client.txbuilder import address_of
 from sdk.store.commitstore import CommitStore
 
 CONSENSUS_PARAMS = "/cosmos.consensus.v1.Query/Params"
@@ -128,7 +129,8 @@ def test_spendable_balances_page_like_all_balances(tmp_path: Path) -> None:
 def test_module_accounts_are_the_declared_ones(tmp_path: Path) -> None:
     with InProcessChain(tmp_path / "db", {ALICE: [("ngonka", 5)]}) as chain:
         reply = chain.query(
-            "/cosmos.auth.v1beta1.Query/ModuleAccounts", auth_query.QueryModuleAccountsRequest(),
+            "/cosmos.auth.v1beta1.Query/ModuleAccounts",
+            auth_query.QueryModuleAccountsRequest(),
             auth_query.QueryModuleAccountsResponse,
         )
         names = []

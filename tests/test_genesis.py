@@ -10,14 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from chain import InProcessChain
 
 from gonkad import genesis
-from sdk.crypto import bech32, secp256k1
 from sdk.client.txbuilder import address_of
+from sdk.crypto import bech32, secp256k1
 from x.auth.keys import module_address
 from x.genutil.gentx import build_gentx
 from x.stake.keys import BONDED_POOL
-from chain import InProcessChain
 
 CHAIN = "gonka-genesis"
 OPERATORS = [secp256k1.PrivateKey(bytes([0x50 + i]) * 32) for i in range(2)]
@@ -28,8 +28,9 @@ def init(tmp_path: Path, gen_txs: list[bytes]) -> InProcessChain:
     """Every operator funded, the gentxs in genutil; block 1 commits the genesis state."""
     state = genesis.default_app_state()
     state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gen_txs]}
-    return InProcessChain(tmp_path / "db", {address_of(key): [("ngonka", FUNDS)] for key in OPERATORS},
-                          chain_id=CHAIN, app_state=state)
+    return InProcessChain(
+        tmp_path / "db", {address_of(key): [("ngonka", FUNDS)] for key in OPERATORS}, chain_id=CHAIN, app_state=state
+    )
 
 
 def test_gentxs_set_validators_and_bond_collateral(tmp_path: Path) -> None:
@@ -48,9 +49,17 @@ def test_gentxs_set_validators_and_bond_collateral(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "make, words",
     [
-        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", STAKE), "another-chain")], "signature verification failed"),
-        (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", STAKE), CHAIN),
-                  build_gentx(OPERATORS[1], "w", b"\x01" * 32, ("ngonka", STAKE), CHAIN)], "another host signs with this consensus key"),
+        (
+            lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", STAKE), "another-chain")],
+            "signature verification failed",
+        ),
+        (
+            lambda: [
+                build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", STAKE), CHAIN),
+                build_gentx(OPERATORS[1], "w", b"\x01" * 32, ("ngonka", STAKE), CHAIN),
+            ],
+            "another host signs with this consensus key",
+        ),
         (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", FUNDS * 2), CHAIN)], "insufficient funds"),
         (lambda: [build_gentx(OPERATORS[0], "v", b"\x01" * 32, ("ngonka", 10), CHAIN)], "no power"),
     ],

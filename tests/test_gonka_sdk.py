@@ -19,11 +19,11 @@ import httpx
 import openai
 import pytest
 import uvicorn
+from agent_fakes import FakeNode, ScriptedChain
 
 from agent.chain import Model, Node
 from agent.config import AgentConfig
 from agent.server import Agent
-from agent_fakes import FakeNode, ScriptedChain
 from gonka import Gonka
 from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import inference_id
@@ -55,8 +55,7 @@ class CountingChain(ScriptedChain):
 def served(app: Any, lifespan: str) -> Iterator[tuple[str, Callable[[], None]]]:
     """``app`` under uvicorn on loopback; yields its URL and ``kill``, which resets every open connection and
     stops the server at once (a crash, not a graceful stop). Stopped however the block ends."""
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan=lifespan,
-                                           timeout_graceful_shutdown=2))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan=lifespan, timeout_graceful_shutdown=2))
     listener = socket.create_server(("127.0.0.1", 0))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
@@ -94,8 +93,9 @@ def network(*fakes: FakeNode) -> Iterator[list[TA]]:
         tas = []
         for i, fake in enumerate(fakes):
             node_url, _ = stack.enter_context(served(fake, "off"))
-            chain = CountingChain([MODEL], [Node(OPERATORS[i], f"node{i}", node_url, ("m1",), 1 << 30, 8, 10)],
-                                  {USER_ADDRESS: 10**9})
+            chain = CountingChain(
+                [MODEL], [Node(OPERATORS[i], f"node{i}", node_url, ("m1",), 1 << 30, 8, 10)], {USER_ADDRESS: 10**9}
+            )
             agent = Agent(AgentConfig(key=TA_KEYS[i], chain=chain, poll_interval_s=0.05))
             url, kill = stack.enter_context(served(agent, "on"))
             tas.append(TA(url, chain, fake, kill))
@@ -113,8 +113,14 @@ class Recording(httpx.HTTPTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if request.method == "POST":
-            self.posts.append((f"{request.url.scheme}://{request.url.netloc.decode()}", request.content,
-                               int(request.headers["x-timestamp"]), request.headers["authorization"]))
+            self.posts.append(
+                (
+                    f"{request.url.scheme}://{request.url.netloc.decode()}",
+                    request.content,
+                    int(request.headers["x-timestamp"]),
+                    request.headers["authorization"],
+                )
+            )
         return super().handle_request(request)
 
 
@@ -136,8 +142,10 @@ def test_chat_and_stream_and_discovery_from_one_url() -> None:
     with network(FakeNode("a"), FakeNode("b")) as (ta1, ta2):
         recording = Recording()
         with Gonka([ta1.url], USER.secret.hex(), timeout=10, transport=recording) as client:
-            assert [(ta.url, ta.address) for ta in client.tas] == [(ta1.url, TA_ADDRESSES[0]),
-                                                                    (ta2.url, TA_ADDRESSES[1])]
+            assert [(ta.url, ta.address) for ta in client.tas] == [
+                (ta1.url, TA_ADDRESSES[0]),
+                (ta2.url, TA_ADDRESSES[1]),
+            ]
             assert client.address == USER_ADDRESS
             answer = client.chat.completions.create(**CHAT, logprobs=True, extra_body={"fee_per_token": 3})
             assert answer.choices[0].message.content == "a says hi"
@@ -175,7 +183,8 @@ def test_a_crashed_ta_mid_load_fails_over_and_each_request_is_answered_once() ->
                 if i >= first:  # the held wave once released, the rest once TA 1 has crashed
                     assert (second_wave if i < first + held else crashed).wait(60), f"request {i} never released"
                 raw = client.chat.completions.with_raw_response.create(
-                    **{**CHAT, "messages": [{"role": "user", "content": f"question {i}"}]})
+                    **{**CHAT, "messages": [{"role": "user", "content": f"question {i}"}]}
+                )
                 return raw.headers["x-inference-id"], raw.parse().choices[0].message.content or ""
 
             with ThreadPoolExecutor(held) as pool:
@@ -183,8 +192,10 @@ def test_a_crashed_ta_mid_load_fails_over_and_each_request_is_answered_once() ->
                 answers = [future.result(timeout=30) for future in futures[:first]]
                 node_a.clear()
                 second_wave.set()
-                wait_until(lambda: len(ta1.chain.starts) == first + held and ta1.node.in_flight == held,
-                           "TA 1 did not start and forward the held requests")
+                wait_until(
+                    lambda: len(ta1.chain.starts) == first + held and ta1.node.in_flight == held,
+                    "TA 1 did not start and forward the held requests",
+                )
                 ta1.kill()  # with 8 requests started and unanswered, and 22 not yet sent
                 crashed.set()
                 answers += [future.result(timeout=30) for future in futures[first:]]
@@ -196,7 +207,7 @@ def test_a_crashed_ta_mid_load_fails_over_and_each_request_is_answered_once() ->
         ids = [answer_id for answer_id, _ in answers] + [client.last_inference_id]
         assert len(set(ids)) == total + 1  # every request answered, each once
         assert [text for _, text in answers] == ["a says hi"] * first + ["b says hi"] * (total - first)
-        assert {i.hex() for i in starts(ta1)} == set(ids[:first + held]) and len(ta1.chain.starts) == first + held
+        assert {i.hex() for i in starts(ta1)} == set(ids[: first + held]) and len(ta1.chain.starts) == first + held
         assert {i.hex() for i in starts(ta2)} == set(ids[first:]) and len(ta2.chain.starts) == total - first + 1
         assert len(ta1.node.served) == first  # the held ones were never answered by node a
         posts: dict[str, list[tuple[str, bytes, int, str]]] = {}
@@ -220,8 +231,9 @@ def test_a_ta_that_accepted_then_died_is_retried_with_the_same_inference_id() ->
             client = Gonka([ta1.url], USER, timeout=10, transport=recording)
             with ThreadPoolExecutor(1) as pool:
                 future = pool.submit(client.chat.completions.create, **CHAT)
-                wait_until(lambda: len(ta1.chain.starts) == 1 and ta1.node.in_flight == 1,
-                           "TA 1 did not start the inference")
+                wait_until(
+                    lambda: len(ta1.chain.starts) == 1 and ta1.node.in_flight == 1, "TA 1 did not start the inference"
+                )
                 ta1.kill()  # after the chain started it, before any answer
                 answer = future.result(timeout=15)
             assert answer.choices[0].message.content == "b says hi"
@@ -280,17 +292,20 @@ def test_forged_and_unreachable_tas_are_skipped() -> None:
 
     def forge(agent: Agent) -> Any:
         """The TA's identity claiming another TA's address (its own key's signature, so it cannot verify)."""
+
         async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if scope["type"] == "http" and scope["path"] == "/v1/identity":
                 document = {**agent.identity_document(), "address": TA_ADDRESSES[1]}
                 body = json.dumps(document).encode()
-                await send({"type": "http.response.start", "status": 200,
-                            "headers": [(b"content-type", b"application/json")]})
+                await send(
+                    {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
             if scope["type"] == "http" and scope["method"] == "POST":
                 posts.append(scope["path"])
             await agent(scope, receive, send)
+
         return app
 
     chain = ScriptedChain([MODEL], [], {USER_ADDRESS: 10**9})

@@ -18,25 +18,28 @@ from pathlib import Path
 from typing import Unpack
 
 import pytest
+from chain import AppOptions, InProcessChain
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
-from cosmpy.protos.cosmos.gov.v1 import gov_pb2, query_pb2 as gov_query, tx_pb2 as gov_tx
+from cosmpy.protos.cosmos.gov.v1 import gov_pb2
+from cosmpy.protos.cosmos.gov.v1 import query_pb2 as gov_query
+from cosmpy.protos.cosmos.gov.v1 import tx_pb2 as gov_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 
 from gonkad import genesis
-from protogen.gonka.epochs.v1 import epochs_pb2, tx_pb2 as epochs_tx
+from protogen.gonka.epochs.v1 import epochs_pb2
+from protogen.gonka.epochs.v1 import tx_pb2 as epochs_tx
+from sdk.address import module_address
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, secp256k1
-from sdk.address import module_address
 from sdk.errors import ABCIError, ErrUnknownRequest
 from sdk.params import GOV_AUTHORITY
 from x.genutil.gentx import build_gentx
 from x.gov import keys as gov_keys
-from chain import AppOptions, InProcessChain
 
 CHAIN = "gonka-gov"
 DENOM = "ngonka"
@@ -51,10 +54,13 @@ AUTHORITY = bech32.encode(GOV_AUTHORITY)
 GOV_ACCOUNT = GOV_AUTHORITY
 DEPOSITS_ACCOUNT = module_address("gov_deposits")
 POOL = module_address("pool")
-YES, NO, ABSTAIN, VETO = (gov_pb2.VOTE_OPTION_YES, gov_pb2.VOTE_OPTION_NO, gov_pb2.VOTE_OPTION_ABSTAIN,
-                          gov_pb2.VOTE_OPTION_NO_WITH_VETO)
-NEW_EPOCHS = epochs_pb2.Params(epoch_length=50, race_validation_offset=5, set_validators_offset=10,
-                               inference_offset=11)
+YES, NO, ABSTAIN, VETO = (
+    gov_pb2.VOTE_OPTION_YES,
+    gov_pb2.VOTE_OPTION_NO,
+    gov_pb2.VOTE_OPTION_ABSTAIN,
+    gov_pb2.VOTE_OPTION_NO_WITH_VETO,
+)
+NEW_EPOCHS = epochs_pb2.Params(epoch_length=50, race_validation_offset=5, set_validators_offset=10, inference_offset=11)
 
 
 def addr(key: secp256k1.PrivateKey) -> str:
@@ -64,17 +70,28 @@ def addr(key: secp256k1.PrivateKey) -> str:
 class GovChain(InProcessChain):
     """Four validators by gentx, an outsider with funds, short gov periods; ``now`` is the last block time."""
 
-    def __init__(self, path: Path, pool_takes_burns: bool = True,
-                 extra_accounts: dict[str, list[tuple[str, int]]] | None = None,
-                 **options: Unpack[AppOptions]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        pool_takes_burns: bool = True,
+        extra_accounts: dict[str, list[tuple[str, int]]] | None = None,
+        **options: Unpack[AppOptions],
+    ) -> None:
         """``extra_accounts``: more genesis balances (e.g. free coins of the gov account); ``options``: the
         app's (``check_invariants=False`` for a test that breaks one on purpose)."""
         state = genesis.default_app_state()
-        state["genutil"] = {"gen_txs": [base64.b64encode(build_gentx(
-            key, f"v{i}", bytes([i + 1]) * 32, (DENOM, STAKE), CHAIN)).decode() for i, key in enumerate(VALIDATORS)]}
+        state["genutil"] = {
+            "gen_txs": [
+                base64.b64encode(build_gentx(key, f"v{i}", bytes([i + 1]) * 32, (DENOM, STAKE), CHAIN)).decode()
+                for i, key in enumerate(VALIDATORS)
+            ]
+        }
         params = state["gov"]["params"]
-        params.update(min_deposit=[{"denom": DENOM, "amount": str(MIN_DEPOSIT)}],
-                      max_deposit_period=f"{DEPOSIT_PERIOD // SECOND}s", voting_period=f"{VOTING_PERIOD // SECOND}s")
+        params.update(
+            min_deposit=[{"denom": DENOM, "amount": str(MIN_DEPOSIT)}],
+            max_deposit_period=f"{DEPOSIT_PERIOD // SECOND}s",
+            voting_period=f"{VOTING_PERIOD // SECOND}s",
+        )
         if "pool" in state:
             state["pool"].setdefault("params", {})["burned_deposits_to_pool"] = pool_takes_burns
         funded = {addr(k): [(DENOM, FUNDS), ("uother", 10**9)] for k in [*VALIDATORS, OUTSIDER]}
@@ -98,8 +115,9 @@ class GovChain(InProcessChain):
         assert result.code == 0, result.log
         return result
 
-    def submit(self, key: secp256k1.PrivateKey, messages: list[Message], deposit: int = MIN_DEPOSIT,
-               denom: str = DENOM) -> int:
+    def submit(
+        self, key: secp256k1.PrivateKey, messages: list[Message], deposit: int = MIN_DEPOSIT, denom: str = DENOM
+    ) -> int:
         result = self.ok(key, submit_msg(key, messages, deposit, denom))
         data = abci_types.TxMsgData.FromString(result.data)
         reply = gov_tx.MsgSubmitProposalResponse()
@@ -110,12 +128,18 @@ class GovChain(InProcessChain):
         return self.deliver(key, gov_tx.MsgVote(proposal_id=pid, voter=addr(key), option=option))
 
     def proposal(self, pid: int) -> gov_pb2.Proposal:
-        return self.query("/cosmos.gov.v1.Query/Proposal", gov_query.QueryProposalRequest(proposal_id=pid),
-                          gov_query.QueryProposalResponse).proposal
+        return self.query(
+            "/cosmos.gov.v1.Query/Proposal",
+            gov_query.QueryProposalRequest(proposal_id=pid),
+            gov_query.QueryProposalResponse,
+        ).proposal
 
     def tally(self, pid: int) -> gov_pb2.TallyResult:
-        return self.query("/cosmos.gov.v1.Query/TallyResult", gov_query.QueryTallyResultRequest(proposal_id=pid),
-                          gov_query.QueryTallyResultResponse).tally
+        return self.query(
+            "/cosmos.gov.v1.Query/TallyResult",
+            gov_query.QueryTallyResultRequest(proposal_id=pid),
+            gov_query.QueryTallyResultResponse,
+        ).tally
 
     def end_voting(self) -> None:
         """Past the voting period of anything submitted so far (one block, then one more for safety)."""
@@ -128,16 +152,21 @@ class GovChain(InProcessChain):
         return dict(self.app.store.iterate(gov_keys.STORE_PREFIX))
 
 
-def submit_msg(key: secp256k1.PrivateKey, messages: list[Message], deposit: int = MIN_DEPOSIT,
-               denom: str = DENOM) -> gov_tx.MsgSubmitProposal:
+def submit_msg(
+    key: secp256k1.PrivateKey, messages: list[Message], deposit: int = MIN_DEPOSIT, denom: str = DENOM
+) -> gov_tx.MsgSubmitProposal:
     packed = []
     for m in messages:
         a = AnyPb()
         a.Pack(m, type_url_prefix="/")
         packed.append(a)
     return gov_tx.MsgSubmitProposal(
-        messages=packed, proposer=addr(key), title="t", summary="s",
-        initial_deposit=[coin_pb2.Coin(denom=denom, amount=str(deposit))] if deposit else [])
+        messages=packed,
+        proposer=addr(key),
+        title="t",
+        summary="s",
+        initial_deposit=[coin_pb2.Coin(denom=denom, amount=str(deposit))] if deposit else [],
+    )
 
 
 def epochs_update() -> epochs_tx.MsgUpdateParams:
@@ -206,8 +235,15 @@ def test_veto_and_missed_quorum_burn_the_deposit(tmp_path: Path, outcome: str, t
         pool_before = chain.balance(POOL)
         pid = chain.submit(proposer, [epochs_update()])
         extra = MIN_DEPOSIT // 10  # a second depositor's deposit goes the same way
-        assert chain.deliver(OUTSIDER, gov_tx.MsgDeposit(proposal_id=pid, depositor=addr(OUTSIDER), amount=[
-            coin_pb2.Coin(denom=DENOM, amount=str(extra))])).code == 0
+        assert (
+            chain.deliver(
+                OUTSIDER,
+                gov_tx.MsgDeposit(
+                    proposal_id=pid, depositor=addr(OUTSIDER), amount=[coin_pb2.Coin(denom=DENOM, amount=str(extra))]
+                ),
+            ).code
+            == 0
+        )
         if outcome == "veto":  # 2 of 4 veto: 0.5 of the votes cast > 0.334
             for key, option in zip(VALIDATORS, (YES, YES, VETO, VETO)):
                 chain.vote(key, pid, option)
@@ -238,16 +274,27 @@ def test_weighted_votes_count_exactly(chain: GovChain) -> None:
         result = chain.deliver(key, gov_tx.MsgVoteWeighted(proposal_id=pid, voter=addr(key), options=options))
         assert result.code == 0, result.log
     # weights that do not sum to 1, or an option twice, are refused
-    bad = chain.deliver(VALIDATORS[3], gov_tx.MsgVoteWeighted(proposal_id=pid, voter=addr(VALIDATORS[3]), options=[
-        W(option=YES, weight="0.5"), W(option=NO, weight="0.4")]))
+    bad = chain.deliver(
+        VALIDATORS[3],
+        gov_tx.MsgVoteWeighted(
+            proposal_id=pid,
+            voter=addr(VALIDATORS[3]),
+            options=[W(option=YES, weight="0.5"), W(option=NO, weight="0.4")],
+        ),
+    )
     assert (bad.codespace, bad.code) == ("gov", 7), bad.log
-    twice = chain.deliver(VALIDATORS[3], gov_tx.MsgVoteWeighted(proposal_id=pid, voter=addr(VALIDATORS[3]), options=[
-        W(option=YES, weight="0.5"), W(option=YES, weight="0.5")]))
+    twice = chain.deliver(
+        VALIDATORS[3],
+        gov_tx.MsgVoteWeighted(
+            proposal_id=pid,
+            voter=addr(VALIDATORS[3]),
+            options=[W(option=YES, weight="0.5"), W(option=YES, weight="0.5")],
+        ),
+    )
     assert (twice.codespace, twice.code) == ("gov", 7), twice.log
     live = chain.tally(pid)
     # yes 600 + 333.333…; abstain 666.666…; no 400 + 750; veto 250 (whole parts)
-    assert (live.yes_count, live.abstain_count, live.no_count, live.no_with_veto_count) == (
-        "933", "666", "1150", "250")
+    assert (live.yes_count, live.abstain_count, live.no_count, live.no_with_veto_count) == ("933", "666", "1150", "250")
     chain.end_voting()
     done = chain.proposal(pid)
     # quorum 3/4; veto 250/3000 < 0.334; yes 933.33/(3000 - 666.67) = 0.4 → rejected
@@ -258,8 +305,9 @@ def test_weighted_votes_count_exactly(chain: GovChain) -> None:
 def test_failing_second_message_fails_the_proposal_atomically(chain: GovChain) -> None:
     proposer = VALIDATORS[0]
     before = chain.balance(addr(proposer))
-    overspend = bank_tx.MsgSend(from_address=AUTHORITY, to_address=addr(OUTSIDER),
-                                amount=[coin_pb2.Coin(denom=DENOM, amount=str(10**18))])
+    overspend = bank_tx.MsgSend(
+        from_address=AUTHORITY, to_address=addr(OUTSIDER), amount=[coin_pb2.Coin(denom=DENOM, amount=str(10**18))]
+    )
     pid = chain.submit(proposer, [epochs_update(), overspend])
     for key in VALIDATORS:
         chain.vote(key, pid, YES)
@@ -278,11 +326,13 @@ def test_bad_input_changes_nothing(chain: GovChain) -> None:
     balances = {addr(k): chain.balance(addr(k)) for k in [*VALIDATORS, OUTSIDER]}
 
     # a message not signed by the authority: refused at CheckTx and in the block, nothing stored
-    theft = bank_tx.MsgSend(from_address=addr(VALIDATORS[1]), to_address=addr(OUTSIDER),
-                            amount=[coin_pb2.Coin(denom=DENOM, amount="1")])
+    theft = bank_tx.MsgSend(
+        from_address=addr(VALIDATORS[1]), to_address=addr(OUTSIDER), amount=[coin_pb2.Coin(denom=DENOM, amount="1")]
+    )
     account = chain.account(addr(OUTSIDER))
-    raw = sign_tx(OUTSIDER, [submit_msg(OUTSIDER, [theft])], CHAIN, account.account_number, account.sequence,
-                  gas_limit=5_000_000)
+    raw = sign_tx(
+        OUTSIDER, [submit_msg(OUTSIDER, [theft])], CHAIN, account.account_number, account.sequence, gas_limit=5_000_000
+    )
     checked = chain.check(raw)
     assert (checked.codespace, checked.code) == ("gov", 13), checked.log
     assert "must be signed by exactly the gov authority" in checked.log
@@ -299,12 +349,20 @@ def test_bad_input_changes_nothing(chain: GovChain) -> None:
     assert (outsider.codespace, outsider.code) == ("gov", 100), outsider.log
     assert "holds no power in the validator set" in outsider.log
     # a deposit in a denom the min deposit does not name
-    wrong = chain.deliver(OUTSIDER, gov_tx.MsgDeposit(proposal_id=pid, depositor=addr(OUTSIDER), amount=[
-        coin_pb2.Coin(denom="uother", amount="1000")]))
+    wrong = chain.deliver(
+        OUTSIDER,
+        gov_tx.MsgDeposit(
+            proposal_id=pid, depositor=addr(OUTSIDER), amount=[coin_pb2.Coin(denom="uother", amount="1000")]
+        ),
+    )
     assert (wrong.codespace, wrong.code) == ("gov", 23), wrong.log
     # a deposit on a proposal that does not exist
-    missing = chain.deliver(OUTSIDER, gov_tx.MsgDeposit(proposal_id=99, depositor=addr(OUTSIDER), amount=[
-        coin_pb2.Coin(denom=DENOM, amount=str(MIN_DEPOSIT))]))
+    missing = chain.deliver(
+        OUTSIDER,
+        gov_tx.MsgDeposit(
+            proposal_id=99, depositor=addr(OUTSIDER), amount=[coin_pb2.Coin(denom=DENOM, amount=str(MIN_DEPOSIT))]
+        ),
+    )
     assert (missing.codespace, missing.code) == ("gov", 2), missing.log
     assert chain.gov_state() == snapshot
     assert {addr(k): chain.balance(addr(k)) for k in [*VALIDATORS, OUTSIDER]} == balances
@@ -326,8 +384,12 @@ def test_deposit_period_runs_out_and_refunds(chain: GovChain) -> None:
     early = chain.vote(VALIDATORS[0], pid, YES)
     assert (early.codespace, early.code) == ("gov", 3), early.log
     chain.tick(DEPOSIT_PERIOD // SECOND + 1)
-    reply = chain.app.query(abci.RequestQuery(path="/cosmos.gov.v1.Query/Proposal",
-                                              data=gov_query.QueryProposalRequest(proposal_id=pid).SerializeToString()))
+    reply = chain.app.query(
+        abci.RequestQuery(
+            path="/cosmos.gov.v1.Query/Proposal",
+            data=gov_query.QueryProposalRequest(proposal_id=pid).SerializeToString(),
+        )
+    )
     assert (reply.codespace, reply.code) == ("sdk", 38), reply.log  # removed: not found
     assert chain.balance(addr(proposer)) == before  # burn_proposal_deposit_prevote is off
     assert (chain.balance(DEPOSITS_ACCOUNT), chain.balance(GOV_ACCOUNT)) == (0, 0)
@@ -335,26 +397,39 @@ def test_deposit_period_runs_out_and_refunds(chain: GovChain) -> None:
 
 def test_second_deposit_opens_voting(chain: GovChain) -> None:
     pid = chain.submit(VALIDATORS[0], [epochs_update()], deposit=MIN_DEPOSIT // 2)
-    tiny = chain.deliver(OUTSIDER, gov_tx.MsgDeposit(proposal_id=pid, depositor=addr(OUTSIDER), amount=[
-        coin_pb2.Coin(denom=DENOM, amount="1")]))
+    tiny = chain.deliver(
+        OUTSIDER,
+        gov_tx.MsgDeposit(proposal_id=pid, depositor=addr(OUTSIDER), amount=[coin_pb2.Coin(denom=DENOM, amount="1")]),
+    )
     assert (tiny.codespace, tiny.code) == ("gov", 16), tiny.log  # below min_deposit_ratio (1%)
-    chain.ok(OUTSIDER, gov_tx.MsgDeposit(proposal_id=pid, depositor=addr(OUTSIDER), amount=[
-        coin_pb2.Coin(denom=DENOM, amount=str(MIN_DEPOSIT // 2))]))
+    chain.ok(
+        OUTSIDER,
+        gov_tx.MsgDeposit(
+            proposal_id=pid, depositor=addr(OUTSIDER), amount=[coin_pb2.Coin(denom=DENOM, amount=str(MIN_DEPOSIT // 2))]
+        ),
+    )
     proposal = chain.proposal(pid)
     assert proposal.status == gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD
     assert proposal.voting_end_time.ToNanoseconds() == chain.now + VOTING_PERIOD
-    deposits = chain.query("/cosmos.gov.v1.Query/Deposits", gov_query.QueryDepositsRequest(proposal_id=pid),
-                           gov_query.QueryDepositsResponse).deposits
+    deposits = chain.query(
+        "/cosmos.gov.v1.Query/Deposits",
+        gov_query.QueryDepositsRequest(proposal_id=pid),
+        gov_query.QueryDepositsResponse,
+    ).deposits
     assert sorted((d.depositor, d.amount[0].amount) for d in deposits) == sorted(
-        [(addr(VALIDATORS[0]), str(MIN_DEPOSIT // 2)), (addr(OUTSIDER), str(MIN_DEPOSIT // 2))])
+        [(addr(VALIDATORS[0]), str(MIN_DEPOSIT // 2)), (addr(OUTSIDER), str(MIN_DEPOSIT // 2))]
+    )
 
 
 def test_queries_filter_and_paginate(chain: GovChain) -> None:
     ids = [chain.submit(VALIDATORS[0], [epochs_update()], deposit=d) for d in (MIN_DEPOSIT, 0, MIN_DEPOSIT)]
     chain.vote(VALIDATORS[1], ids[0], YES)
     path = "/cosmos.gov.v1.Query/Proposals"
-    voting = chain.query(path, gov_query.QueryProposalsRequest(proposal_status=gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD),
-                         gov_query.QueryProposalsResponse)
+    voting = chain.query(
+        path,
+        gov_query.QueryProposalsRequest(proposal_status=gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD),
+        gov_query.QueryProposalsResponse,
+    )
     assert [p.id for p in voting.proposals] == [ids[0], ids[2]]
     request = gov_query.QueryProposalsRequest()
     request.pagination.limit = 2
@@ -365,16 +440,25 @@ def test_queries_filter_and_paginate(chain: GovChain) -> None:
     request.pagination.key = first.pagination.next_key
     second = chain.query(path, request, gov_query.QueryProposalsResponse)
     assert [p.id for p in second.proposals] == ids[2:]
-    by_voter = chain.query(path, gov_query.QueryProposalsRequest(voter=addr(VALIDATORS[1])),
-                           gov_query.QueryProposalsResponse)
+    by_voter = chain.query(
+        path, gov_query.QueryProposalsRequest(voter=addr(VALIDATORS[1])), gov_query.QueryProposalsResponse
+    )
     assert [p.id for p in by_voter.proposals] == [ids[0]]
-    vote = chain.query("/cosmos.gov.v1.Query/Vote", gov_query.QueryVoteRequest(
-        proposal_id=ids[0], voter=addr(VALIDATORS[1])), gov_query.QueryVoteResponse).vote
+    vote = chain.query(
+        "/cosmos.gov.v1.Query/Vote",
+        gov_query.QueryVoteRequest(proposal_id=ids[0], voter=addr(VALIDATORS[1])),
+        gov_query.QueryVoteResponse,
+    ).vote
     assert [(o.option, o.weight) for o in vote.options] == [(YES, "1.000000000000000000")]
-    params = chain.query("/cosmos.gov.v1.Query/Params", gov_query.QueryParamsRequest(params_type="tallying"),
-                         gov_query.QueryParamsResponse)
-    assert (params.params.quorum, params.tally_params.veto_threshold) == ("0.334000000000000000",
-                                                                          "0.334000000000000000")
+    params = chain.query(
+        "/cosmos.gov.v1.Query/Params",
+        gov_query.QueryParamsRequest(params_type="tallying"),
+        gov_query.QueryParamsResponse,
+    )
+    assert (params.params.quorum, params.tally_params.veto_threshold) == (
+        "0.334000000000000000",
+        "0.334000000000000000",
+    )
 
 
 def test_update_params_by_proposal_and_refused_from_others(chain: GovChain) -> None:
@@ -403,8 +487,11 @@ def test_genesis_export_and_import_mid_vote(tmp_path: Path, chain: GovChain) -> 
         copy.block(time_ns=chain.now + SECOND)
         assert copy.app.export_app_state()["gov"] == gov
         copy.block(time_ns=chain.now + VOTING_PERIOD + SECOND)  # 2 of 4 yes: quorum, passes
-        reply = copy.query("/cosmos.gov.v1.Query/Proposal", gov_query.QueryProposalRequest(proposal_id=pid),
-                           gov_query.QueryProposalResponse)
+        reply = copy.query(
+            "/cosmos.gov.v1.Query/Proposal",
+            gov_query.QueryProposalRequest(proposal_id=pid),
+            gov_query.QueryProposalResponse,
+        )
         assert reply.proposal.status == gov_pb2.PROPOSAL_STATUS_PASSED
         assert copy.app.epochs_keeper.get_params(copy.context()) == NEW_EPOCHS
     assert dropped == 2
@@ -414,8 +501,12 @@ def test_router_checks_and_executes_packed_messages_atomically(chain: GovChain) 
     app = chain.app
     good, theft = AnyPb(), AnyPb()
     good.Pack(epochs_update(), type_url_prefix="/")
-    theft.Pack(bank_tx.MsgSend(from_address=addr(OUTSIDER), to_address=AUTHORITY,
-                               amount=[coin_pb2.Coin(denom=DENOM, amount="1")]), type_url_prefix="/")
+    theft.Pack(
+        bank_tx.MsgSend(
+            from_address=addr(OUTSIDER), to_address=AUTHORITY, amount=[coin_pb2.Coin(denom=DENOM, amount="1")]
+        ),
+        type_url_prefix="/",
+    )
     assert app.packed_signers(good) == [GOV_AUTHORITY]
     with pytest.raises(ABCIError) as unknown:
         app.packed_signers(AnyPb(type_url="/nowhere.Msg"))
@@ -430,23 +521,47 @@ def test_router_checks_and_executes_packed_messages_atomically(chain: GovChain) 
 
 
 def gonkad_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60,
-                          cwd=cwd, env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    return subprocess.run(
+        [sys.executable, "-m", "gonkad", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
 
 
-@pytest.mark.parametrize("content, words", [
-    ("{not json", "is not JSON"),
-    ('{"messages": []}', "non-empty list"),
-    ('{"messages": [{"authority": "x"}]}', "@type"),
-    ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams", "nope": 1}]}', "messages[0]"),
-    ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams"}], "deposit": "ten"}', "malformed amount"),
-    ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams"}], "colour": "red"}', "unknown fields colour"),
-], ids=["not-json", "no-messages", "no-type", "bad-field", "bad-deposit", "unknown-key"])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("{not json", "is not JSON"),
+        ('{"messages": []}', "non-empty list"),
+        ('{"messages": [{"authority": "x"}]}', "@type"),
+        ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams", "nope": 1}]}', "messages[0]"),
+        ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams"}], "deposit": "ten"}', "malformed amount"),
+        ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams"}], "colour": "red"}', "unknown fields colour"),
+    ],
+    ids=["not-json", "no-messages", "no-type", "bad-field", "bad-deposit", "unknown-key"],
+)
 def test_cli_malformed_proposal_file_is_one_error_line(tmp_path: Path, content: str, words: str) -> None:
     path = tmp_path / "proposal.json"
     path.write_text(content)
-    done = gonkad_cli("tx", "gov", "submit-proposal", str(path), "--from", "nobody", "--home", str(tmp_path),
-                      "--keyring-backend", "test", "--node", "tcp://127.0.0.1:1", "-y", cwd=tmp_path)
+    done = gonkad_cli(
+        "tx",
+        "gov",
+        "submit-proposal",
+        str(path),
+        "--from",
+        "nobody",
+        "--home",
+        str(tmp_path),
+        "--keyring-backend",
+        "test",
+        "--node",
+        "tcp://127.0.0.1:1",
+        "-y",
+        cwd=tmp_path,
+    )
     assert done.returncode == 1
     assert done.stderr.startswith("Error: ") and done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
 
@@ -457,4 +572,9 @@ def test_cli_draft_proposal_writes_a_submittable_template(tmp_path: Path) -> Non
     draft = json.loads((tmp_path / "draft_proposal.json").read_text())
     assert draft["messages"][0]["@type"] == "/gonka.epochs.v1.MsgUpdateParams"
     assert draft["messages"][0]["authority"] == AUTHORITY and set(draft) == {
-        "messages", "metadata", "deposit", "title", "summary"}
+        "messages",
+        "metadata",
+        "deposit",
+        "title",
+        "summary",
+    }

@@ -16,22 +16,41 @@ import logging
 from pathlib import Path
 
 import pytest
+from chain import InProcessChain
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
-from cosmpy.protos.cosmos.gov.v1 import gov_pb2, query_pb2 as gov_query, tx_pb2 as gov_tx
+from cosmpy.protos.cosmos.gov.v1 import gov_pb2
+from cosmpy.protos.cosmos.gov.v1 import query_pb2 as gov_query
+from cosmpy.protos.cosmos.gov.v1 import tx_pb2 as gov_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.duration_pb2 import Duration
+from test_gov import (
+    AUTHORITY,
+    CHAIN,
+    DENOM,
+    GOV_ACCOUNT,
+    MIN_DEPOSIT,
+    NEW_EPOCHS,
+    NO,
+    OUTSIDER,
+    SECOND,
+    VALIDATORS,
+    VETO,
+    YES,
+    GovChain,
+    addr,
+    epochs_update,
+    submit_msg,
+)
+from test_gov import (
+    DEPOSITS_ACCOUNT as DEPOSITS,
+)
 
 from sdk.client.txbuilder import sign_tx
 from sdk.coins import Coins
 from sdk.context import Context
 from sdk.crypto import bech32
 from x.gov import keys as gov_keys
-from chain import InProcessChain
-from test_gov import (
-    AUTHORITY, CHAIN, DENOM, DEPOSITS_ACCOUNT as DEPOSITS, GOV_ACCOUNT, MIN_DEPOSIT, NEW_EPOCHS, NO, OUTSIDER,
-    SECOND, VALIDATORS, VETO, YES, GovChain, addr, epochs_update, submit_msg,
-)
 
 THIEF = bytes([0x77]) * 20
 
@@ -61,20 +80,27 @@ def results(response: abci.ResponseFinalizeBlock, kind: str = "active_proposal")
 
 
 def deposits_of(chain: GovChain, pid: int) -> list[tuple[str, str]]:
-    reply = chain.query("/cosmos.gov.v1.Query/Deposits", gov_query.QueryDepositsRequest(proposal_id=pid),
-                        gov_query.QueryDepositsResponse)
+    reply = chain.query(
+        "/cosmos.gov.v1.Query/Deposits",
+        gov_query.QueryDepositsRequest(proposal_id=pid),
+        gov_query.QueryDepositsResponse,
+    )
     return [(d.depositor, d.amount[0].amount) for d in reply.deposits]
 
 
 def votes_of(chain: GovChain, pid: int) -> list[str]:
-    reply = chain.query("/cosmos.gov.v1.Query/Votes", gov_query.QueryVotesRequest(proposal_id=pid),
-                        gov_query.QueryVotesResponse)
+    reply = chain.query(
+        "/cosmos.gov.v1.Query/Votes", gov_query.QueryVotesRequest(proposal_id=pid), gov_query.QueryVotesResponse
+    )
     return [v.voter for v in reply.votes]
 
 
 def queued(chain: GovChain) -> list[bytes]:
-    return [k for k in chain.gov_state() if k[len(gov_keys.STORE_PREFIX):][:1] in (
-        gov_keys.INACTIVE_QUEUE_PREFIX, gov_keys.ACTIVE_QUEUE_PREFIX)]
+    return [
+        k
+        for k in chain.gov_state()
+        if k[len(gov_keys.STORE_PREFIX) :][:1] in (gov_keys.INACTIVE_QUEUE_PREFIX, gov_keys.ACTIVE_QUEUE_PREFIX)
+    ]
 
 
 @pytest.fixture
@@ -89,8 +115,9 @@ def test_deposits_are_held_apart_and_no_send_pays_that_account(chain: GovChain) 
     assert (chain.balance(DEPOSITS), chain.balance(GOV_ACCOUNT)) == (MIN_DEPOSIT, 0)
     account = chain.app.account_keeper.get_module_account(chain.context(), "gov_deposits")
     assert account is not None and list(account.permissions) == ["burner"]
-    gift = chain.deliver(OUTSIDER, bank_tx.MsgSend(from_address=addr(OUTSIDER), to_address=bech32.encode(DEPOSITS),
-                                                   amount=coins(1)))
+    gift = chain.deliver(
+        OUTSIDER, bank_tx.MsgSend(from_address=addr(OUTSIDER), to_address=bech32.encode(DEPOSITS), amount=coins(1))
+    )
     assert (gift.codespace, gift.code) == ("sdk", 4), gift.log
     assert "is not allowed to receive funds" in gift.log
     assert chain.balance(DEPOSITS) == MIN_DEPOSIT and chain.balance(addr(OUTSIDER)) == before - MIN_DEPOSIT
@@ -110,8 +137,10 @@ def test_a_passed_send_from_gov_cannot_spend_other_proposals_deposits(chain: Gov
     chain.tick((chain.proposal(a).voting_end_time.ToNanoseconds() - chain.now) // SECOND)
     done = chain.proposal(a)
     assert done.status == gov_pb2.PROPOSAL_STATUS_FAILED
-    assert done.failed_reason == (f"message 0 (/cosmos.bank.v1beta1.MsgSend): spendable balance 0{DENOM} is "
-                                  f"smaller than {MIN_DEPOSIT}{DENOM}: insufficient funds")
+    assert done.failed_reason == (
+        f"message 0 (/cosmos.bank.v1beta1.MsgSend): spendable balance 0{DENOM} is "
+        f"smaller than {MIN_DEPOSIT}{DENOM}: insufficient funds"
+    )
     assert chain.proposal(b).status == gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD
     assert sorted(deposits_of(chain, b)) == sorted([(addr(other), str(MIN_DEPOSIT)), (addr(OUTSIDER), str(extra))])
     assert (chain.balance(DEPOSITS), chain.balance(GOV_ACCOUNT)) == (MIN_DEPOSIT + extra, 0)
@@ -139,7 +168,8 @@ def test_gov_spends_exactly_its_own_coins(tmp_path: Path) -> None:
         assert results(response) == {too_much: "proposal_failed", exact: "proposal_passed", later: "proposal_passed"}
         assert chain.proposal(too_much).failed_reason == (
             f"message 0 (/cosmos.bank.v1beta1.MsgSend): spendable balance {free}{DENOM} is smaller than "
-            f"{free + 1}{DENOM}: insufficient funds")
+            f"{free + 1}{DENOM}: insufficient funds"
+        )
         assert chain.balance(addr(OUTSIDER)) == before + free
         assert (chain.balance(GOV_ACCOUNT), chain.balance(DEPOSITS)) == (0, 0)
         assert chain.epochs_params() == NEW_EPOCHS
@@ -153,12 +183,14 @@ def test_a_proposal_may_not_submit_a_proposal(chain: GovChain) -> None:
     nested.proposer = AUTHORITY  # signed by the gov authority, so the signer check alone would let it through
     account = chain.account(addr(OUTSIDER))
     assert account is not None
-    raw = sign_tx(OUTSIDER, [submit_msg(OUTSIDER, [nested])], CHAIN, account.account_number, account.sequence,
-                  gas_limit=5_000_000)
+    raw = sign_tx(
+        OUTSIDER, [submit_msg(OUTSIDER, [nested])], CHAIN, account.account_number, account.sequence, gas_limit=5_000_000
+    )
     checked = chain.check(raw)
     assert (checked.codespace, checked.code) == ("gov", 12), checked.log
-    assert checked.log == ("message 0 (/cosmos.gov.v1.MsgSubmitProposal): a proposal may not submit proposals: "
-                           "invalid proposal message")
+    assert checked.log == (
+        "message 0 (/cosmos.gov.v1.MsgSubmitProposal): a proposal may not submit proposals: invalid proposal message"
+    )
     result = chain.tick(1, [raw]).tx_results[0]
     assert (result.codespace, result.code, result.log) == ("gov", 12, checked.log)
     assert chain.gov_state() == snapshot
@@ -172,8 +204,9 @@ def test_one_failing_proposal_does_not_stop_the_others(tmp_path: Path, caplog: p
         before = {addr(k): chain.balance(addr(k)) for k in VALIDATORS}
         gov_params = chain.app.gov_keeper.get_params(chain.context())
         gov_params.voting_period.CopyFrom(Duration(seconds=30))
-        a = chain.submit(VALIDATORS[0], [gov_tx.MsgUpdateParams(authority=AUTHORITY, params=gov_params)],
-                         deposit=3 * MIN_DEPOSIT)
+        a = chain.submit(
+            VALIDATORS[0], [gov_tx.MsgUpdateParams(authority=AUTHORITY, params=gov_params)], deposit=3 * MIN_DEPOSIT
+        )
         b = chain.submit(VALIDATORS[1], [epochs_update()])
         c = chain.submit(VALIDATORS[2], [epochs_update()])
         all_vote(chain, a)
@@ -192,20 +225,25 @@ def test_one_failing_proposal_does_not_stop_the_others(tmp_path: Path, caplog: p
         assert results(response) == {a: "proposal_failed", b: "proposal_passed", c: "proposal_rejected"}
         failed = chain.proposal(a)
         assert failed.status == gov_pb2.PROPOSAL_STATUS_FAILED
-        assert failed.failed_reason == (f"end block: spendable balance {3 * MIN_DEPOSIT - 1}{DENOM} is smaller than "
-                                        f"{3 * MIN_DEPOSIT}{DENOM}: insufficient funds")
+        assert failed.failed_reason == (
+            f"end block: spendable balance {3 * MIN_DEPOSIT - 1}{DENOM} is smaller than "
+            f"{3 * MIN_DEPOSIT}{DENOM}: insufficient funds"
+        )
         assert deposits_of(chain, a) == [(addr(VALIDATORS[0]), str(3 * MIN_DEPOSIT))]  # still owed
         assert votes_of(chain, a) == []
         assert chain.app.gov_keeper.get_params(chain.context()).voting_period.seconds == 60  # a did not apply
         assert chain.proposal(b).status == gov_pb2.PROPOSAL_STATUS_PASSED and chain.epochs_params() == NEW_EPOCHS
         assert chain.proposal(c).status == gov_pb2.PROPOSAL_STATUS_REJECTED
         assert {k: chain.balance(k) for k in before} == {
-            **before, addr(VALIDATORS[0]): before[addr(VALIDATORS[0])] - 3 * MIN_DEPOSIT}
+            **before,
+            addr(VALIDATORS[0]): before[addr(VALIDATORS[0])] - 3 * MIN_DEPOSIT,
+        }
         assert chain.balance(DEPOSITS) == MIN_DEPOSIT - 1
         assert queued(chain) == []
         assert chain.app.invariants["gov/deposits-held"](chain.context()) == (
             f"the deposits account holds {MIN_DEPOSIT - 1}{DENOM} but the deposits recorded are "
-            f"{3 * MIN_DEPOSIT}{DENOM}")
+            f"{3 * MIN_DEPOSIT}{DENOM}"
+        )
         # nothing is stuck: a later proposal goes through as usual, and a is not taken up again
         d = chain.submit(VALIDATORS[3], [epochs_update()])
         all_vote(chain, d)
@@ -215,8 +253,9 @@ def test_one_failing_proposal_does_not_stop_the_others(tmp_path: Path, caplog: p
         assert chain.proposal(a).failed_reason == failed.failed_reason
 
 
-def test_a_failing_settlement_keeps_the_deposits_owed_and_exports(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_settlement_keeps_the_deposits_owed_and_exports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with GovChain(tmp_path / "db") as chain:  # every block's invariants checked
         vetoed = chain.submit(VALIDATORS[0], [epochs_update()])
         passing = chain.submit(VALIDATORS[1], [epochs_update()])
@@ -232,8 +271,10 @@ def test_a_failing_settlement_keeps_the_deposits_owed_and_exports(tmp_path: Path
         monkeypatch.undo()
         assert results(response) == {vetoed: "proposal_failed", passing: "proposal_passed"}
         failed = chain.proposal(vetoed)
-        assert (failed.status, failed.failed_reason) == (gov_pb2.PROPOSAL_STATUS_FAILED,
-                                                         "end block: internal error: RuntimeError")
+        assert (failed.status, failed.failed_reason) == (
+            gov_pb2.PROPOSAL_STATUS_FAILED,
+            "end block: internal error: RuntimeError",
+        )
         assert deposits_of(chain, vetoed) == [(addr(VALIDATORS[0]), str(MIN_DEPOSIT))]
         assert chain.balance(DEPOSITS) == MIN_DEPOSIT
         assert chain.balance(addr(VALIDATORS[1])) == before + MIN_DEPOSIT
@@ -254,5 +295,6 @@ def test_deposits_held_invariant(chain: GovChain) -> None:
     chain.app.bank_keeper.send_coins(ctx, bech32.decode(addr(OUTSIDER)), DEPOSITS, Coins(((DENOM, 1),)))
     assert check(ctx) is None  # more than owed is no harm
     chain.app.bank_keeper.send_coins(ctx, DEPOSITS, THIEF, Coins(((DENOM, 2),)))
-    assert check(ctx) == (f"the deposits account holds {MIN_DEPOSIT - 1}{DENOM} but the deposits recorded are "
-                          f"{MIN_DEPOSIT}{DENOM}")
+    assert check(ctx) == (
+        f"the deposits account holds {MIN_DEPOSIT - 1}{DENOM} but the deposits recorded are {MIN_DEPOSIT}{DENOM}"
+    )

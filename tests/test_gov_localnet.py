@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nodes import running_localnet
 
 from gonkad import genesis, localnet
 from sdk.address import module_address
@@ -27,8 +28,6 @@ from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
-from nodes import running_localnet
-
 
 DENOM = "ngonka"
 DEPOSIT = 10 * 10**9
@@ -37,18 +36,35 @@ VOTING_S = 80
 inside it, counted from the first proposal's submission; on the 2-core machine all of them took 20-25 s alone,
 up to 53 s beside another localnet. The fixture waits for all of it, so it is no longer than that needs."""
 OVERRIDES = {
-    "epochs": {"params": {"epoch_length": "20", "race_validation_offset": "4", "set_validators_offset": "8",
-                          "inference_offset": "9"}},
-    "gov": {"params": {"min_deposit": [{"denom": DENOM, "amount": str(DEPOSIT)}], "max_deposit_period": "30s",
-                       "voting_period": f"{VOTING_S}s", "burn_vote_quorum": True, "burn_vote_veto": True}},
+    "epochs": {
+        "params": {
+            "epoch_length": "20",
+            "race_validation_offset": "4",
+            "set_validators_offset": "8",
+            "inference_offset": "9",
+        }
+    },
+    "gov": {
+        "params": {
+            "min_deposit": [{"denom": DENOM, "amount": str(DEPOSIT)}],
+            "max_deposit_period": "30s",
+            "voting_period": f"{VOTING_S}s",
+            "burn_vote_quorum": True,
+            "burn_vote_veto": True,
+        }
+    },
     "pool": {"params": {"burned_deposits_to_pool": False}},
 }
 _base = localnet.load_settings(validators=4, chain_id="gonka-gov")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 AUTHORITY = bech32.encode(GOV_AUTHORITY)
 DEPOSITS_ACCOUNT = bech32.encode(module_address("gov_deposits"))  # holds the deposits, apart from the authority
-NEW_EPOCHS = {"epoch_length": "30", "race_validation_offset": "4", "set_validators_offset": "8",
-              "inference_offset": "9"}
+NEW_EPOCHS = {
+    "epoch_length": "30",
+    "race_validation_offset": "4",
+    "set_validators_offset": "8",
+    "inference_offset": "9",
+}
 OTHER_EPOCHS = {**NEW_EPOCHS, "epoch_length": "25"}
 SPEND = 1_234_567_891
 RECIPIENT = bech32.encode(bytes(range(20)))
@@ -72,8 +88,23 @@ class Net:
 
     def tx(self, *args: str, key: str, code: int = 0) -> dict[str, Any]:
         """Broadcast by the CLI and wait until committed; the committed tx result (with its height)."""
-        sent = gonkad("tx", *args, "--from", key, "--home", str(self.root), "--keyring-backend", "test",
-                      "--node", self.node, "--gas", "2000000", "-y", "--output", "json")
+        sent = gonkad(
+            "tx",
+            *args,
+            "--from",
+            key,
+            "--home",
+            str(self.root),
+            "--keyring-backend",
+            "test",
+            "--node",
+            self.node,
+            "--gas",
+            "2000000",
+            "-y",
+            "--output",
+            "json",
+        )
         assert sent.returncode == 0, sent.stdout + sent.stderr
         txhash = json.loads(sent.stdout)["txhash"]
         deadline = time.monotonic() + 30
@@ -102,8 +133,17 @@ class Net:
 
 def write_proposal(root: Path, name: str, messages: list[dict[str, Any]]) -> str:
     path = root / f"{name}.json"
-    path.write_text(json.dumps({"messages": messages, "metadata": "", "deposit": f"{DEPOSIT}{DENOM}",
-                                "title": f"proposal {name}", "summary": f"localnet test {name}"}))
+    path.write_text(
+        json.dumps(
+            {
+                "messages": messages,
+                "metadata": "",
+                "deposit": f"{DEPOSIT}{DENOM}",
+                "title": f"proposal {name}",
+                "summary": f"localnet test {name}",
+            }
+        )
+    )
     return str(path)
 
 
@@ -117,18 +157,38 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     on (the faucet's vote, refused, alongside the validators'), and the wait until all are tallied."""
     for root in running_localnet(tmp_path_factory.mktemp("gov"), SETTINGS):
         net = Net(root)
-        addresses = {name: address_of(localnet.load_key(root, name))
-                     for name in ("val0", "val1", "val2", "val3", "faucet")}
+        addresses = {
+            name: address_of(localnet.load_key(root, name)) for name in ("val0", "val1", "val2", "val3", "faucet")
+        }
         files = {
             "A": write_proposal(root, "A", [epochs_update(NEW_EPOCHS)]),
             "B": write_proposal(root, "B", [epochs_update(OTHER_EPOCHS)]),
             "C": write_proposal(root, "C", [epochs_update(OTHER_EPOCHS)]),
-            "D": write_proposal(root, "D", [epochs_update(OTHER_EPOCHS), {
-                "@type": "/cosmos.bank.v1beta1.MsgSend", "from_address": AUTHORITY, "to_address": RECIPIENT,
-                "amount": [{"denom": DENOM, "amount": str(10**30)}]}]),
-            "E": write_proposal(root, "E", [{"@type": "/cosmos.distribution.v1beta1.MsgCommunityPoolSpend",
-                                             "authority": AUTHORITY, "recipient": RECIPIENT,
-                                             "amount": [{"denom": DENOM, "amount": str(SPEND)}]}]),
+            "D": write_proposal(
+                root,
+                "D",
+                [
+                    epochs_update(OTHER_EPOCHS),
+                    {
+                        "@type": "/cosmos.bank.v1beta1.MsgSend",
+                        "from_address": AUTHORITY,
+                        "to_address": RECIPIENT,
+                        "amount": [{"denom": DENOM, "amount": str(10**30)}],
+                    },
+                ],
+            ),
+            "E": write_proposal(
+                root,
+                "E",
+                [
+                    {
+                        "@type": "/cosmos.distribution.v1beta1.MsgCommunityPoolSpend",
+                        "authority": AUTHORITY,
+                        "recipient": RECIPIENT,
+                        "amount": [{"denom": DENOM, "amount": str(SPEND)}],
+                    }
+                ],
+            ),
         }
         proposers = {"A": "val0", "B": "val1", "C": "val2", "D": "val3", "E": "faucet"}
         net.tx("pool", "fund", f"{POOL_FUNDING}{DENOM}", key="faucet")  # before any voting period starts
@@ -171,17 +231,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         print(f"proposals submitted and every vote committed in {voted_s:.1f}s of the {VOTING_S}s voting period")
         # the tally so far, while B is still being voted on (its end is VOTING_S after its submission)
         assert net.proposal(ids["B"])["status"] == "PROPOSAL_STATUS_VOTING_PERIOD", (
-            f"B's voting ended before its live tally was read ({voted_s:.1f}s after the submissions)")
+            f"B's voting ended before its live tally was read ({voted_s:.1f}s after the submissions)"
+        )
         live = net.query("gov", "tally", str(ids["B"]))["tally"]
-        assert live == {"yes_count": "200000", "abstain_count": "0", "no_count": "0",
-                        "no_with_veto_count": "200000"}
+        assert live == {"yes_count": "200000", "abstain_count": "0", "no_count": "0", "no_with_veto_count": "200000"}
 
         deadline = time.monotonic() + VOTING_S + 30
         while any(net.proposal(pid)["status"] == "PROPOSAL_STATUS_VOTING_PERIOD" for pid in ids.values()):
             assert time.monotonic() < deadline, "proposals not tallied in time"
             time.sleep(0.5)
-        yield {"net": net, "ids": ids, "addresses": addresses, "proposers": proposers,
-               "first_height": first_height}
+        yield {"net": net, "ids": ids, "addresses": addresses, "proposers": proposers, "first_height": first_height}
 
 
 def tallied_at(net: Net, pid: int, start: int) -> tuple[int, dict[str, str]]:
@@ -197,7 +256,8 @@ def refund_in(net: Net, height: int, proposer: str) -> bool:
     """Whether block ``height`` paid the deposit back from the deposits account to ``proposer`` (validators'
     balances also move with rewards, so the transfer itself is the evidence)."""
     return {"recipient": proposer, "sender": DEPOSITS_ACCOUNT, "amount": f"{DEPOSIT}{DENOM}"} in net.events(
-        height, "transfer")
+        height, "transfer"
+    )
 
 
 def test_epoch_length_proposal_passes_and_the_next_epoch_uses_it(run: dict[str, Any]) -> None:
@@ -262,7 +322,21 @@ def test_cli_lists_and_refuses_a_malformed_file(run: dict[str, Any], tmp_path: P
     assert sorted(int(p["id"]) for p in listed["proposals"]) == sorted([run["ids"]["A"], run["ids"]["E"]])
     bad = tmp_path / "bad.json"
     bad.write_text('{"messages": [{"authority": "x"}], "deposit": "1ngonka"}')
-    refused = gonkad("tx", "gov", "submit-proposal", str(bad), "--from", "val0", "--home", str(net.root),
-                     "--keyring-backend", "test", "--node", net.node, "-y")
-    assert refused.returncode == 1 and refused.stderr.startswith("Error: ") and refused.stderr.count("\n") == 1, \
+    refused = gonkad(
+        "tx",
+        "gov",
+        "submit-proposal",
+        str(bad),
+        "--from",
+        "val0",
+        "--home",
+        str(net.root),
+        "--keyring-backend",
+        "test",
+        "--node",
+        net.node,
+        "-y",
+    )
+    assert refused.returncode == 1 and refused.stderr.startswith("Error: ") and refused.stderr.count("\n") == 1, (
         refused.stderr
+    )

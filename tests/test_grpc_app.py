@@ -12,18 +12,19 @@ from typing import TypeVar
 
 import grpc
 import pytest
-from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query, query_pb2_grpc as bank_grpc
+from chain import InProcessChain
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2_grpc as bank_grpc
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
+from app import GonkaApp
 from protogen.gonka.inference.v1 import query_pb2 as inference_query
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from sdk.coins import parse_coins
 from sdk.crypto import secp256k1
 from sdk.grpc import GRPCServer
-from sdk.workers import query_workers
 from sdk.store.commitstore import CommitStore
-from app import GonkaApp
-from chain import InProcessChain
+from sdk.workers import query_workers
 
 CHAIN = "gonka-grpc-app"
 DENOM = "ngonka"
@@ -62,9 +63,11 @@ def block_work_status(height: int) -> Callable[[grpc.aio.Channel], Awaitable[tup
     """A BlockWork call for ``height``, which must fail: its status code and details."""
 
     async def call(channel: grpc.aio.Channel) -> tuple[grpc.StatusCode, str]:
-        method = channel.unary_unary(BLOCK_WORK,
-                                     request_serializer=inference_query.QueryBlockWorkRequest.SerializeToString,
-                                     response_deserializer=inference_query.QueryBlockWorkResponse.FromString)
+        method = channel.unary_unary(
+            BLOCK_WORK,
+            request_serializer=inference_query.QueryBlockWorkRequest.SerializeToString,
+            response_deserializer=inference_query.QueryBlockWorkResponse.FromString,
+        )
         with pytest.raises(grpc.aio.AioRpcError) as failed:
             await method(inference_query.QueryBlockWorkRequest(height=height))
         return failed.value.code(), failed.value.details() or ""
@@ -80,8 +83,11 @@ def test_block_work_below_height_1_is_invalid_argument(
     INVALID_ARGUMENT over gRPC and ``sdk/18`` over ABCI, with nothing logged as a server failure."""
     with caplog.at_level(logging.WARNING):
         code, details = over_grpc(chain, block_work_status(height))
-        reply = chain.app.query(abci.RequestQuery(
-            path=BLOCK_WORK, data=inference_query.QueryBlockWorkRequest(height=height).SerializeToString()))
+        reply = chain.app.query(
+            abci.RequestQuery(
+                path=BLOCK_WORK, data=inference_query.QueryBlockWorkRequest(height=height).SerializeToString()
+            )
+        )
     log = f"height must be positive, got {height}: invalid request"
     assert (code, details) == (grpc.StatusCode.INVALID_ARGUMENT, log)
     assert (reply.codespace, reply.code, reply.log) == ("sdk", 18, log)
@@ -131,19 +137,27 @@ def test_block_height_header_answers_from_that_heights_state(chain: InProcessCha
             seen.append((height or 0, int((await one).balance.amount), at))
         return seen
 
-    assert over_grpc(chain, calls) == [(0, 12, str(latest)), (empty, 0, str(empty)), (seven, 7, str(seven)),
-                                       (latest, 12, str(latest))]
+    assert over_grpc(chain, calls) == [
+        (0, 12, str(latest)),
+        (empty, 0, str(empty)),
+        (seven, 7, str(seven)),
+        (latest, 12, str(latest)),
+    ]
 
 
-@pytest.mark.parametrize("header, details", [
-    ("abc", "invalid x-cosmos-block-height header 'abc': not a base-10 int64: invalid request"),
-    ("1.5", "invalid x-cosmos-block-height header '1.5': not a base-10 int64: invalid request"),
-    ("1_0", "invalid x-cosmos-block-height header '1_0': not a base-10 int64: invalid request"),
-    ("0x10", "invalid x-cosmos-block-height header '0x10': not a base-10 int64: invalid request"),
-    (str(2**63), f"invalid x-cosmos-block-height header '{2**63}': not a base-10 int64: invalid request"),
-    ("-1", "height -1 is negative: invalid request"),
-    ("FUTURE", "height FUTURE is not committed yet; latest is LATEST: invalid request"),
-], ids=["letters", "decimal", "underscore", "hex", "over-int64", "negative", "future"])
+@pytest.mark.parametrize(
+    "header, details",
+    [
+        ("abc", "invalid x-cosmos-block-height header 'abc': not a base-10 int64: invalid request"),
+        ("1.5", "invalid x-cosmos-block-height header '1.5': not a base-10 int64: invalid request"),
+        ("1_0", "invalid x-cosmos-block-height header '1_0': not a base-10 int64: invalid request"),
+        ("0x10", "invalid x-cosmos-block-height header '0x10': not a base-10 int64: invalid request"),
+        (str(2**63), f"invalid x-cosmos-block-height header '{2**63}': not a base-10 int64: invalid request"),
+        ("-1", "height -1 is negative: invalid request"),
+        ("FUTURE", "height FUTURE is not committed yet; latest is LATEST: invalid request"),
+    ],
+    ids=["letters", "decimal", "underscore", "hex", "over-int64", "negative", "future"],
+)
 def test_block_height_header_that_names_no_kept_height_is_invalid_argument(
     chain: InProcessChain, caplog: pytest.LogCaptureFixture, header: str, details: str
 ) -> None:
@@ -155,8 +169,10 @@ def test_block_height_header_that_names_no_kept_height_is_invalid_argument(
         stub = bank_grpc.QueryStub(channel)
         failures = []
         metadata = ((HEIGHT, header),)
-        for call in (stub.Balance(bank_query.QueryBalanceRequest(address=BOB, denom=DENOM), metadata=metadata),
-                     stub.AllBalances(bank_query.QueryAllBalancesRequest(address=BOB), metadata=metadata)):
+        for call in (
+            stub.Balance(bank_query.QueryBalanceRequest(address=BOB, denom=DENOM), metadata=metadata),
+            stub.AllBalances(bank_query.QueryAllBalancesRequest(address=BOB), metadata=metadata),
+        ):
             with pytest.raises(grpc.aio.AioRpcError) as failed:
                 await call
             failures.append((failed.value.code(), failed.value.details() or ""))
@@ -191,8 +207,9 @@ def test_block_height_header_of_a_pruned_height_is_not_found(chain: InProcessCha
         stub = bank_grpc.QueryStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as failed:
             await stub.AllBalances(bank_query.QueryAllBalancesRequest(address=BOB), metadata=((HEIGHT, str(empty)),))
-        kept = await stub.Balance(bank_query.QueryBalanceRequest(address=BOB, denom=DENOM),
-                                  metadata=((HEIGHT, str(seven)),))
+        kept = await stub.Balance(
+            bank_query.QueryBalanceRequest(address=BOB, denom=DENOM), metadata=((HEIGHT, str(seven)),)
+        )
         return (failed.value.code(), failed.value.details() or ""), int(kept.balance.amount)
 
     pruned = f"version {empty} not available: kept versions are {seven}..{latest}: not found"
@@ -202,8 +219,9 @@ def test_block_height_header_of_a_pruned_height_is_not_found(chain: InProcessCha
 def test_two_block_height_headers_are_invalid_argument(chain: InProcessChain) -> None:
     async def calls(channel: grpc.aio.Channel) -> tuple[grpc.StatusCode, str]:
         with pytest.raises(grpc.aio.AioRpcError) as failed:
-            await bank_grpc.QueryStub(channel).Balance(bank_query.QueryBalanceRequest(address=BOB, denom=DENOM),
-                                                       metadata=((HEIGHT, "1"), (HEIGHT, "1")))
+            await bank_grpc.QueryStub(channel).Balance(
+                bank_query.QueryBalanceRequest(address=BOB, denom=DENOM), metadata=((HEIGHT, "1"), (HEIGHT, "1"))
+            )
         return failed.value.code(), failed.value.details() or ""
 
     details = "invalid x-cosmos-block-height header ['1', '1']: not a base-10 int64: invalid request"

@@ -18,25 +18,32 @@ from typing import Any
 
 import grpc
 import pytest
-from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, query_pb2 as auth_query, query_pb2_grpc as auth_grpc
-from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query, query_pb2_grpc as bank_grpc
-from cosmpy.protos.cosmos.base.node.v1beta1 import query_pb2 as node_query, query_pb2_grpc as node_grpc
+from chain import InProcessChain
+from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
+from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2 as auth_query
+from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2_grpc as auth_grpc
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2_grpc as bank_grpc
+from cosmpy.protos.cosmos.base.node.v1beta1 import query_pb2 as node_query
+from cosmpy.protos.cosmos.base.node.v1beta1 import query_pb2_grpc as node_grpc
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
-from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2 as tm_query, query_pb2_grpc as tm_grpc
-from cosmpy.protos.cosmos.consensus.v1 import query_pb2 as consensus_query, query_pb2_grpc as consensus_grpc
-from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service, service_pb2_grpc as tx_grpc
+from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2 as tm_query
+from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2_grpc as tm_grpc
+from cosmpy.protos.cosmos.consensus.v1 import query_pb2 as consensus_query
+from cosmpy.protos.cosmos.consensus.v1 import query_pb2_grpc as consensus_grpc
+from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service
+from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2_grpc as tx_grpc
 from google.protobuf.message import Message
 
 from gonkad import localnet
-from sdk.client.rpc import CometRPC
-from sdk.coins import Coins, parse_coins, parse_dec_coins, required_fees
 from sdk.abci.blocks import decode_injected_entry, is_injected_entry
+from sdk.client.rpc import CometRPC
+from sdk.client.txbuilder import address_of, send_msg, sign_tx
+from sdk.coins import Coins, parse_coins, parse_dec_coins, required_fees
 from sdk.crypto import bech32, secp256k1
 from sdk.grpc import GRPCServer
-from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from x.auth.keys import module_address
 from x.stake.params import default_params
-from chain import InProcessChain
 
 CHAIN = "gonka-grpc"
 DENOM = "ngonka"
@@ -264,8 +271,9 @@ def wallet_send(ch: grpc.Channel, key: secp256k1.PrivateKey, recipient: str, coi
     used = service.Simulate(tx_service.SimulateRequest(tx_bytes=draft)).gas_info.gas_used
     gas = math.ceil(used * GAS_ADJUSTMENT)
     assert max_gas < 0 or gas <= max_gas, f"the block gas limit {max_gas} is below the {gas} gas a send needs"
-    tx_bytes = sign_tx(key, messages, chain_id, account.account_number, account.sequence,
-                       fee=required_fees(prices, gas), gas_limit=gas)
+    tx_bytes = sign_tx(
+        key, messages, chain_id, account.account_number, account.sequence, fee=required_fees(prices, gas), gas_limit=gas
+    )
     sync = tx_service.BroadcastTxRequest(tx_bytes=tx_bytes, mode=tx_service.BROADCAST_MODE_SYNC)
     sent = service.BroadcastTx(sync).tx_response
     assert sent.code == 0, sent.raw_log
@@ -333,7 +341,8 @@ def test_spendable_balances_and_module_accounts(net1: Path, channel: grpc.Channe
         assert packed.Unpack(account)
         accounts.append(account)
     assert [(a.name, list(a.permissions)) for a in accounts] == [
-        ("bonded_tokens_pool", ["staking"]), ("fee_collector", []),
+        ("bonded_tokens_pool", ["staking"]),
+        ("fee_collector", []),
     ]
     assert accounts[1].base_account.address == bech32.encode(module_address("fee_collector"))
     all_modules = auth_query.QueryModuleAccountsRequest()

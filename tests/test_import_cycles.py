@@ -3,8 +3,9 @@
 A cycle means two files cannot be read, tested or moved apart, so the first of them to change drags the
 other along. The graph has a node per file (a package is its ``__init__.py``) and an edge per import,
 function-level ones included, since a lazy import is still a dependency; ``from a import b`` points at
-``a/b.py`` when that file exists, at nothing when ``b`` is a native module (``sdk/store/_jmt``), else at ``a``. To see the test fail, add ``from x.bank import module``
-to ``x/bank/keys.py``: it names the cycle. ``test_a_cycle_is_caught`` does the same on a scratch tree.
+``a/b.py`` when that file exists, at nothing when ``b`` is a native module (``sdk/store/_jmt``), else at
+``a``. To see the test fail, add ``from x.bank import module`` to ``x/bank/keys.py``: it names the cycle.
+``test_a_cycle_is_caught`` does the same on a scratch tree.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ def native(root: Path, module: str) -> bool:
 
 def import_graph(root: Path) -> dict[str, set[str]]:
     """File → the project files it imports, by dotted name."""
-    files = {module_of(path.relative_to(root)): path for path in sorted(root.rglob("*.py"))
-             if not path.relative_to(root).parts[0].startswith(".")
-             and path.relative_to(root).parts[0] not in SKIPPED}
+    files = {
+        module_of(path.relative_to(root)): path
+        for path in sorted(root.rglob("*.py"))
+        if not path.relative_to(root).parts[0].startswith(".") and path.relative_to(root).parts[0] not in SKIPPED
+    }
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]

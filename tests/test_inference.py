@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chain import InProcessChain
 from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import Message
+from test_stake import CHAIN, DENOM, FUNDS, GNK, KEYS, events, host_chain
 
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
@@ -34,8 +36,6 @@ from sdk.services import gonka
 from x.epochs import schedule
 from x.inference.msg_server import validate_model, validate_node
 from x.inference.work import work_leaf
-from chain import InProcessChain
-from test_stake import CHAIN, DENOM, FUNDS, GNK, KEYS, events, host_chain
 
 HOST_A, HOST_B, ALICE, BOB, TA, STRANGER, TA2, AUTH = KEYS
 QUERY = gonka("inference").query
@@ -47,8 +47,16 @@ OTHER_SHA = hashlib.sha256(b"other weights").hexdigest()
 OTHER = f"other/model-v2@sha256:{OTHER_SHA}"
 PRICE = 1_000
 COLLATERAL = [100 * GNK, 100 * GNK]
-PARAMS = {"timeout_blocks": "5", "retention_blocks": "20", "request_max_age_s": "60", "request_max_future_s": "30",
-          "max_tokens_limit": "4096", "payment_vesting_epochs": 2, "denom": DENOM, "executor_window_blocks": "3"}
+PARAMS = {
+    "timeout_blocks": "5",
+    "retention_blocks": "20",
+    "request_max_age_s": "60",
+    "request_max_future_s": "30",
+    "max_tokens_limit": "4096",
+    "payment_vesting_epochs": 2,
+    "denom": DENOM,
+    "executor_window_blocks": "3",
+}
 
 
 def addr(key: secp256k1.PrivateKey) -> str:
@@ -60,19 +68,34 @@ def raw(key: secp256k1.PrivateKey) -> bytes:
 
 
 def model(name: str, sha: str, price: int = PRICE, context: int = 2048) -> dict[str, Any]:
-    return {"id": f"{name}@sha256:{sha}", "name": name, "weights_sha256": sha, "context_length": str(context),
-            "price_per_token": str(price)}
+    return {
+        "id": f"{name}@sha256:{sha}",
+        "name": name,
+        "weights_sha256": sha,
+        "context_length": str(context),
+        "price_per_token": str(price),
+    }
 
 
 def node(key: secp256k1.PrivateKey, node_id: str, models: list[str]) -> dict[str, Any]:
-    return {"operator": addr(key), "node_id": node_id, "url": f"http://{node_id}.local:8080", "models": models,
-            "memory_bytes": str(80 * 2**30), "bandwidth_bytes_per_s": str(10**9), "max_concurrency": 8}
+    return {
+        "operator": addr(key),
+        "node_id": node_id,
+        "url": f"http://{node_id}.local:8080",
+        "models": models,
+        "memory_bytes": str(80 * 2**30),
+        "bandwidth_bytes_per_s": str(10**9),
+        "max_concurrency": 8,
+    }
 
 
 def make_chain(path: Path, **params: Any) -> InProcessChain:
     """Two hosts; MODEL served by HOST_A ("node-a") and HOST_B ("node-b"), OTHER by HOST_B only."""
-    section = {"params": {**PARAMS, **params}, "models": [model("tiny-llama", SHA), model("other/model-v2", OTHER_SHA, 5)],
-               "nodes": [node(HOST_A, "node-a", [MODEL]), node(HOST_B, "node-b", [MODEL, OTHER])]}
+    section = {
+        "params": {**PARAMS, **params},
+        "models": [model("tiny-llama", SHA), model("other/model-v2", OTHER_SHA, 5)],
+        "nodes": [node(HOST_A, "node-a", [MODEL]), node(HOST_B, "node-b", [MODEL, OTHER])],
+    }
     return host_chain(path, COLLATERAL, extra={"inference": section}, authority=raw(AUTH))
 
 
@@ -90,8 +113,9 @@ def signed(chain: InProcessChain, key: secp256k1.PrivateKey, *msgs: Message) -> 
     return sign_tx(key, list(msgs), CHAIN, account.account_number, account.sequence, gas_limit=10_000_000)
 
 
-def deliver(chain: InProcessChain, key: secp256k1.PrivateKey, *msgs: Message
-            ) -> tuple[abci.ExecTxResult, abci.ResponseFinalizeBlock]:
+def deliver(
+    chain: InProcessChain, key: secp256k1.PrivateKey, *msgs: Message
+) -> tuple[abci.ExecTxResult, abci.ResponseFinalizeBlock]:
     response = block(chain, [signed(chain, key, *msgs)])
     return response.tx_results[0], response
 
@@ -109,34 +133,65 @@ def refused(result: abci.ExecTxResult, codespace: str, code: int, words: str = "
     assert words in result.log, result.log
 
 
-def start(chain: InProcessChain, requester: secp256k1.PrivateKey = ALICE, *, ta: secp256k1.PrivateKey = TA,
-          executor: secp256k1.PrivateKey = HOST_A, body: bytes = b'{"messages":[]}', timestamp: int | None = None,
-          max_tokens: int = 100, fee: int = PRICE, model_id: str = MODEL, signed_for: bytes | None = None,
-          pubkey: bytes | None = None, seed: int = 42) -> tx_pb2.MsgStartInference:
+def start(
+    chain: InProcessChain,
+    requester: secp256k1.PrivateKey = ALICE,
+    *,
+    ta: secp256k1.PrivateKey = TA,
+    executor: secp256k1.PrivateKey = HOST_A,
+    body: bytes = b'{"messages":[]}',
+    timestamp: int | None = None,
+    max_tokens: int = 100,
+    fee: int = PRICE,
+    model_id: str = MODEL,
+    signed_for: bytes | None = None,
+    pubkey: bytes | None = None,
+    seed: int = 42,
+) -> tx_pb2.MsgStartInference:
     """A start message for a request signed by ``requester`` for ``ta`` (or ``signed_for``), timestamped at
     the next block's time unless given."""
     ts = next_time(chain) if timestamp is None else timestamp
     return tx_pb2.MsgStartInference(
-        ta=addr(ta), requester=addr(requester), requester_pubkey=pubkey or requester.public_key,
-        body_hash=hashlib.sha256(body).digest(), timestamp_ns=ts,
-        signature=sign_request(requester, body, ts, signed_for or raw(ta)), model=model_id, max_tokens=max_tokens,
-        fee_per_token=fee, executor=addr(executor), seed=seed, params_hash=hashlib.sha256(b"temperature=0").digest())
+        ta=addr(ta),
+        requester=addr(requester),
+        requester_pubkey=pubkey or requester.public_key,
+        body_hash=hashlib.sha256(body).digest(),
+        timestamp_ns=ts,
+        signature=sign_request(requester, body, ts, signed_for or raw(ta)),
+        model=model_id,
+        max_tokens=max_tokens,
+        fee_per_token=fee,
+        executor=addr(executor),
+        seed=seed,
+        params_hash=hashlib.sha256(b"temperature=0").digest(),
+    )
 
 
 def id_of(msg: tx_pb2.MsgStartInference) -> bytes:
     return inference_id(bech32.decode(msg.requester), msg.body_hash, msg.timestamp_ns)
 
 
-def finish(inference: bytes, executor: secp256k1.PrivateKey = HOST_A, prompt: int = 20, completion: int = 30,
-           response: bytes = b"the answer") -> tx_pb2.MsgFinishInference:
+def finish(
+    inference: bytes,
+    executor: secp256k1.PrivateKey = HOST_A,
+    prompt: int = 20,
+    completion: int = 30,
+    response: bytes = b"the answer",
+) -> tx_pb2.MsgFinishInference:
     return tx_pb2.MsgFinishInference(
-        executor=addr(executor), id=inference, response_hash=hashlib.sha256(response).digest(),
-        prompt_tokens=prompt, completion_tokens=completion, logprobs_digest=hashlib.sha256(b"logprobs").digest())
+        executor=addr(executor),
+        id=inference,
+        response_hash=hashlib.sha256(response).digest(),
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        logprobs_digest=hashlib.sha256(b"logprobs").digest(),
+    )
 
 
 def get(chain: InProcessChain, inference: bytes) -> inference_pb2.Inference:
-    return chain.query(QUERY + "Inference", query_pb2.QueryInferenceRequest(id=inference.hex()),
-                       query_pb2.QueryInferenceResponse).inference
+    return chain.query(
+        QUERY + "Inference", query_pb2.QueryInferenceRequest(id=inference.hex()), query_pb2.QueryInferenceResponse
+    ).inference
 
 
 def query_code(chain: InProcessChain, method: str, request: Message) -> tuple[str, int]:
@@ -145,9 +200,10 @@ def query_code(chain: InProcessChain, method: str, request: Message) -> tuple[st
 
 
 def balances(chain: InProcessChain) -> dict[str, int]:
-    return {name: chain.balance(raw(key)) for name, key in
-            (("alice", ALICE), ("bob", BOB), ("host_a", HOST_A), ("host_b", HOST_B), ("ta", TA))} | {
-        "escrow": chain.balance(ESCROW)}
+    return {
+        name: chain.balance(raw(key))
+        for name, key in (("alice", ALICE), ("bob", BOB), ("host_a", HOST_A), ("host_b", HOST_B), ("ta", TA))
+    } | {"escrow": chain.balance(ESCROW)}
 
 
 def locked(chain: InProcessChain, key: secp256k1.PrivateKey) -> int:
@@ -169,8 +225,13 @@ def until_epoch(chain: InProcessChain, number: int) -> None:
 def test_models_are_registered_by_the_authority_only(tmp_path: Path) -> None:
     with make_chain(tmp_path / "db") as chain:
         sha = hashlib.sha256(b"new").hexdigest()
-        new = inference_pb2.Model(id=f"Qwen/Qwen3-8B@sha256:{sha}", name="Qwen/Qwen3-8B", weights_sha256=sha,
-                                  context_length=32768, price_per_token=7)
+        new = inference_pb2.Model(
+            id=f"Qwen/Qwen3-8B@sha256:{sha}",
+            name="Qwen/Qwen3-8B",
+            weights_sha256=sha,
+            context_length=32768,
+            price_per_token=7,
+        )
         result, _ = deliver(chain, STRANGER, tx_pb2.MsgRegisterModel(authority=addr(STRANGER), model=new))
         refused(result, "gov", 13, f"expected {addr(AUTH)}, got {addr(STRANGER)}")
         assert query_code(chain, "Model", query_pb2.QueryModelRequest(id=new.id)) == ("sdk", 38)
@@ -196,19 +257,37 @@ def test_models_are_registered_by_the_authority_only(tmp_path: Path) -> None:
         # an update of the same id replaces it
         new.price_per_token = 9
         ok(deliver(chain, AUTH, tx_pb2.MsgRegisterModel(authority=addr(AUTH), model=new))[0])
-        assert chain.query(QUERY + "Model", query_pb2.QueryModelRequest(id=new.id),
-                           query_pb2.QueryModelResponse).model == new
+        assert (
+            chain.query(QUERY + "Model", query_pb2.QueryModelRequest(id=new.id), query_pb2.QueryModelResponse).model
+            == new
+        )
         models = chain.query(QUERY + "Models", query_pb2.QueryModelsRequest(), query_pb2.QueryModelsResponse).models
         assert [m.id for m in models] == sorted([MODEL, OTHER, new.id])
 
 
 def test_nodes_are_registered_by_hosts_replaced_and_removed(tmp_path: Path) -> None:
     with make_chain(tmp_path / "db") as chain:
-        def register(key: secp256k1.PrivateKey, node_id: str, models: list[str], url: str = "https://n.example:443",
-                     concurrency: int = 4) -> abci.ExecTxResult:
-            return deliver(chain, key, tx_pb2.MsgRegisterNode(
-                operator=addr(key), node_id=node_id, url=url, models=models, memory_bytes=2**34,
-                bandwidth_bytes_per_s=10**8, max_concurrency=concurrency))[0]
+
+        def register(
+            key: secp256k1.PrivateKey,
+            node_id: str,
+            models: list[str],
+            url: str = "https://n.example:443",
+            concurrency: int = 4,
+        ) -> abci.ExecTxResult:
+            return deliver(
+                chain,
+                key,
+                tx_pb2.MsgRegisterNode(
+                    operator=addr(key),
+                    node_id=node_id,
+                    url=url,
+                    models=models,
+                    memory_bytes=2**34,
+                    bandwidth_bytes_per_s=10**8,
+                    max_concurrency=concurrency,
+                ),
+            )[0]
 
         def nodes(**request: str) -> list[tuple[str, str, list[str]]]:
             reply = chain.query(QUERY + "Nodes", query_pb2.QueryNodesRequest(**request), query_pb2.QueryNodesResponse)
@@ -225,8 +304,10 @@ def test_nodes_are_registered_by_hosts_replaced_and_removed(tmp_path: Path) -> N
         assert nodes() == before
         ok(register(HOST_A, "n1", [MODEL]))
         a, b = addr(HOST_A), addr(HOST_B)
-        ordered = sorted([(a, "node-a", [MODEL]), (a, "n1", [MODEL]), (b, "node-b", [MODEL, OTHER])],
-                         key=lambda n: (raw(HOST_A) if n[0] == a else raw(HOST_B), n[1]))
+        ordered = sorted(
+            [(a, "node-a", [MODEL]), (a, "n1", [MODEL]), (b, "node-b", [MODEL, OTHER])],
+            key=lambda n: (raw(HOST_A) if n[0] == a else raw(HOST_B), n[1]),
+        )
         assert nodes() == ordered
         assert nodes(model=OTHER) == [(b, "node-b", [MODEL, OTHER])]
         assert nodes(operator=a) == [(a, "n1", [MODEL]), (a, "node-a", [MODEL])]
@@ -252,14 +333,25 @@ def test_start_finish_escrow_payment_vested_refund_and_work_roots(tmp_path: Path
         ok(result)
         escrow = 300 * 1_500
         assert reply_of(result, tx_pb2.MsgStartInferenceResponse).id == the_id
-        assert events(response, "start_inference") == [{
-            "id": the_id.hex(), "requester": addr(ALICE), "ta": addr(TA), "executor": addr(HOST_A), "model": MODEL,
-            "escrow": f"{escrow}ngonka"}]
+        assert events(response, "start_inference") == [
+            {
+                "id": the_id.hex(),
+                "requester": addr(ALICE),
+                "ta": addr(TA),
+                "executor": addr(HOST_A),
+                "model": MODEL,
+                "escrow": f"{escrow}ngonka",
+            }
+        ]
         after_start = balances(chain)
         assert after_start == {**before, "alice": before["alice"] - escrow, "escrow": escrow}
         record = get(chain, the_id)
         assert (record.status, record.escrow, record.start_height, record.expiry_height) == (
-            inference_pb2.STATUS_STARTED, escrow, chain.height, chain.height + 5)
+            inference_pb2.STATUS_STARTED,
+            escrow,
+            chain.height,
+            chain.height + 5,
+        )
         # the work proof exists only once finished
         assert query_code(chain, "WorkProof", query_pb2.QueryWorkProofRequest(id=the_id.hex())) == ("sdk", 38)
 
@@ -269,29 +361,54 @@ def test_start_finish_escrow_payment_vested_refund_and_work_roots(tmp_path: Path
         payment, refund = 123 * 1_500, escrow - 123 * 1_500
         reply = reply_of(result, tx_pb2.MsgFinishInferenceResponse)
         assert (reply.payment, reply.refund) == (payment, refund)
-        assert events(response, "finish_inference") == [{
-            "id": the_id.hex(), "executor": addr(HOST_A), "payment": f"{payment}ngonka", "refund": f"{refund}ngonka",
-            "prompt_tokens": "40", "completion_tokens": "123"}]
+        assert events(response, "finish_inference") == [
+            {
+                "id": the_id.hex(),
+                "executor": addr(HOST_A),
+                "payment": f"{payment}ngonka",
+                "refund": f"{refund}ngonka",
+                "prompt_tokens": "40",
+                "completion_tokens": "123",
+            }
+        ]
         assert epoch(chain) == work_epoch, "the test needs start and finish in one epoch"
-        assert balances(chain) == {**before, "alice": before["alice"] - payment, "host_a": before["host_a"] + payment,
-                                   "escrow": 0}
+        assert balances(chain) == {
+            **before,
+            "alice": before["alice"] - payment,
+            "host_a": before["host_a"] + payment,
+            "escrow": 0,
+        }
         assert chain.supply() == supply
         # the payment is locked in vesting (2 epochs): the host cannot spend it yet
         assert locked(chain, HOST_A) == payment
         # work reported to rewards for this epoch: prompt + completion tokens
         assert chain.app.rewards_keeper.epoch_work(chain.context(), work_epoch) == {raw(HOST_A): 163}
         record = get(chain, the_id)
-        assert (record.status, record.payment, record.prompt_tokens, record.completion_tokens, record.finish_height,
-                record.epoch, record.work_index) == (inference_pb2.STATUS_FINISHED, payment, 40, 123, chain.height,
-                                                     work_epoch, 0)
+        assert (
+            record.status,
+            record.payment,
+            record.prompt_tokens,
+            record.completion_tokens,
+            record.finish_height,
+            record.epoch,
+            record.work_index,
+        ) == (inference_pb2.STATUS_FINISHED, payment, 40, 123, chain.height, work_epoch, 0)
         # the block's root over its one leaf, in state and in the event
-        leaf = (the_id + raw(HOST_A) + hashlib.sha256(b"the answer").digest() + (40).to_bytes(8, "big")
-                + (123).to_bytes(8, "big") + payment.to_bytes(8, "big"))
+        leaf = (
+            the_id
+            + raw(HOST_A)
+            + hashlib.sha256(b"the answer").digest()
+            + (40).to_bytes(8, "big")
+            + (123).to_bytes(8, "big")
+            + payment.to_bytes(8, "big")
+        )
         assert work_leaf(record) == leaf
-        assert events(response, "work_root") == [{"height": str(chain.height), "root": merkle.root([leaf]).hex(),
-                                                  "count": "1"}]
-        block_work = chain.query(QUERY + "BlockWork", query_pb2.QueryBlockWorkRequest(height=chain.height),
-                                 query_pb2.QueryBlockWorkResponse).work
+        assert events(response, "work_root") == [
+            {"height": str(chain.height), "root": merkle.root([leaf]).hex(), "count": "1"}
+        ]
+        block_work = chain.query(
+            QUERY + "BlockWork", query_pb2.QueryBlockWorkRequest(height=chain.height), query_pb2.QueryBlockWorkResponse
+        ).work
         assert (block_work.root, block_work.count) == (merkle.root([leaf]), 1)
         assert query_code(chain, "BlockWork", query_pb2.QueryBlockWorkRequest(height=chain.height - 1)) == ("sdk", 38)
 
@@ -301,29 +418,52 @@ def test_start_finish_escrow_payment_vested_refund_and_work_roots(tmp_path: Path
         ok(deliver(chain, HOST_A, finish(id_of(msg2), prompt=1, completion=10, response=b"two"))[0])
         leaf2 = work_leaf(get(chain, id_of(msg2)))
         # before the epoch ends: the proof is over the leaves so far, not final
-        proof = chain.query(QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=the_id.hex()),
-                            query_pb2.QueryWorkProofResponse)
+        proof = chain.query(
+            QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=the_id.hex()), query_pb2.QueryWorkProofResponse
+        )
         assert not proof.final and proof.root == merkle.root([leaf, leaf2]) and proof.total == 2
-        running = chain.query(QUERY + "EpochWork", query_pb2.QueryEpochWorkRequest(epoch=work_epoch, host=addr(HOST_A)),
-                              query_pb2.QueryEpochWorkResponse).work
-        assert (running.units, running.count, running.final, running.root) == (174, 2, False, merkle.root([leaf, leaf2]))
+        running = chain.query(
+            QUERY + "EpochWork",
+            query_pb2.QueryEpochWorkRequest(epoch=work_epoch, host=addr(HOST_A)),
+            query_pb2.QueryEpochWorkResponse,
+        ).work
+        assert (running.units, running.count, running.final, running.root) == (
+            174,
+            2,
+            False,
+            merkle.root([leaf, leaf2]),
+        )
 
         # the epoch ends: the host's epoch root is stored, final; the inference proves into it
         until_epoch(chain, work_epoch + 1)
-        work = chain.query(QUERY + "EpochWork", query_pb2.QueryEpochWorkRequest(epoch=work_epoch, host=addr(HOST_A)),
-                           query_pb2.QueryEpochWorkResponse).work
+        work = chain.query(
+            QUERY + "EpochWork",
+            query_pb2.QueryEpochWorkRequest(epoch=work_epoch, host=addr(HOST_A)),
+            query_pb2.QueryEpochWorkResponse,
+        ).work
         assert (work.units, work.count, work.final, work.root) == (174, 2, True, merkle.root([leaf, leaf2]))
         for inference, index, expected in ((the_id, 0, leaf), (id_of(msg2), 1, leaf2)):
-            proof = chain.query(QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=inference.hex()),
-                                query_pb2.QueryWorkProofResponse)
-            assert (proof.leaf, proof.index, proof.total, proof.final, proof.root) == (expected, index, 2, True, work.root)
+            proof = chain.query(
+                QUERY + "WorkProof",
+                query_pb2.QueryWorkProofRequest(id=inference.hex()),
+                query_pb2.QueryWorkProofResponse,
+            )
+            assert (proof.leaf, proof.index, proof.total, proof.final, proof.root) == (
+                expected,
+                index,
+                2,
+                True,
+                work.root,
+            )
             assert merkle.verify_inclusion(work.root, proof.leaf, proof.index, proof.total, list(proof.proof))
             tampered = bytearray(proof.leaf)
             tampered[-1] ^= 1  # one ngonka more paid
             assert not merkle.verify_inclusion(work.root, bytes(tampered), proof.index, proof.total, list(proof.proof))
             assert not merkle.verify_inclusion(work.root, proof.leaf, 1 - index, proof.total, list(proof.proof))
         assert query_code(chain, "EpochWork", query_pb2.QueryEpochWorkRequest(epoch=work_epoch, host=addr(HOST_B))) == (
-            "sdk", 38)
+            "sdk",
+            38,
+        )
         # vesting releases the payment over the next 2 epoch starts: ⌊p/2⌋ + remainder, then ⌊p/2⌋
         payments = (payment, 10 * PRICE)
         total = sum(payments)
@@ -333,11 +473,17 @@ def test_start_finish_escrow_payment_vested_refund_and_work_roots(tmp_path: Path
         assert chain.balance(raw(HOST_A)) == before["host_a"] + total
         assert chain.supply() == supply
         # queries by requester and executor, in start order
-        by_exec = chain.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(executor=addr(HOST_A)),
-                              query_pb2.QueryInferencesResponse).inferences
+        by_exec = chain.query(
+            QUERY + "Inferences",
+            query_pb2.QueryInferencesRequest(executor=addr(HOST_A)),
+            query_pb2.QueryInferencesResponse,
+        ).inferences
         assert [i.id for i in by_exec] == [the_id, id_of(msg2)]
-        by_req = chain.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(requester=addr(BOB)),
-                             query_pb2.QueryInferencesResponse).inferences
+        by_req = chain.query(
+            QUERY + "Inferences",
+            query_pb2.QueryInferencesRequest(requester=addr(BOB)),
+            query_pb2.QueryInferencesResponse,
+        ).inferences
         assert [i.id for i in by_req] == [id_of(msg2)]
         assert query_code(chain, "Inferences", query_pb2.QueryInferencesRequest()) == ("sdk", 18)
 
@@ -355,22 +501,37 @@ def test_timeout_refunds_the_whole_escrow_then_the_record_is_pruned(tmp_path: Pa
             found = events(response, "expire_inference")
             if found:
                 expired = (chain.height, found)
-        assert expired == (started + 5, [{"id": id_of(msg).hex(), "requester": addr(BOB), "executor": addr(HOST_B),
-                                          "refund": f"{5 * 4096}ngonka"}])
+        assert expired == (
+            started + 5,
+            [{"id": id_of(msg).hex(), "requester": addr(BOB), "executor": addr(HOST_B), "refund": f"{5 * 4096}ngonka"}],
+        )
         assert balances(chain) == before and chain.supply() == supply
         record = get(chain, id_of(msg))
         assert (record.status, record.finish_height, record.prune_height) == (
-            inference_pb2.STATUS_EXPIRED, started + 5, started + 25)
+            inference_pb2.STATUS_EXPIRED,
+            started + 5,
+            started + 25,
+        )
         # too late to finish: nothing paid
         refused(deliver(chain, HOST_B, finish(id_of(msg), HOST_B, completion=1))[0], "inference", 16, "STATUS_EXPIRED")
         assert balances(chain) == before
         while chain.height < started + 25:
             block(chain)
         assert query_code(chain, "Inference", query_pb2.QueryInferenceRequest(id=id_of(msg).hex())) == ("sdk", 38)
-        assert chain.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(requester=addr(BOB)),
-                           query_pb2.QueryInferencesResponse).inferences == []
-        items = [k for k, _ in chain.app.store.items_at(chain.height) if k.startswith(b"inference/")
-                 and k[len(b"inference/"):][:1] in (b"\x01", b"\x02", b"\x03", b"\x04", b"\x05")]
+        assert (
+            chain.query(
+                QUERY + "Inferences",
+                query_pb2.QueryInferencesRequest(requester=addr(BOB)),
+                query_pb2.QueryInferencesResponse,
+            ).inferences
+            == []
+        )
+        items = [
+            k
+            for k, _ in chain.app.store.items_at(chain.height)
+            if k.startswith(b"inference/")
+            and k[len(b"inference/") :][:1] in (b"\x01", b"\x02", b"\x03", b"\x04", b"\x05")
+        ]
         assert items == []
 
 
@@ -399,8 +560,12 @@ def test_refused_starts_and_finishes_change_nothing(tmp_path: Path) -> None:
         case("stale", lambda: start(chain, timestamp=next_time(chain) - 61 * 10**9), "inference", 8, "60s before")
         case("future", lambda: start(chain, timestamp=next_time(chain) + 31 * 10**9), "inference", 8, "30s after")
         case("replayed", lambda: replay, "inference", 9, id_of(replay).hex())
-        case("failover through another TA on other terms", lambda: start(
-            chain, ta=TA2, body=b"replayed", timestamp=replay.timestamp_ns, fee=PRICE + 1), "inference", 9)
+        case(
+            "failover through another TA on other terms",
+            lambda: start(chain, ta=TA2, body=b"replayed", timestamp=replay.timestamp_ns, fee=PRICE + 1),
+            "inference",
+            9,
+        )
         case("no funds", lambda: start(chain, max_tokens=4096, fee=FUNDS // 4096 + 1), "sdk", 5, "spendable")
         case("unknown model", lambda: start(chain, model_id=f"nope@sha256:{SHA}"), "inference", 3)
         case("fee below price", lambda: start(chain, fee=PRICE - 1), "inference", 10)
@@ -445,14 +610,22 @@ def test_refused_starts_and_finishes_change_nothing(tmp_path: Path) -> None:
         assert balances(chain) == done and chain.supply() == supply
 
 
-def reassign(inference: bytes, executor: secp256k1.PrivateKey, ta: secp256k1.PrivateKey = TA,
-             released_by: secp256k1.PrivateKey | None = None) -> tx_pb2.MsgReassignInference:
+def reassign(
+    inference: bytes,
+    executor: secp256k1.PrivateKey,
+    ta: secp256k1.PrivateKey = TA,
+    released_by: secp256k1.PrivateKey | None = None,
+) -> tx_pb2.MsgReassignInference:
     """The reassignment; with ``released_by``'s release (the old executor's, when honest)."""
     if released_by is None:
         return tx_pb2.MsgReassignInference(ta=addr(ta), id=inference, executor=addr(executor))
-    return tx_pb2.MsgReassignInference(ta=addr(ta), id=inference, executor=addr(executor),
-                                       release=sign_release(released_by, inference),
-                                       release_pubkey=released_by.public_key)
+    return tx_pb2.MsgReassignInference(
+        ta=addr(ta),
+        id=inference,
+        executor=addr(executor),
+        release=sign_release(released_by, inference),
+        release_pubkey=released_by.public_key,
+    )
 
 
 def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow(tmp_path: Path) -> None:
@@ -472,8 +645,14 @@ def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow
         assert (record.executor, record.escrow) == (addr(HOST_A), 50 * PRICE)
 
         def by_executor(key: secp256k1.PrivateKey) -> list[bytes]:
-            return [i.id for i in chain.query(QUERY + "Inferences", query_pb2.QueryInferencesRequest(
-                executor=addr(key)), query_pb2.QueryInferencesResponse).inferences]
+            return [
+                i.id
+                for i in chain.query(
+                    QUERY + "Inferences",
+                    query_pb2.QueryInferencesRequest(executor=addr(key)),
+                    query_pb2.QueryInferencesResponse,
+                ).inferences
+            ]
 
         for name, message, signer, codespace, code, words in (
             ("no release, inside the window", reassign(the_id, HOST_B), TA, "inference", 20, addr(HOST_A)),
@@ -483,11 +662,28 @@ def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow
             ("to the executor itself", reassign(the_id, HOST_A), TA, "inference", 18, "already the executor"),
             ("unknown id", reassign(b"\x02" * 32, HOST_B), TA, "inference", 13, ""),
             ("a short id", reassign(b"\x02" * 31, HOST_B), TA, "inference", 18, "id must be 32 bytes"),
-            ("released by another host", reassign(the_id, HOST_B, released_by=HOST_B), TA, "inference", 21,
-             addr(HOST_B)),
-            ("a release of another inference", tx_pb2.MsgReassignInference(
-                ta=addr(TA), id=the_id, executor=addr(HOST_B), release=sign_release(HOST_A, id_of(other)),
-                release_pubkey=HOST_A.public_key), TA, "inference", 21, "not a valid signature"),
+            (
+                "released by another host",
+                reassign(the_id, HOST_B, released_by=HOST_B),
+                TA,
+                "inference",
+                21,
+                addr(HOST_B),
+            ),
+            (
+                "a release of another inference",
+                tx_pb2.MsgReassignInference(
+                    ta=addr(TA),
+                    id=the_id,
+                    executor=addr(HOST_B),
+                    release=sign_release(HOST_A, id_of(other)),
+                    release_pubkey=HOST_A.public_key,
+                ),
+                TA,
+                "inference",
+                21,
+                "not a valid signature",
+            ),
         ):
             result, response = deliver(chain, signer, message)
             assert (result.codespace, result.code) == (codespace, code), (name, result.log)
@@ -500,8 +696,9 @@ def test_reassignment_by_the_starting_ta_moves_the_executor_and_keeps_the_escrow
 
         result, response = deliver(chain, TA, reassign(the_id, HOST_B, released_by=HOST_A))
         ok(result)
-        assert events(response, "reassign_inference") == [{"id": the_id.hex(), "ta": addr(TA),
-                                                            "previous": addr(HOST_A), "executor": addr(HOST_B)}]
+        assert events(response, "reassign_inference") == [
+            {"id": the_id.hex(), "ta": addr(TA), "previous": addr(HOST_A), "executor": addr(HOST_B)}
+        ]
         moved = get(chain, the_id)
         expected = inference_pb2.Inference()
         expected.CopyFrom(record)
@@ -539,11 +736,18 @@ def test_an_executor_keeps_its_inference_for_its_window_and_its_finish_stands_af
         ok(deliver(chain, TA, reassign(the_id, HOST_B))[0])  # the window is over
         moved = get(chain, the_id)
         assert (moved.executor, moved.previous_executor, moved.assigned_height) == (
-            addr(HOST_B), addr(HOST_A), chain.height)
+            addr(HOST_B),
+            addr(HOST_A),
+            chain.height,
+        )
         ok(deliver(chain, HOST_A, finish(the_id, HOST_A, completion=20))[0])  # its answer landed first: paid
         done = get(chain, the_id)
         assert (done.status, done.executor, done.previous_executor, done.payment) == (
-            inference_pb2.STATUS_FINISHED, addr(HOST_A), "", 20 * PRICE)
+            inference_pb2.STATUS_FINISHED,
+            addr(HOST_A),
+            "",
+            20 * PRICE,
+        )
         refused(deliver(chain, HOST_B, finish(the_id, HOST_B, completion=20))[0], "inference", 14, "not the executor")
         assert chain.balance(raw(HOST_A)) == before["host_a"] + 20 * PRICE
         assert chain.balance(raw(HOST_B)) == before["host_b"]
@@ -565,8 +769,7 @@ def test_a_client_failing_over_to_another_ta_hands_the_inference_over_without_a_
         first = start(chain, max_tokens=40, body=b"failing over")
         ok(deliver(chain, TA, first)[0])
         the_id, before = id_of(first), balances(chain)
-        again = start(chain, ta=TA2, executor=HOST_B, max_tokens=40, body=b"failing over",
-                      timestamp=first.timestamp_ns)
+        again = start(chain, ta=TA2, executor=HOST_B, max_tokens=40, body=b"failing over", timestamp=first.timestamp_ns)
         assert id_of(again) == the_id and again.signature != first.signature
         record = get(chain, the_id)
         while chain.height < record.assigned_height + 2:
@@ -574,9 +777,15 @@ def test_a_client_failing_over_to_another_ta_hands_the_inference_over_without_a_
             assert get(chain, the_id) == record and balances(chain) == before
         result, response = deliver(chain, TA2, again)
         ok(result)
-        assert events(response, "take_over_inference") == [{
-            "id": the_id.hex(), "previous_ta": addr(TA), "ta": addr(TA2), "previous_executor": addr(HOST_A),
-            "executor": addr(HOST_B)}]
+        assert events(response, "take_over_inference") == [
+            {
+                "id": the_id.hex(),
+                "previous_ta": addr(TA),
+                "ta": addr(TA2),
+                "previous_executor": addr(HOST_A),
+                "executor": addr(HOST_B),
+            }
+        ]
         assert not events(response, "start_inference")
         record = get(chain, the_id)
         assert (record.ta, record.executor, record.escrow) == (addr(TA2), addr(HOST_B), 40 * PRICE)
@@ -595,16 +804,19 @@ def test_a_client_failing_over_to_another_ta_hands_the_inference_over_without_a_
 
 def test_params_by_the_authority_and_export_import_round_trip(tmp_path: Path) -> None:
     with make_chain(tmp_path / "old") as chain:
-        params = inference_pb2.Params(**{**{k: int(v) for k, v in PARAMS.items() if k != "denom"},
-                                         "denom": DENOM, "timeout_blocks": 50})
+        params = inference_pb2.Params(
+            **{**{k: int(v) for k, v in PARAMS.items() if k != "denom"}, "denom": DENOM, "timeout_blocks": 50}
+        )
         refused(deliver(chain, STRANGER, tx_pb2.MsgUpdateParams(authority=addr(STRANGER), params=params))[0], "gov", 13)
         bad = inference_pb2.Params()
         bad.CopyFrom(params)
         bad.retention_blocks = 0
         refused(deliver(chain, AUTH, tx_pb2.MsgUpdateParams(authority=addr(AUTH), params=bad))[0], "sdk", 18)
         ok(deliver(chain, AUTH, tx_pb2.MsgUpdateParams(authority=addr(AUTH), params=params))[0])
-        assert chain.query(QUERY + "Params", query_pb2.QueryParamsRequest(),
-                           query_pb2.QueryParamsResponse).params == params
+        assert (
+            chain.query(QUERY + "Params", query_pb2.QueryParamsRequest(), query_pb2.QueryParamsResponse).params
+            == params
+        )
         done, pending = start(chain, body=b"done"), start(chain, BOB, executor=HOST_B, body=b"pending")
         ok(deliver(chain, TA, done, pending)[0])
         ok(deliver(chain, HOST_A, finish(id_of(done)))[0])
@@ -618,19 +830,34 @@ def test_params_by_the_authority_and_export_import_round_trip(tmp_path: Path) ->
         assert escrow == 100 * PRICE
         # an escrow that does not match the started inferences is refused
         broken = json.loads(json.dumps(exported))
-        broken["inference"]["inferences"] = [i for i in broken["inference"]["inferences"] if i["status"] != "STATUS_STARTED"]
+        broken["inference"]["inferences"] = [
+            i for i in broken["inference"]["inferences"] if i["status"] != "STATUS_STARTED"
+        ]
         with pytest.raises(ValueError, match="inference account holds 100000ngonka but started inferences escrow 0"):
-            InProcessChain(tmp_path / "broken", {}, chain_id=CHAIN, app_state=broken, initial_height=height + 1,
-                           authority=raw(AUTH))
-    with InProcessChain(tmp_path / "new", {}, chain_id=CHAIN, app_state=json.loads(json.dumps(exported)),
-                        initial_height=height + 1, authority=raw(AUTH)) as new:
+            InProcessChain(
+                tmp_path / "broken",
+                {},
+                chain_id=CHAIN,
+                app_state=broken,
+                initial_height=height + 1,
+                authority=raw(AUTH),
+            )
+    with InProcessChain(
+        tmp_path / "new",
+        {},
+        chain_id=CHAIN,
+        app_state=json.loads(json.dumps(exported)),
+        initial_height=height + 1,
+        authority=raw(AUTH),
+    ) as new:
         assert new.app.export_app_state()["inference"] == exported["inference"]
         assert new.balance(ESCROW) == escrow
         # the chain goes on: the pending inference finishes and proves into its epoch
         ok(deliver(new, HOST_B, finish(id_of(pending), HOST_B, completion=7))[0])
         assert new.balance(ESCROW) == 0
-        proof = new.query(QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=id_of(done).hex()),
-                          query_pb2.QueryWorkProofResponse)
+        proof = new.query(
+            QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=id_of(done).hex()), query_pb2.QueryWorkProofResponse
+        )
         assert merkle.verify_inclusion(proof.root, proof.leaf, proof.index, proof.total, list(proof.proof))
 
 
@@ -657,18 +884,31 @@ def test_seeded_random_run_with_exact_balances(tmp_path: Path) -> None:
                 requester, executor = rng.choice(requesters), rng.choice(hosts)
                 model_id, price = rng.choice([(MODEL, PRICE)] + ([(OTHER, 5)] if executor == HOST_B else []))
                 body += 1
-                msg = start(chain, requester, ta=(ta := rng.choice(tas)), executor=executor, body=str(body).encode(),
-                            max_tokens=rng.randrange(1, 4097), fee=price + rng.randrange(0, 3), model_id=model_id,
-                            timestamp=next_time(chain) - rng.randrange(0, 60 * 10**9))
+                msg = start(
+                    chain,
+                    requester,
+                    ta=(ta := rng.choice(tas)),
+                    executor=executor,
+                    body=str(body).encode(),
+                    max_tokens=rng.randrange(1, 4097),
+                    fee=price + rng.randrange(0, 3),
+                    model_id=model_id,
+                    timestamp=next_time(chain) - rng.randrange(0, 60 * 10**9),
+                )
                 starts.setdefault(raw(ta), []).append(msg)
             finishes: dict[bytes, list[tx_pb2.MsgFinishInference]] = {}
             for the_id in sorted(live):
                 msg, expiry = live[the_id]
                 if expiry >= height and rng.random() < 0.3:
-                    finishes.setdefault(bech32.decode(msg.executor), []).append(finish(
-                        the_id, [k for k in hosts if addr(k) == msg.executor][0], prompt=rng.randrange(0, 2049),
-                        completion=rng.randrange(0, msg.max_tokens + 1),
-                        response=the_id + b"r"))
+                    finishes.setdefault(bech32.decode(msg.executor), []).append(
+                        finish(
+                            the_id,
+                            [k for k in hosts if addr(k) == msg.executor][0],
+                            prompt=rng.randrange(0, 2049),
+                            completion=rng.randrange(0, msg.max_tokens + 1),
+                            response=the_id + b"r",
+                        )
+                    )
             for msgs in finishes.values():  # a finish needs some tokens
                 for f in msgs:
                     if f.prompt_tokens + f.completion_tokens == 0:
@@ -693,8 +933,14 @@ def test_seeded_random_run_with_exact_balances(tmp_path: Path) -> None:
                     expected[host] += payment
                     expected[bech32.decode(msg.requester)] += msg.max_tokens * msg.fee_per_token - payment
                     escrow -= msg.max_tokens * msg.fee_per_token
-                    leaf = (f.id + host + f.response_hash + f.prompt_tokens.to_bytes(8, "big")
-                            + f.completion_tokens.to_bytes(8, "big") + payment.to_bytes(8, "big"))
+                    leaf = (
+                        f.id
+                        + host
+                        + f.response_hash
+                        + f.prompt_tokens.to_bytes(8, "big")
+                        + f.completion_tokens.to_bytes(8, "big")
+                        + payment.to_bytes(8, "big")
+                    )
                     leaves[f.id] = leaf
                     finished_at[f.id] = height
                     block_leaves.append(leaf)
@@ -709,8 +955,9 @@ def test_seeded_random_run_with_exact_balances(tmp_path: Path) -> None:
                 counts["expired"] += 1
             assert [e["id"] for e in events(response, "expire_inference")] == [i.hex() for i in expiring]
             if block_leaves:
-                assert events(response, "work_root") == [{"height": str(height), "root": merkle.root(block_leaves).hex(),
-                                                          "count": str(len(block_leaves))}]
+                assert events(response, "work_root") == [
+                    {"height": str(height), "root": merkle.root(block_leaves).hex(), "count": str(len(block_leaves))}
+                ]
             else:
                 assert not events(response, "work_root")
             assert {a: chain.balance(a) for a in expected} == expected
@@ -718,8 +965,11 @@ def test_seeded_random_run_with_exact_balances(tmp_path: Path) -> None:
         assert counts["started"] == 50 and counts["finished"] > 10 and counts["expired"] > 5, counts
         until_epoch(chain, epoch(chain) + 1)
         for (number, host), total in units.items():
-            work = chain.query(QUERY + "EpochWork", query_pb2.QueryEpochWorkRequest(epoch=number, host=bech32.encode(host)),
-                               query_pb2.QueryEpochWorkResponse).work
+            work = chain.query(
+                QUERY + "EpochWork",
+                query_pb2.QueryEpochWorkRequest(epoch=number, host=bech32.encode(host)),
+                query_pb2.QueryEpochWorkResponse,
+            ).work
             assert work.final and work.units == total
         # a finished record is kept retention_blocks after its finish: pruned in the block at finish height + that
         retention = int(PARAMS["retention_blocks"])
@@ -732,8 +982,9 @@ def test_seeded_random_run_with_exact_balances(tmp_path: Path) -> None:
             if record is None:
                 assert query_code(chain, "WorkProof", query_pb2.QueryWorkProofRequest(id=the_id.hex())) == ("sdk", 38)
                 continue
-            proof = chain.query(QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=the_id.hex()),
-                                query_pb2.QueryWorkProofResponse)
+            proof = chain.query(
+                QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=the_id.hex()), query_pb2.QueryWorkProofResponse
+            )
             assert proof.leaf == leaf and proof.final
             assert merkle.verify_inclusion(proof.root, leaf, proof.index, proof.total, list(proof.proof))
             verified += 1
@@ -744,34 +995,62 @@ def test_cli_commands_parse() -> None:
     from gonkad.cli import build_parser
 
     parser = build_parser()
-    args = parser.parse_args(["tx", "inference", "register-node", "node-a", "http://127.0.0.1:8080", "--models", MODEL,
-                              "--max-concurrency", "4", "--from", "val0"])
-    assert (args.node_id, args.url, args.models, args.max_concurrency) == ("node-a", "http://127.0.0.1:8080", MODEL, "4")
-    for argv in (["tx", "inference", "remove-node", "node-a", "--from", "val0"],
-                 ["tx", "inference", "update-params", "p.json", "--from", "val0"],
-                 ["query", "inference", "models"], ["query", "inference", "model", MODEL],
-                 ["query", "inference", "nodes", "--model", MODEL], ["query", "inference", "inference", "00" * 32],
-                 ["query", "inference", "inferences", "--requester", addr(ALICE)],
-                 ["query", "inference", "work", "3", addr(HOST_A)], ["query", "inference", "block-work", "9"],
-                 ["query", "inference", "work-proof", "00" * 32], ["query", "inference", "params"],
-                 ["agent", "start", "--from", "val0", "--ta", "http://a", "--ta", "http://b"]):
+    args = parser.parse_args(
+        [
+            "tx",
+            "inference",
+            "register-node",
+            "node-a",
+            "http://127.0.0.1:8080",
+            "--models",
+            MODEL,
+            "--max-concurrency",
+            "4",
+            "--from",
+            "val0",
+        ]
+    )
+    assert (args.node_id, args.url, args.models, args.max_concurrency) == (
+        "node-a",
+        "http://127.0.0.1:8080",
+        MODEL,
+        "4",
+    )
+    for argv in (
+        ["tx", "inference", "remove-node", "node-a", "--from", "val0"],
+        ["tx", "inference", "update-params", "p.json", "--from", "val0"],
+        ["query", "inference", "models"],
+        ["query", "inference", "model", MODEL],
+        ["query", "inference", "nodes", "--model", MODEL],
+        ["query", "inference", "inference", "00" * 32],
+        ["query", "inference", "inferences", "--requester", addr(ALICE)],
+        ["query", "inference", "work", "3", addr(HOST_A)],
+        ["query", "inference", "block-work", "9"],
+        ["query", "inference", "work-proof", "00" * 32],
+        ["query", "inference", "params"],
+        ["agent", "start", "--from", "val0", "--ta", "http://a", "--ta", "http://b"],
+    ):
         assert callable(parser.parse_args(argv).func), argv
 
 
 def test_governance_registers_a_model(tmp_path: Path) -> None:
     """With the default authority (governance's account), a passed proposal carries MsgRegisterModel."""
-    from test_gov import AUTHORITY as GOV, VALIDATORS, YES, GovChain
+    from test_gov import AUTHORITY as GOV
+    from test_gov import VALIDATORS, YES, GovChain
 
     sha = hashlib.sha256(b"gov weights").hexdigest()
-    new = inference_pb2.Model(id=f"gov-model@sha256:{sha}", name="gov-model", weights_sha256=sha, context_length=4096,
-                              price_per_token=3)
+    new = inference_pb2.Model(
+        id=f"gov-model@sha256:{sha}", name="gov-model", weights_sha256=sha, context_length=4096, price_per_token=3
+    )
     with GovChain(tmp_path / "db") as chain:
         pid = chain.submit(VALIDATORS[0], [tx_pb2.MsgRegisterModel(authority=GOV, model=new)])
         for key in VALIDATORS:
             assert chain.vote(key, pid, YES).code == 0
         chain.end_voting()
-        assert chain.query(QUERY + "Model", query_pb2.QueryModelRequest(id=new.id),
-                           query_pb2.QueryModelResponse).model == new
+        assert (
+            chain.query(QUERY + "Model", query_pb2.QueryModelRequest(id=new.id), query_pb2.QueryModelResponse).model
+            == new
+        )
 
 
 def test_a_batch_of_starts_judges_each_on_its_own(tmp_path: Path) -> None:
@@ -789,25 +1068,44 @@ def test_a_batch_of_starts_judges_each_on_its_own(tmp_path: Path) -> None:
         ok(result)
         reply = reply_of(result, tx_pb2.MsgStartInferencesResponse)
         assert [(r.codespace, r.code) for r in reply.results] == [
-            ("", 0), ("sdk", 5), ("inference", 3), ("", 0), ("inference", 9)]
+            ("", 0),
+            ("sdk", 5),
+            ("inference", 3),
+            ("", 0),
+            ("inference", 9),
+        ]
         assert [(r.id, r.escrow) for r in reply.results if r.code == 0] == [
-            (id_of(good[0]), 10 * PRICE), (id_of(good[1]), 20 * PRICE)]
+            (id_of(good[0]), 10 * PRICE),
+            (id_of(good[1]), 20 * PRICE),
+        ]
         assert "insufficient funds" in reply.results[1].log and "not registered" in reply.results[2].log
         assert [e["id"] for e in events(response, "start_inference")] == [id_of(m).hex() for m in good]
         assert get(chain, id_of(good[1])).status == inference_pb2.STATUS_STARTED
         assert query_code(chain, "Inference", query_pb2.QueryInferenceRequest(id=id_of(broke).hex())) == ("sdk", 38)
         after = balances(chain)
         assert (after["alice"], after["bob"], after["escrow"]) == (
-            before["alice"] - 10 * PRICE, before["bob"] - 20 * PRICE, before["escrow"] + 30 * PRICE)
+            before["alice"] - 10 * PRICE,
+            before["bob"] - 20 * PRICE,
+            before["escrow"] + 30 * PRICE,
+        )
         assert chain.supply() == supply
 
         other = start(chain, ta=TA2, body=b"other ta")
-        for starts, words in (([other], "start 0: its ta"), ([], "1 to 256"),
-                              ([start(chain, body=str(i).encode()) for i in range(257)], "1 to 256")):
+        for starts, words in (
+            ([other], "start 0: its ta"),
+            ([], "1 to 256"),
+            ([start(chain, body=str(i).encode()) for i in range(257)], "1 to 256"),
+        ):
             account = chain.account(addr(TA))
             assert account is not None
-            tx = sign_tx(TA, [tx_pb2.MsgStartInferences(ta=addr(TA), starts=starts)], CHAIN, account.account_number,
-                         account.sequence, gas_limit=100_000_000)
+            tx = sign_tx(
+                TA,
+                [tx_pb2.MsgStartInferences(ta=addr(TA), starts=starts)],
+                CHAIN,
+                account.account_number,
+                account.sequence,
+                gas_limit=100_000_000,
+            )
             checked = chain.check(tx)
             assert (checked.codespace, checked.code) == ("inference", 18) and words in checked.log, checked.log
         assert balances(chain) == after
@@ -825,8 +1123,9 @@ def test_invalid_model_text_with_a_trailing_newline(field: str, value: str) -> N
 
 
 def test_invalid_node_id_with_a_trailing_newline() -> None:
-    bad = inference_pb2.MlNode(operator=addr(HOST_A), node_id="node-a\n", url="http://127.0.0.1:1", models=[MODEL],
-                               max_concurrency=1)
+    bad = inference_pb2.MlNode(
+        operator=addr(HOST_A), node_id="node-a\n", url="http://127.0.0.1:1", models=[MODEL], max_concurrency=1
+    )
     with pytest.raises(ABCIError) as refusal:
         validate_node(bad)
     assert (refusal.value.codespace, refusal.value.code) == ("inference", 4)

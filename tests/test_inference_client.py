@@ -10,8 +10,8 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,8 @@ from agent.view import DEFAULT_GAS_LIMIT, ChainInferenceView
 from host import StartAdmission
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
-from protogen.gonka.stake.v1 import query_pb2 as stake_query, stake_pb2
+from protogen.gonka.stake.v1 import query_pb2 as stake_query
+from protogen.gonka.stake.v1 import stake_pb2
 from sdk.client.chain import ChainClient
 from sdk.client.rpc import RPCError
 from sdk.client.txbuilder import address_of, sign_tx
@@ -39,8 +40,23 @@ HOSTS = [address_of(secp256k1.PrivateKey(hashlib.sha256(bytes([i])).digest())) f
 
 
 def request(reassign: bool = False, executor: str = HOSTS[0]) -> StartRequest:
-    return StartRequest(b"\x07" * 32, address_of(USER), USER.public_key, b"\x01" * 64, b"\x02" * 32, 123, address_of(TA),
-                        "m@x", 10, 3, executor, "n0", 5, b"\x03" * 32, reassign=reassign)
+    return StartRequest(
+        b"\x07" * 32,
+        address_of(USER),
+        USER.public_key,
+        b"\x01" * 64,
+        b"\x02" * 32,
+        123,
+        address_of(TA),
+        "m@x",
+        10,
+        3,
+        executor,
+        "n0",
+        5,
+        b"\x03" * 32,
+        reassign=reassign,
+    )
 
 
 class Script:
@@ -73,16 +89,19 @@ def sequence_of(raw: cosmos_tx.TxRaw) -> int:
 
 def message_of(raw: cosmos_tx.TxRaw) -> Any:
     packed = cosmos_tx.TxBody.FromString(raw.body_bytes).messages[0]
-    kind = {"/gonka.inference.v1.MsgStartInference": tx_pb2.MsgStartInference,
-            "/gonka.inference.v1.MsgReassignInference": tx_pb2.MsgReassignInference}[packed.type_url]
+    kind = {
+        "/gonka.inference.v1.MsgStartInference": tx_pb2.MsgStartInference,
+        "/gonka.inference.v1.MsgReassignInference": tx_pb2.MsgReassignInference,
+    }[packed.type_url]
     return kind.FromString(packed.value)
 
 
 @pytest.fixture
 def view() -> tuple[ChainInferenceView, Script]:
     now = [0.0]
-    chain = ChainInferenceView("tcp://127.0.0.1:1", TA, tas=["http://other-ta"], chain_id="gonka-x", ttl_s=2.0,
-                               clock=lambda: now[0])
+    chain = ChainInferenceView(
+        "tcp://127.0.0.1:1", TA, tas=["http://other-ta"], chain_id="gonka-x", ttl_s=2.0, clock=lambda: now[0]
+    )
     script = Script()
     chain.querier.query = script.query  # type: ignore[method-assign]
     chain.rpc.broadcast_tx_sync = script.broadcast_tx_sync  # type: ignore[method-assign]
@@ -109,8 +128,7 @@ def test_starts_from_many_threads_go_out_together_in_sequence(view: tuple[ChainI
     chain, script = view
     script.delay_s = 0.005
     with ThreadPoolExecutor(16) as pool:
-        carried = list(pool.map(lambda i: chain.start_inference(replace(request(), timestamp_ns=1000 + i)),
-                                range(32)))
+        carried = list(pool.map(lambda i: chain.start_inference(replace(request(), timestamp_ns=1000 + i)), range(32)))
     sent = script.sent
     assert [sequence_of(raw) for raw in sent] == list(range(10, 10 + len(sent)))  # sent in the order signed
     assert len(sent) < 32 and sorted(s.timestamp_ns for raw in sent for s in starts_of(raw)) == list(range(1000, 1032))
@@ -121,15 +139,25 @@ def test_starts_from_many_threads_go_out_together_in_sequence(view: tuple[ChainI
         assert gas == DEFAULT_GAS_LIMIT * len(starts_of(raw))
     msg = starts_of(sent[0])[0]
     assert (msg.ta, msg.requester, msg.executor, msg.max_tokens, msg.fee_per_token, msg.seed) == (
-        address_of(TA), address_of(USER), HOSTS[0], 10, 3, 5)
+        address_of(TA),
+        address_of(USER),
+        HOSTS[0],
+        10,
+        3,
+        5,
+    )
     assert chain._account == (4, 10 + len(sent))
     assert (chain.batcher.batches, chain.batcher.starts) == (len(sent), 32)
 
 
 def test_refusals_map_to_chain_errors_and_keep_the_sequence(view: tuple[ChainInferenceView, Script]) -> None:
     chain, script = view
-    for codespace, code, reason in (("sdk", 5, "insufficient_funds"), ("inference", 9, "already_exists"),
-                                    ("inference", 11, "invalid"), ("sdk", 13, "invalid")):
+    for codespace, code, reason in (
+        ("sdk", 5, "insufficient_funds"),
+        ("inference", 9, "already_exists"),
+        ("inference", 11, "invalid"),
+        ("sdk", 13, "invalid"),
+    ):
         script.broadcasts.append({"code": code, "codespace": codespace, "log": f"refused {code}"})
         with pytest.raises(ChainError) as refused:
             chain.start_inference(request())
@@ -140,8 +168,13 @@ def test_refusals_map_to_chain_errors_and_keep_the_sequence(view: tuple[ChainInf
 
 def test_a_sequence_mismatch_is_signed_again_once(view: tuple[ChainInferenceView, Script]) -> None:
     chain, script = view
-    script.broadcasts.append({"code": 32, "codespace": "sdk",
-                              "log": "account sequence mismatch, expected 17, got 10: incorrect account sequence"})
+    script.broadcasts.append(
+        {
+            "code": 32,
+            "codespace": "sdk",
+            "log": "account sequence mismatch, expected 17, got 10: incorrect account sequence",
+        }
+    )
     chain.start_inference(request())
     assert [sequence_of(raw) for raw in script.sent] == [10, 17] and chain._account == (4, 18)
     # twice in a row: the second refusal is the caller's
@@ -150,9 +183,11 @@ def test_a_sequence_mismatch_is_signed_again_once(view: tuple[ChainInferenceView
     with pytest.raises(ChainError) as refused:
         chain.start_inference(request())
     assert refused.value.reason == "invalid" and [sequence_of(raw) for raw in script.sent][2:] == [18, 30]
+
     # an unreachable node: the next start counts from the chain again
     def unreachable(raw: bytes) -> dict[str, Any]:
         raise RPCError("node unreachable")
+
     chain.rpc.broadcast_tx_sync = unreachable  # type: ignore[method-assign]
     with pytest.raises(RPCError):
         chain.start_inference(request())
@@ -178,22 +213,39 @@ def test_a_reassignment_and_a_known_id(view: tuple[ChainInferenceView, Script]) 
 def test_registry_weights_and_balances_cached_briefly(view: tuple[ChainInferenceView, Script]) -> None:
     chain, script = view
     node = inference_pb2.MlNode
-    script.answers.update({
-        "Models": query_pb2.QueryModelsResponse(models=[inference_pb2.Model(id="m@x", context_length=64,
-                                                                            price_per_token=3)]),
-        "Nodes": query_pb2.QueryNodesResponse(nodes=[
-            node(operator=HOSTS[0], node_id="a", url="http://a", models=["m@x"], memory_bytes=9, max_concurrency=2),
-            node(operator=HOSTS[1], node_id="b", url="http://b", models=["other"], max_concurrency=1),
-            node(operator=HOSTS[2], node_id="c", url="http://c", models=["other", "m@x"], max_concurrency=4)]),
-        "CurrentEpoch": epochs_query.QueryCurrentEpochResponse(epoch={"number": 7}),
-        "EpochWeights": lambda req: stake_query.QueryEpochWeightsResponse(epoch=req.epoch, weights=[
-            stake_pb2.HostWeight(operator=HOSTS[0], weight=5 + req.epoch)]),
-        "SpendableBalanceByDenom": lambda req: bank_query.QuerySpendableBalanceByDenomResponse(
-            balance={"denom": req.denom, "amount": "77" if req.address == address_of(USER) else "0"}),
-    })
+    script.answers.update(
+        {
+            "Models": query_pb2.QueryModelsResponse(
+                models=[inference_pb2.Model(id="m@x", context_length=64, price_per_token=3)]
+            ),
+            "Nodes": query_pb2.QueryNodesResponse(
+                nodes=[
+                    node(
+                        operator=HOSTS[0],
+                        node_id="a",
+                        url="http://a",
+                        models=["m@x"],
+                        memory_bytes=9,
+                        max_concurrency=2,
+                    ),
+                    node(operator=HOSTS[1], node_id="b", url="http://b", models=["other"], max_concurrency=1),
+                    node(operator=HOSTS[2], node_id="c", url="http://c", models=["other", "m@x"], max_concurrency=4),
+                ]
+            ),
+            "CurrentEpoch": epochs_query.QueryCurrentEpochResponse(epoch={"number": 7}),
+            "EpochWeights": lambda req: stake_query.QueryEpochWeightsResponse(
+                epoch=req.epoch, weights=[stake_pb2.HostWeight(operator=HOSTS[0], weight=5 + req.epoch)]
+            ),
+            "SpendableBalanceByDenom": lambda req: bank_query.QuerySpendableBalanceByDenomResponse(
+                balance={"denom": req.denom, "amount": "77" if req.address == address_of(USER) else "0"}
+            ),
+        }
+    )
     assert chain.models() == [Model("m@x", 64, 3)]
-    assert chain.nodes("m@x") == [Node(HOSTS[0], "a", "http://a", ("m@x",), 9, 2, 12),
-                                  Node(HOSTS[2], "c", "http://c", ("other", "m@x"), 0, 4, 0)]
+    assert chain.nodes("m@x") == [
+        Node(HOSTS[0], "a", "http://a", ("m@x",), 9, 2, 12),
+        Node(HOSTS[2], "c", "http://c", ("other", "m@x"), 0, 4, 0),
+    ]
     assert [n.node_id for n in chain.nodes("other")] == ["b", "c"]
     assert chain.models() and chain.nodes("m@x")
     assert sorted(script.calls) == ["CurrentEpoch", "EpochWeights", "Models", "Nodes"]  # once each within the TTL
@@ -203,8 +255,9 @@ def test_registry_weights_and_balances_cached_briefly(view: tuple[ChainInference
     # past the TTL, read again; no weights recorded for the epoch: the validator powers
     script.now[0] = 2.5  # type: ignore[attr-defined]
     script.answers["EpochWeights"] = RPCError("NOT_FOUND: no weights recorded for epoch 7")
-    script.answers["ValidatorPowers"] = stake_query.QueryValidatorPowersResponse(powers=[
-        stake_pb2.HostWeight(operator=HOSTS[2], weight=40)], total=40)
+    script.answers["ValidatorPowers"] = stake_query.QueryValidatorPowersResponse(
+        powers=[stake_pb2.HostWeight(operator=HOSTS[2], weight=40)], total=40
+    )
     assert [n.weight for n in chain.nodes("m@x")] == [0, 40]
     assert script.calls.count("Nodes") == 2 and script.calls.count("ValidatorPowers") == 1
 
@@ -214,8 +267,12 @@ def test_agent_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
     exit code 1, with no pid file left behind."""
     home = str(tmp_path)
     base = ["--home", home, "--keyring-backend", "test"]
-    assert subprocess.run([sys.executable, "-m", "gonkad", "keys", "add", "ta", *base], capture_output=True,
-                          text=True, timeout=60).returncode == 0
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "gonkad", "keys", "add", "ta", *base], capture_output=True, text=True, timeout=60
+        ).returncode
+        == 0
+    )
     for args, words in (
         (["--from", "ta", "--port", "http"], "invalid --port"),
         (["--from", "ta", "--port", "70000"], "invalid --port"),
@@ -226,8 +283,9 @@ def test_agent_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         (["--from", "nobody"], "nobody"),
         (["--from", "ta", "--node", f"tcp://127.0.0.1:{free_port()}", "--port", "0"], "unreachable"),
     ):
-        done = subprocess.run([sys.executable, "-m", "gonkad", "agent", "start", *base, *args], capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "gonkad", "agent", "start", *base, *args], capture_output=True, text=True, timeout=60
+        )
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), (args, done.stderr)
         assert words in lines[0], (args, lines)
@@ -244,11 +302,11 @@ class Host:
     """A host's ``StartAdmission`` over scripted queries, broadcasts and heights."""
 
     def __init__(self, key: secp256k1.PrivateKey, spendable: int) -> None:
-        self.client = ChainClient("tcp://127.0.0.1:1", key, None, "gonka-x", 100_000, Coins(), 5.0, 0.0,
-                                  lambda: 0.0)
+        self.client = ChainClient("tcp://127.0.0.1:1", key, None, "gonka-x", 100_000, Coins(), 5.0, 0.0, lambda: 0.0)
         self.script = Script()
         self.script.answers["SpendableBalanceByDenom"] = bank_query.QuerySpendableBalanceByDenomResponse(
-            balance={"denom": "ngonka", "amount": str(spendable)})
+            balance={"denom": "ngonka", "amount": str(spendable)}
+        )
         self.height = 10
         self.client.querier.query = self.script.query  # type: ignore[method-assign]
         self.client.rpc.broadcast_tx_sync = self.script.broadcast_tx_sync  # type: ignore[method-assign]
@@ -272,9 +330,19 @@ def start_tx(executor: str, timestamp_ns: int = 123, reassign: bool = False) -> 
         message: Message = tx_pb2.MsgReassignInference(ta=address_of(TA), id=the_id, executor=executor)
     else:
         message = tx_pb2.MsgStartInference(
-            ta=address_of(TA), requester=address_of(USER), requester_pubkey=USER.public_key, body_hash=b"\x02" * 32,
-            timestamp_ns=timestamp_ns, signature=b"\x01" * 64, model="m@x", max_tokens=10, fee_per_token=3,
-            executor=executor, seed=5, params_hash=b"\x03" * 32)
+            ta=address_of(TA),
+            requester=address_of(USER),
+            requester_pubkey=USER.public_key,
+            body_hash=b"\x02" * 32,
+            timestamp_ns=timestamp_ns,
+            signature=b"\x01" * 64,
+            model="m@x",
+            max_tokens=10,
+            fee_per_token=3,
+            executor=executor,
+            seed=5,
+            params_hash=b"\x03" * 32,
+        )
     return the_id, sign_tx(TA, [message], "gonka-x", 0, timestamp_ns, Coins(), 200_000)
 
 
@@ -312,6 +380,7 @@ def test_admission_when_the_node_has_it_already_or_refuses_it() -> None:
             if isinstance(answer, Exception):
                 raise answer
             return dict(answer)
+
         host.client.rpc.broadcast_tx_sync = send  # type: ignore[method-assign]
 
     broadcast(RPCError("broadcast_tx_sync: Internal error tx already exists in cache"))
@@ -320,10 +389,13 @@ def test_admission_when_the_node_has_it_already_or_refuses_it() -> None:
     record = inference_pb2.Inference(id=the_id, status=inference_pb2.STATUS_STARTED, executor=host.client.address)
     host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=record)
     host.admission.admit(the_id, tx)
-    for status, executor in ((inference_pb2.STATUS_FINISHED, host.client.address),
-                             (inference_pb2.STATUS_STARTED, HOSTS[1])):
-        host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=inference_pb2.Inference(
-            id=the_id, status=status, executor=executor))
+    for status, executor in (
+        (inference_pb2.STATUS_FINISHED, host.client.address),
+        (inference_pb2.STATUS_STARTED, HOSTS[1]),
+    ):
+        host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(
+            inference=inference_pb2.Inference(id=the_id, status=status, executor=executor)
+        )
         host.refused(the_id, tx, "holds no running one for this host")
     host.script.answers["Inference"] = RPCError("NOT_FOUND: no inference")
     host.refused(the_id, tx, "holds no running one for this host")
@@ -360,8 +432,9 @@ def test_admission_finds_its_start_in_a_batch() -> None:
     mine_id, mine = start_tx(host.client.address, timestamp_ns=1)
     theirs_id, theirs = start_tx(HOSTS[1], timestamp_ns=2)
     starts = [starts_of(cosmos_tx.TxRaw.FromString(raw))[0] for raw in (theirs, mine)]
-    batch = sign_tx(TA, [tx_pb2.MsgStartInferences(ta=address_of(TA), starts=starts)], "gonka-x", 0, 7, Coins(),
-                    400_000)
+    batch = sign_tx(
+        TA, [tx_pb2.MsgStartInferences(ta=address_of(TA), starts=starts)], "gonka-x", 0, 7, Coins(), 400_000
+    )
     host.admission.admit(mine_id, batch)  # its escrow of 30 fits the balance exactly
     host.refused(theirs_id, batch, "naming this host")
     host.refused(start_tx(host.client.address, timestamp_ns=3)[0], batch, "naming this host")  # not in it
@@ -377,10 +450,14 @@ def test_confirm_waits_for_the_committed_start_naming_this_host() -> None:
     host.client.rpc.app_height = lambda: next(heights)  # type: ignore[method-assign]
     host.admission = StartAdmission(host.client, confirm_blocks=3, confirm_poll_s=0.0)
     the_id, _ = start_tx(host.client.address)
-    mine = inference_pb2.Inference(id=the_id, status=inference_pb2.STATUS_STARTED, executor=host.client.address,
-                                   max_tokens=10)
-    answers = [RPCError("NOT_FOUND: no inference"), RPCError("NOT_FOUND: no inference"),
-               query_pb2.QueryInferenceResponse(inference=mine)]
+    mine = inference_pb2.Inference(
+        id=the_id, status=inference_pb2.STATUS_STARTED, executor=host.client.address, max_tokens=10
+    )
+    answers = [
+        RPCError("NOT_FOUND: no inference"),
+        RPCError("NOT_FOUND: no inference"),
+        query_pb2.QueryInferenceResponse(inference=mine),
+    ]
 
     def answer(request: Message) -> Message:
         next_answer = answers.pop(0)
@@ -390,10 +467,13 @@ def test_confirm_waits_for_the_committed_start_naming_this_host() -> None:
 
     host.script.answers["Inference"] = answer
     assert host.admission.confirm(the_id) == mine and answers == []
-    for status, executor in ((inference_pb2.STATUS_STARTED, HOSTS[1]), (inference_pb2.STATUS_EXPIRED,
-                                                                         host.client.address)):
-        host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=inference_pb2.Inference(
-            id=the_id, status=status, executor=executor))
+    for status, executor in (
+        (inference_pb2.STATUS_STARTED, HOSTS[1]),
+        (inference_pb2.STATUS_EXPIRED, host.client.address),
+    ):
+        host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(
+            inference=inference_pb2.Inference(id=the_id, status=status, executor=executor)
+        )
         calls = host.script.calls.count("Inference")
         with pytest.raises(ChainError) as refusal:
             host.admission.confirm(the_id)

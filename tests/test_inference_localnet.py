@@ -25,12 +25,12 @@ from typing import Any
 import httpx
 import openai
 import pytest
-
 from chain_reads import QUERY, balance, check_accounting, finished, gonkad, inferences_of, sent_ok, supply, vesting
+from nodes import running_localnet
+
 from gonka import Gonka
 from gonkad import genesis, localnet, localnet_services
 from gonkad.localnet_services import ServiceSpec
-from nodes import running_localnet
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2
 from sdk.address import module_address
 from sdk.client.querier import Querier
@@ -41,16 +41,18 @@ from sdk.crypto.merkle import verify_inclusion
 from sdk.crypto.request import inference_id as request_id
 from x.inference.work import work_leaf
 
-
 QUEUE_BOUND = 12
 FILL_TOKENS = 480
 """A long request: with the prompt, the tiny model's whole context of 512."""
 OVERRIDES = {"rewards": {"params": {"issuance_cap": "0"}}, "epochs": {"params": {"epoch_length": "100000"}}}
 _base = localnet.load_settings(validators=4, chain_id="gonka-inference", with_services=True)
 assert _base.services is not None and _base.services.ml_nodes == 2 and _base.services.transfer_agents == 2
-SETTINGS = _base.model_copy(update={
-    "genesis": genesis.merge_overrides(_base.genesis, OVERRIDES),
-    "services": _base.services.model_copy(update={"ta_queue_bound": QUEUE_BOUND, "max_tokens_limit": FILL_TOKENS})})
+SETTINGS = _base.model_copy(
+    update={
+        "genesis": genesis.merge_overrides(_base.genesis, OVERRIDES),
+        "services": _base.services.model_copy(update={"ta_queue_bound": QUEUE_BOUND, "max_tokens_limit": FILL_TOKENS}),
+    }
+)
 PRICE = SETTINGS.services.price_per_token_ngonka  # type: ignore[union-attr]
 ESCROW = bech32.encode(module_address("inference"))
 FUNDS = 10**12
@@ -95,17 +97,38 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Net]:
         spec = localnet.load(root)
         node = spec.nodes[0]
         for name in REQUESTERS:
-            sent_ok(gonkad("tx", "bank", "send", "faucet", address_of(key(name)), f"{FUNDS}ngonka", "--home",
-                           str(root), "--keyring-backend", "test", "--node", node.rpc, "-y", "--output", "json"),
-                    node.rpc)
+            sent_ok(
+                gonkad(
+                    "tx",
+                    "bank",
+                    "send",
+                    "faucet",
+                    address_of(key(name)),
+                    f"{FUNDS}ngonka",
+                    "--home",
+                    str(root),
+                    "--keyring-backend",
+                    "test",
+                    "--node",
+                    node.rpc,
+                    "-y",
+                    "--output",
+                    "json",
+                ),
+                node.rpc,
+            )
         yield Net(root, spec, Querier(node.rpc, f"127.0.0.1:{node.grpc_port}"))
 
 
 def chat(client: Gonka, model: str, content: str, max_tokens: int = 8, **extra: Any) -> tuple[Any, str]:
     """One chat answer and its inference id."""
     raw = client.chat.completions.with_raw_response.create(
-        model=model, messages=[{"role": "user", "content": content}], max_tokens=max_tokens, temperature=0,
-        extra_body=extra or None)
+        model=model,
+        messages=[{"role": "user", "content": content}],
+        max_tokens=max_tokens,
+        temperature=0,
+        extra_body=extra or None,
+    )
     return raw.parse(), raw.headers["x-inference-id"]
 
 
@@ -121,8 +144,9 @@ def charged_once(net: Net, requester: str, ids: list[str]) -> list[inference_pb2
     records = all_finished(net, ids)
     assert sorted(r.id.hex() for r in inferences_of(net.querier, address)) == sorted(ids)
     assert all(r.status == inference_pb2.STATUS_FINISHED for r in records)
-    assert all(r.payment == r.completion_tokens * r.fee_per_token and 0 < r.completion_tokens <= r.max_tokens
-               for r in records)
+    assert all(
+        r.payment == r.completion_tokens * r.fee_per_token and 0 < r.completion_tokens <= r.max_tokens for r in records
+    )
     assert balance(net.querier, address) == FUNDS - sum(r.payment for r in records)
     return records
 
@@ -159,7 +183,8 @@ def test_the_network_is_on_chain_and_listed(net: Net) -> None:
     nodes = net.querier.query(QUERY + "Nodes", query_pb2.QueryNodesRequest(), query_pb2.QueryNodesResponse).nodes
     executors = net.services.of("executor")
     assert sorted((n.operator, n.url, tuple(n.models)) for n in nodes) == sorted(
-        (e.address, e.url, (net.model,)) for e in executors)
+        (e.address, e.url, (net.model,)) for e in executors
+    )
     assert httpx.get(net.tas[0].url + "/v1/identity", timeout=10).json()["tas"] == [net.tas[1].url]
 
 
@@ -179,22 +204,36 @@ def test_chat_and_stream_through_the_sdk_are_answered_and_paid_exactly(net: Net)
         assert [m.id for m in client.models.list().data] == [net.model]
         answer, answered = chat(client, net.model, "Hello, Gonka!", max_tokens=24)
         with client.chat.completions.with_streaming_response.create(
-                model=net.model, messages=[{"role": "user", "content": "stream, please"}], max_tokens=20,
-                temperature=0, stream=True, stream_options={"include_usage": True}) as raw:
+            model=net.model,
+            messages=[{"role": "user", "content": "stream, please"}],
+            max_tokens=20,
+            temperature=0,
+            stream=True,
+            stream_options={"include_usage": True},
+        ) as raw:
             streamed = raw.headers["x-inference-id"]
             chunks = list(raw.parse())
     text = answer.choices[0].message.content
-    direct = httpx.post(net.services.of("mlnode")[0].url + "/v1/chat/completions", timeout=30, json={
-        "model": net.model, "messages": [{"role": "user", "content": "Hello, Gonka!"}], "max_tokens": 24,
-        "temperature": 0}).json()
+    direct = httpx.post(
+        net.services.of("mlnode")[0].url + "/v1/chat/completions",
+        timeout=30,
+        json={
+            "model": net.model,
+            "messages": [{"role": "user", "content": "Hello, Gonka!"}],
+            "max_tokens": 24,
+            "temperature": 0,
+        },
+    ).json()
     assert text == direct["choices"][0]["message"]["content"]  # the ML node's own answer, relayed unchanged
     stream_text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     usage = chunks[-1].usage
     assert usage is not None and stream_text
 
     first, second = records = charged_once(net, "chat", [answered, streamed])
-    assert (first.prompt_tokens, first.completion_tokens) == (answer.usage.prompt_tokens,
-                                                              answer.usage.completion_tokens)
+    assert (first.prompt_tokens, first.completion_tokens) == (
+        answer.usage.prompt_tokens,
+        answer.usage.completion_tokens,
+    )
     assert (second.prompt_tokens, second.completion_tokens) == (usage.prompt_tokens, usage.completion_tokens)
     assert first.response_hash == hashlib.sha256(text.encode()).digest()
     assert second.response_hash == hashlib.sha256(stream_text.encode()).digest()
@@ -203,13 +242,19 @@ def test_chat_and_stream_through_the_sdk_are_answered_and_paid_exactly(net: Net)
     for host in hosts:  # paid through vesting: in the balance, locked
         paid = sum(r.payment for r in records if r.executor == host)
         assert (balance(querier, host), vesting(querier, host)) == (
-            hosts_before[host][0] + paid, hosts_before[host][1] + paid)
+            hosts_before[host][0] + paid,
+            hosts_before[host][1] + paid,
+        )
     assert balance(querier, ESCROW) == held_before and supply(querier) == supply_before
 
-    proof = querier.query(QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=answered),
-                          query_pb2.QueryWorkProofResponse)
-    work = querier.query(QUERY + "EpochWork", query_pb2.QueryEpochWorkRequest(epoch=first.epoch, host=first.executor),
-                         query_pb2.QueryEpochWorkResponse).work
+    proof = querier.query(
+        QUERY + "WorkProof", query_pb2.QueryWorkProofRequest(id=answered), query_pb2.QueryWorkProofResponse
+    )
+    work = querier.query(
+        QUERY + "EpochWork",
+        query_pb2.QueryEpochWorkRequest(epoch=first.epoch, host=first.executor),
+        query_pb2.QueryEpochWorkResponse,
+    ).work
     assert (proof.host, proof.epoch, proof.root) == (first.executor, first.epoch, work.root)
     assert work.count >= 1 and work.units >= first.prompt_tokens + first.completion_tokens
     assert proof.leaf == work_leaf(first)
@@ -223,12 +268,17 @@ def test_refused_requests_get_openai_errors_and_are_not_charged(net: Net) -> Non
     valid request is on chain and paid."""
     ta, other = net.tas
     requester = key("refusals")
-    body = json.dumps({"model": net.model, "messages": [{"role": "user", "content": "refuse me"}],
-                       "max_tokens": 8}).encode()
+    body = json.dumps(
+        {"model": net.model, "messages": [{"role": "user", "content": "refuse me"}], "max_tokens": 8}
+    ).encode()
 
     def post(headers: dict[str, str], content: bytes = body) -> httpx.Response:
-        return httpx.post(f"{ta.url}/v1/chat/completions", content=content, timeout=30,
-                          headers={**headers, "Content-Type": "application/json"})
+        return httpx.post(
+            f"{ta.url}/v1/chat/completions",
+            content=content,
+            timeout=30,
+            headers={**headers, "Content-Type": "application/json"},
+        )
 
     valid = request_headers(requester, body, ta.address)
     cases = {
@@ -247,10 +297,19 @@ def test_refused_requests_get_openai_errors_and_are_not_charged(net: Net) -> Non
     served_before = httpx.get(executor.url + "/v1/executor/status", timeout=10).json()
     direct = body.replace(b"refuse me", b"serve me for free")
     signed = request_headers(requester, direct, ta.address)
-    bypass = httpx.post(f"{executor.url}/v1/chat/completions", content=direct, timeout=30, headers={
-        **signed, "Content-Type": "application/json", "X-TA-Address": ta.address,
-        "X-Inference-Id": request_id(bech32.decode(address_of(requester)), hashlib.sha256(direct).digest(),
-                                     int(signed["X-Timestamp"])).hex()})
+    bypass = httpx.post(
+        f"{executor.url}/v1/chat/completions",
+        content=direct,
+        timeout=30,
+        headers={
+            **signed,
+            "Content-Type": "application/json",
+            "X-TA-Address": ta.address,
+            "X-Inference-Id": request_id(
+                bech32.decode(address_of(requester)), hashlib.sha256(direct).digest(), int(signed["X-Timestamp"])
+            ).hex(),
+        },
+    )
     assert bypass.status_code == 402 and bypass.json()["error"]["code"] == "unpaid", bypass.text
     served_after = httpx.get(executor.url + "/v1/executor/status", timeout=10).json()
     assert (served_after["served"], served_after["unpaid"]) == (served_before["served"], served_before["unpaid"] + 1)
@@ -382,8 +441,12 @@ def test_an_ml_node_killed_mid_load_has_its_requests_retried_elsewhere(net: Net)
         assert killed_at and {r.ta for r in records} == {ta.address}
         executors = [r.executor for r in sorted(records, key=lambda r: (r.start_height, r.finish_height))]
         assert host1 in executors[:40] and set(executors[-40:]) == {host0}
-        retries = [int(line.split()[1]) for text in (metrics_before, httpx.get(f"{ta.url}/metrics", timeout=10).text)
-                   for line in text.splitlines() if line.startswith("gonka_ta_retries_total ")]
+        retries = [
+            int(line.split()[1])
+            for text in (metrics_before, httpx.get(f"{ta.url}/metrics", timeout=10).text)
+            for line in text.splitlines()
+            if line.startswith("gonka_ta_retries_total ")
+        ]
         assert retries[1] > retries[0], retries
         assert [n["state"] for n in ta_status(ta)["nodes"] if n["operator"] == host1] == ["dead"]
     finally:
@@ -394,5 +457,6 @@ def test_an_ml_node_killed_mid_load_has_its_requests_retried_elsewhere(net: Net)
 def test_every_host_was_paid_for_every_answer_it_served_and_the_supply_is_whole(net: Net) -> None:
     """Last, after every test above on this network (the killed TA and ML node included): the accounting of the
     whole run (``chain_reads.check_accounting``)."""
-    check_accounting(net.querier, [(e.address, e.url) for e in net.services.of("executor")],
-                     SETTINGS.total_supply_ngonka)
+    check_accounting(
+        net.querier, [(e.address, e.url) for e in net.services.of("executor")], SETTINGS.total_supply_ngonka
+    )

@@ -9,17 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from cosmpy.protos.tendermint.abci import types_pb2 as abci
-
 from chain import InProcessChain
+from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from test_abci_server import FLUSH, Client
+
 from gonkad.config import AppConfig, save_app_config
 from gonkad.localnet import free_ports
 from gonkad.paths import app_db
 from sdk.client.process import stop_child
-from sdk.crypto import secp256k1
 from sdk.client.txbuilder import address_of
+from sdk.crypto import secp256k1
 from sdk.invariants import InvariantBroken
-from test_abci_server import FLUSH, Client
 from x.bank import keys as bank_keys
 
 ALICE = address_of(secp256k1.PrivateKey(b"\x21" * 32))
@@ -35,12 +35,23 @@ def corrupt(chain: InProcessChain, key: bytes, value: bytes) -> None:
 def test_invariants_hold_and_a_broken_one_is_named(tmp_path: Path) -> None:
     chain = InProcessChain(tmp_path / "db", {ALICE: FUNDS}, check_invariants=True)
     assert sorted(chain.app.invariants) == [
-        "bank/nonnegative-balances", "bank/supply-accounted", "bank/total-supply", "bls/certificates-named-sets",
+        "bank/nonnegative-balances",
+        "bank/supply-accounted",
+        "bank/total-supply",
+        "bls/certificates-named-sets",
         "bls/indexes-agree",
-        "gov/deposits-held", "inference/escrow-held", "inference/index-consistent",
-        "pool/balance-accounted", "rewards/minted-within-cap", "slashing/slashed-coins-settled",
-        "stake/collateral-held", "stake/jailed-out-of-set", "stake/power-table-sent", "vesting/locked-held",
-        "vesting/scheduled-accounted"]
+        "gov/deposits-held",
+        "inference/escrow-held",
+        "inference/index-consistent",
+        "pool/balance-accounted",
+        "rewards/minted-within-cap",
+        "slashing/slashed-coins-settled",
+        "stake/collateral-held",
+        "stake/jailed-out-of-set",
+        "stake/power-table-sent",
+        "vesting/locked-held",
+        "vesting/scheduled-accounted",
+    ]
     chain.block()  # holds on a healthy chain
     corrupt(chain, bank_keys.balance_key(b"\x07" * 20, "ngonka"), b"5")
     with pytest.raises(InvariantBroken, match="bank/total-supply: supply of ngonka is 1000 but balances sum to 1005"):
@@ -72,9 +83,13 @@ def test_a_node_checking_invariants_halts_on_a_broken_one(tmp_path: Path) -> Non
     chain.close()
     node = subprocess.Popen(
         [sys.executable, "-m", "gonkad", "start", "--abci-only", "--check-invariants", "--home", str(home)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
+
         async def drive() -> abci.Response:
             for _ in range(100):
                 try:

@@ -15,8 +15,8 @@ from pathlib import Path
 import bech32 as bech32_pkg
 import pytest
 
-from sdk.crypto import bech32, secp256k1
 from gonkad.cmd import keys as keys_cli
+from sdk.crypto import bech32, secp256k1
 from sdk.keyring import hd
 from sdk.keyring import keyring as keyring_module
 from sdk.keyring.keyring import Keyring, KeyringError, generate_test_keys
@@ -29,12 +29,30 @@ ABANDON_COSMOS = "cosmos19rl4cm2hmr8afy4kldpxz3fka4jguq0auqdal4"
 # BIP-32 test vector 1, ext prv of each chain, as printed in bip-0032.mediawiki
 BIP32_SEED_1 = bytes.fromhex("000102030405060708090a0b0c0d0e0f")
 BIP32_VECTOR_1 = [
-    ("m", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi"),
-    ("m/0H", "xprv9uHRZZhk6KAJC1avXpDAp4MDc3sQKNxDiPvvkX8Br5ngLNv1TxvUxt4cV1rGL5hj6KCesnDYUhd7oWgT11eZG7XnxHrnYeSvkzY7d2bhkJ7"),
-    ("m/0H/1", "xprv9wTYmMFdV23N2TdNG573QoEsfRrWKQgWeibmLntzniatZvR9BmLnvSxqu53Kw1UmYPxLgboyZQaXwTCg8MSY3H2EU4pWcQDnRnrVA1xe8fs"),
-    ("m/0H/1/2H", "xprv9z4pot5VBttmtdRTWfWQmoH1taj2axGVzFqSb8C9xaxKymcFzXBDptWmT7FwuEzG3ryjH4ktypQSAewRiNMjANTtpgP4mLTj34bhnZX7UiM"),
-    ("m/0H/1/2H/2", "xprvA2JDeKCSNNZky6uBCviVfJSKyQ1mDYahRjijr5idH2WwLsEd4Hsb2Tyh8RfQMuPh7f7RtyzTtdrbdqqsunu5Mm3wDvUAKRHSC34sJ7in334"),
-    ("m/0H/1/2H/2/1000000000", "xprvA41z7zogVVwxVSgdKUHDy1SKmdb533PjDz7J6N6mV6uS3ze1ai8FHa8kmHScGpWmj4WggLyQjgPie1rFSruoUihUZREPSL39UNdE3BBDu76"),
+    (
+        "m",
+        "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi",
+    ),
+    (
+        "m/0H",
+        "xprv9uHRZZhk6KAJC1avXpDAp4MDc3sQKNxDiPvvkX8Br5ngLNv1TxvUxt4cV1rGL5hj6KCesnDYUhd7oWgT11eZG7XnxHrnYeSvkzY7d2bhkJ7",
+    ),
+    (
+        "m/0H/1",
+        "xprv9wTYmMFdV23N2TdNG573QoEsfRrWKQgWeibmLntzniatZvR9BmLnvSxqu53Kw1UmYPxLgboyZQaXwTCg8MSY3H2EU4pWcQDnRnrVA1xe8fs",
+    ),
+    (
+        "m/0H/1/2H",
+        "xprv9z4pot5VBttmtdRTWfWQmoH1taj2axGVzFqSb8C9xaxKymcFzXBDptWmT7FwuEzG3ryjH4ktypQSAewRiNMjANTtpgP4mLTj34bhnZX7UiM",
+    ),
+    (
+        "m/0H/1/2H/2",
+        "xprvA2JDeKCSNNZky6uBCviVfJSKyQ1mDYahRjijr5idH2WwLsEd4Hsb2Tyh8RfQMuPh7f7RtyzTtdrbdqqsunu5Mm3wDvUAKRHSC34sJ7in334",
+    ),
+    (
+        "m/0H/1/2H/2/1000000000",
+        "xprvA41z7zogVVwxVSgdKUHDy1SKmdb533PjDz7J6N6mV6uS3ze1ai8FHa8kmHScGpWmj4WggLyQjgPie1rFSruoUihUZREPSL39UNdE3BBDu76",
+    ),
 ]
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
@@ -53,6 +71,7 @@ def _decode_xprv(xprv: str) -> tuple[int, int, bytes, bytes]:
 
 # --- hd -------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(("path", "xprv"), BIP32_VECTOR_1)
 def test_bip32_vector_1(path: str, xprv: str) -> None:
     depth, child, chain_code, secret = _decode_xprv(xprv)
@@ -65,7 +84,8 @@ def test_bip39_seed_with_passphrase() -> None:
     """BIP-39 reference vector (passphrase TREZOR): the optional passphrase changes the seed."""
     assert hd.mnemonic_to_seed(ABANDON, "TREZOR").hex() == (
         "c55257c360c07c72029aebc1b53c05ed0362ada38ead3e3e9efa3708e53495531f"
-        "09a6987599d18264c1e1c92f2cf141630c7a3c4ab7c81b2f001698e7463b04")
+        "09a6987599d18264c1e1c92f2cf141630c7a3c4ab7c81b2f001698e7463b04"
+    )
     assert hd.derive_private_key(ABANDON, "TREZOR").secret != hd.derive_private_key(ABANDON).secret
 
 
@@ -85,12 +105,15 @@ def test_other_account_and_index_give_other_keys() -> None:
     assert hd.derive_private_key(ABANDON, path="44'/118'/0'/0/0").secret == default
 
 
-@pytest.mark.parametrize("mnemonic", [
-    "abandon " * 11 + "abandon",        # valid words, wrong checksum
-    "abandon " * 11 + "zoo",
-    "abandon " * 10 + "about",          # 11 words
-    "abandon " * 11 + "aboutt",         # not a wordlist word
-])
+@pytest.mark.parametrize(
+    "mnemonic",
+    [
+        "abandon " * 11 + "abandon",  # valid words, wrong checksum
+        "abandon " * 11 + "zoo",
+        "abandon " * 10 + "about",  # 11 words
+        "abandon " * 11 + "aboutt",  # not a wordlist word
+    ],
+)
 def test_bad_mnemonic_rejected(mnemonic: str) -> None:
     with pytest.raises(ValueError, match="invalid mnemonic"):
         hd.mnemonic_to_seed(mnemonic)
@@ -130,6 +153,7 @@ def test_invalid_master_key_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # --- keyring --------------------------------------------------------------------------------------
+
 
 @pytest.fixture(autouse=True)
 def cheap_scrypt(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -262,11 +286,18 @@ def test_generate_test_keys_is_idempotent(tmp_path: Path) -> None:
 
 # --- gonkad keys ----------------------------------------------------------------------------------
 
+
 def _gonkad(home: Path, *args: str, stdin: str = "", backend: str = "file") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GONKA_KEYRING_PASSPHRASE": "correct horse", "GONKA_EXPORT_PASSPHRASE": "export pw"}
-    return subprocess.run([sys.executable, "-m", "gonkad", "keys", *args, "--home", str(home),
-                           "--keyring-backend", backend], input=stdin, capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "gonkad", "keys", *args, "--home", str(home), "--keyring-backend", backend],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
 
 
 def test_cli_subprocess(tmp_path: Path) -> None:
@@ -276,8 +307,9 @@ def test_cli_subprocess(tmp_path: Path) -> None:
     carol = json.loads(recovered.stdout)
     assert carol["type"] == "local" and "mnemonic" not in carol
     assert bech32.decode(carol["address"]) == bech32.decode(ABANDON_COSMOS, "cosmos")
-    assert Keyring(tmp_path, "file", "correct horse").private_key("carol").secret == hd.derive_private_key(
-        ABANDON).secret
+    assert (
+        Keyring(tmp_path, "file", "correct horse").private_key("carol").secret == hd.derive_private_key(ABANDON).secret
+    )
     assert json.loads((tmp_path / "keyring-file" / "carol.json").read_text())["crypto"]["n"] == 2**15
 
     failed = _gonkad(tmp_path, "show", "nobody")
@@ -308,8 +340,10 @@ def test_cli_handlers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
     _run_in_process(["keys", "add", "carol", "--recover", "--index", "1", *home])
     assert "name: carol" in capsys.readouterr().out
     carol = Keyring(tmp_path, "file", "correct horse").get("carol")
-    assert Keyring(tmp_path, "file", "correct horse").private_key("carol").secret == hd.derive_private_key(
-        ABANDON, path="m/44'/118'/0'/0/1").secret
+    assert (
+        Keyring(tmp_path, "file", "correct horse").private_key("carol").secret
+        == hd.derive_private_key(ABANDON, path="m/44'/118'/0'/0/1").secret
+    )
 
     _run_in_process(["keys", "list", "-o", "json", *home])
     assert [k["name"] for k in json.loads(capsys.readouterr().out)] == ["alice", "bob", "carol"]

@@ -22,8 +22,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ("sdk", "x", "app", "gonkad", "gonka", "mlnode", "diloco", "agent", "host", "protogen")
 """Top-level names that are this project's own; anything else is a third-party or standard import."""
-CLIENT_LIBRARY = (r"sdk\.client(\..*)?", r"sdk\.crypto(\..*)?", r"sdk\.keyring(\..*)?", r"sdk\.coins(\..*)?",
-                  r"sdk\.services(\..*)?", r"x\.\w+\.client(\..*)?", r"protogen(\..*)?")
+CLIENT_LIBRARY = (
+    r"sdk\.client(\..*)?",
+    r"sdk\.crypto(\..*)?",
+    r"sdk\.keyring(\..*)?",
+    r"sdk\.coins(\..*)?",
+    r"sdk\.services(\..*)?",
+    r"x\.\w+\.client(\..*)?",
+    r"protogen(\..*)?",
+)
 SERVING = (*CLIENT_LIBRARY, r"sdk\.http(\..*)?")
 """What the TA and the host may import besides their own package: the client library and ``sdk.http``."""
 CLIENT_OWN = ("keys", "errors", "types")
@@ -37,8 +44,12 @@ def allowed(layer: str, module: str) -> bool:
         return top == "sdk"
     if layer.startswith("x.") and layer.endswith(".client"):  # the framework, itself, its module's keys/errors/types
         own = layer.rsplit(".", 1)[0]
-        return top in ("sdk", "protogen") or module == layer or module.startswith(layer + ".") or any(
-            module == f"{own}.{part}" or module.startswith(f"{own}.{part}.") for part in CLIENT_OWN)
+        return (
+            top in ("sdk", "protogen")
+            or module == layer
+            or module.startswith(layer + ".")
+            or any(module == f"{own}.{part}" or module.startswith(f"{own}.{part}.") for part in CLIENT_OWN)
+        )
     if layer.startswith("x."):  # its own module, the framework and generated protos; other modules only
         return top in ("sdk", "protogen") or module == layer or module.startswith(layer + ".")  # via protocols
     if layer == "app":
@@ -92,8 +103,11 @@ def violations(root: Path) -> list[str]:
         layer = layer_of(relative)
         if layer is None:
             continue
-        package = ".".join(relative.with_suffix("").parts[:-1]) if path.name != "__init__.py" else ".".join(
-            relative.parts[:-1])
+        package = (
+            ".".join(relative.with_suffix("").parts[:-1])
+            if path.name != "__init__.py"
+            else ".".join(relative.parts[:-1])
+        )
         for line, names in imports_of(path, package):
             if not any(allowed(layer, name) for name in names):
                 out.append(f"{relative}:{line} imports {names[0]} ({layer} may not)")
@@ -107,42 +121,73 @@ def test_imports_go_one_way() -> None:
 def test_a_bad_import_is_caught(tmp_path: Path) -> None:
     cases = {
         "sdk/errors.py": ("import app\n", "sdk/errors.py:1 imports app (sdk may not)"),
-        "sdk/abci/server.py": ("from ...x.bank import keys\n", "sdk/abci/server.py:1 imports x.bank.keys (sdk may not)"),
-        "sdk/store/cachekv.py": ("from gonkad.localnet import start\n",
-                                 "sdk/store/cachekv.py:1 imports gonkad.localnet.start (sdk may not)"),
+        "sdk/abci/server.py": (
+            "from ...x.bank import keys\n",
+            "sdk/abci/server.py:1 imports x.bank.keys (sdk may not)",
+        ),
+        "sdk/store/cachekv.py": (
+            "from gonkad.localnet import start\n",
+            "sdk/store/cachekv.py:1 imports gonkad.localnet.start (sdk may not)",
+        ),
         "x/stake/keeper.py": ("from x.bank import keys\n", "x/stake/keeper.py:1 imports x.bank.keys (x.stake may not)"),
-        "x/stake/module.py": ("from . import keeper\nfrom .. import bank\n",
-                              "x/stake/module.py:2 imports x.bank (x.stake may not)"),
+        "x/stake/module.py": (
+            "from . import keeper\nfrom .. import bank\n",
+            "x/stake/module.py:2 imports x.bank (x.stake may not)",
+        ),
         "mlnode/model.py": ("def f():\n    import sdk.tx\n", "mlnode/model.py:2 imports sdk.tx (mlnode may not)"),
-        "diloco/chain.py": ("from sdk.client.tx import deliver\nfrom x.learning.keeper import K\n",
-                            "diloco/chain.py:2 imports x.learning.keeper.K (diloco may not)"),
+        "diloco/chain.py": (
+            "from sdk.client.tx import deliver\nfrom x.learning.keeper import K\n",
+            "diloco/chain.py:2 imports x.learning.keeper.K (diloco may not)",
+        ),
         "app.py": ("from gonkad import node\n", "app.py:1 imports gonkad.node (app may not)"),
-        "agent/server.py": ("from sdk.client.signing import sign_document\nfrom sdk.crypto import bech32\n"
-                            "from x.inference.client import Q\nimport app\n",
-                            "agent/server.py:4 imports app (agent may not)"),
-        "agent/router.py": ("from x.inference.keeper import Keeper\n",
-                            "agent/router.py:1 imports x.inference.keeper.Keeper (agent may not)"),
-        "agent/chain.py": ("from mlnode import schemas\nfrom sdk.keyring import Keyring\nfrom protogen import x\n",
-                           "agent/chain.py:1 imports mlnode.schemas (agent may not)"),
-        "gonka/client.py": ("from sdk.client.signing import request_headers\nfrom gonka import transport\n"
-                            "from agent.chain import Node\n",
-                            "gonka/client.py:3 imports agent.chain.Node (gonka may not)"),
-        "x/inference/client.py": ("from x.inference.errors import E\nfrom agent.chain import ChainView\n",
-                                  "x/inference/client.py:2 imports agent.chain.ChainView (x.inference.client may not)"),
-        "x/inference/keeper.py": ("from agent.chain import ChainError\n",
-                                  "x/inference/keeper.py:1 imports agent.chain.ChainError (x.inference may not)"),
-        "x/stake/client/query.py": ("from x.stake.errors import E\nfrom x.stake.types import T\n"
-                                    "from x.stake.client import q\nfrom x.stake.keeper import Keeper\n",
-                                    "x/stake/client/query.py:4 imports x.stake.keeper.Keeper (x.stake.client may not)"),
-        "x/bls/client.py": ("from sdk.services import gonka\nfrom x.bls.query_server import QueryServer\n",
-                            "x/bls/client.py:2 imports x.bls.query_server.QueryServer (x.bls.client may not)"),
-        "host/proxy.py": ("from sdk.http.asgi import send_json\nfrom x.inference.client import Finish\n"
-                          "from host.config import C\nfrom agent.router import Router\n",
-                          "host/proxy.py:4 imports agent.router.Router (host may not)"),
-        "host/finisher.py": ("from x.inference.keeper import Keeper\n",
-                             "host/finisher.py:1 imports x.inference.keeper.Keeper (host may not)"),
-        "agent/view.py": ("from sdk.http.signed import Requester\nfrom host import Finisher\n",
-                          "agent/view.py:2 imports host.Finisher (agent may not)"),
+        "agent/server.py": (
+            "from sdk.client.signing import sign_document\nfrom sdk.crypto import bech32\n"
+            "from x.inference.client import Q\nimport app\n",
+            "agent/server.py:4 imports app (agent may not)",
+        ),
+        "agent/router.py": (
+            "from x.inference.keeper import Keeper\n",
+            "agent/router.py:1 imports x.inference.keeper.Keeper (agent may not)",
+        ),
+        "agent/chain.py": (
+            "from mlnode import schemas\nfrom sdk.keyring import Keyring\nfrom protogen import x\n",
+            "agent/chain.py:1 imports mlnode.schemas (agent may not)",
+        ),
+        "gonka/client.py": (
+            "from sdk.client.signing import request_headers\nfrom gonka import transport\n"
+            "from agent.chain import Node\n",
+            "gonka/client.py:3 imports agent.chain.Node (gonka may not)",
+        ),
+        "x/inference/client.py": (
+            "from x.inference.errors import E\nfrom agent.chain import ChainView\n",
+            "x/inference/client.py:2 imports agent.chain.ChainView (x.inference.client may not)",
+        ),
+        "x/inference/keeper.py": (
+            "from agent.chain import ChainError\n",
+            "x/inference/keeper.py:1 imports agent.chain.ChainError (x.inference may not)",
+        ),
+        "x/stake/client/query.py": (
+            "from x.stake.errors import E\nfrom x.stake.types import T\n"
+            "from x.stake.client import q\nfrom x.stake.keeper import Keeper\n",
+            "x/stake/client/query.py:4 imports x.stake.keeper.Keeper (x.stake.client may not)",
+        ),
+        "x/bls/client.py": (
+            "from sdk.services import gonka\nfrom x.bls.query_server import QueryServer\n",
+            "x/bls/client.py:2 imports x.bls.query_server.QueryServer (x.bls.client may not)",
+        ),
+        "host/proxy.py": (
+            "from sdk.http.asgi import send_json\nfrom x.inference.client import Finish\n"
+            "from host.config import C\nfrom agent.router import Router\n",
+            "host/proxy.py:4 imports agent.router.Router (host may not)",
+        ),
+        "host/finisher.py": (
+            "from x.inference.keeper import Keeper\n",
+            "host/finisher.py:1 imports x.inference.keeper.Keeper (host may not)",
+        ),
+        "agent/view.py": (
+            "from sdk.http.signed import Requester\nfrom host import Finisher\n",
+            "agent/view.py:2 imports host.Finisher (agent may not)",
+        ),
         "gonkad/cli.py": ("import app\nfrom x.bank import cli\n", None),
     }
     for name, (source, _) in cases.items():

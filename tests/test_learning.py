@@ -9,23 +9,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, query_pb2 as auth_query
+from chain import InProcessChain
+from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
+from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2 as auth_query
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from gonkad import cli, genesis
-from sdk.crypto import bech32, secp256k1
 from protogen.gonka.learning.v1 import query_pb2, tx_pb2
 from protogen.gonka.learning.v1.genesis_pb2 import GenesisState
 from sdk.client.txbuilder import address_of, sign_tx
+from sdk.crypto import bech32, secp256k1
 from sdk.services import gonka
 from x.learning import keys
 from x.learning.client import plain
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
-from chain import InProcessChain
 
 QUERY = gonka("learning").query
 
@@ -56,8 +57,11 @@ class LearningChain(InProcessChain):
         super().__init__(path, {addr(key): [("ngonka", 10**12)] for key in KEYS}, chain_id=CHAIN, app_state=state)
 
     def deliver(self, key: secp256k1.PrivateKey, msg: Message) -> abci.ExecTxResult:
-        reply = self.query("/cosmos.auth.v1beta1.Query/Account", auth_query.QueryAccountRequest(address=addr(key)),
-                           auth_query.QueryAccountResponse)
+        reply = self.query(
+            "/cosmos.auth.v1beta1.Query/Account",
+            auth_query.QueryAccountRequest(address=addr(key)),
+            auth_query.QueryAccountResponse,
+        )
         account = auth_pb2.BaseAccount()
         reply.account.Unpack(account)
         raw = sign_tx(key, [msg], CHAIN, account.account_number, account.sequence, gas_limit=1_000_000)
@@ -75,7 +79,12 @@ class LearningChain(InProcessChain):
 
 def create_run(workers: list[str] | None = None, **overrides: Any) -> tx_pb2.MsgCreateTrainingRun:
     fields: dict[str, Any] = dict(
-        creator=addr(CREATOR), config_hash=CONFIG, inner_steps=10, rounds=2, preset="tiny", initial_weights_hash=INIT,
+        creator=addr(CREATOR),
+        config_hash=CONFIG,
+        inner_steps=10,
+        rounds=2,
+        preset="tiny",
+        initial_weights_hash=INIT,
         workers=[addr(W1), addr(W2)] if workers is None else workers,
     )
     return tx_pb2.MsgCreateTrainingRun(**{**fields, **overrides})
@@ -87,19 +96,27 @@ def commit(
     """The honest checkpoint of ``worker`` for a round: it starts from the previous round's global weights."""
     fields = dict(
         start_weights_hash=INIT if round_ == 0 else h(f"global {round_ - 1}"),
-        weights_hash=h(f"weights {round_} {addr(worker)}"), optimizer_hash=h(f"optimizer {round_} {addr(worker)}"),
-        data_order_hash=h(f"data {round_} {addr(worker)}"), config_hash=CONFIG,
-        global_weights_hash=h(f"global {round_}"), outer_momentum_hash=h(f"momentum {round_}"),
+        weights_hash=h(f"weights {round_} {addr(worker)}"),
+        optimizer_hash=h(f"optimizer {round_} {addr(worker)}"),
+        data_order_hash=h(f"data {round_} {addr(worker)}"),
+        config_hash=CONFIG,
+        global_weights_hash=h(f"global {round_}"),
+        outer_momentum_hash=h(f"momentum {round_}"),
     )
     return tx_pb2.MsgCommitCheckpoint(worker=addr(worker), run_id=run_id, round=round_, **{**fields, **overrides})
 
 
-def verdict(verifier: secp256k1.PrivateKey, worker: secp256k1.PrivateKey, valid: bool = True, round_: int = 0,
-            **overrides: Any) -> tx_pb2.MsgSubmitVerdict:
-    fields: dict[str, Any] = dict(replay_weights_hash=h("replayed weights"), replay_optimizer_hash=h("replayed opt"),
-                                  reason="" if valid else "weights differ")
-    return tx_pb2.MsgSubmitVerdict(verifier=addr(verifier), run_id=1, round=round_, worker=addr(worker), valid=valid,
-                                   **{**fields, **overrides})
+def verdict(
+    verifier: secp256k1.PrivateKey, worker: secp256k1.PrivateKey, valid: bool = True, round_: int = 0, **overrides: Any
+) -> tx_pb2.MsgSubmitVerdict:
+    fields: dict[str, Any] = dict(
+        replay_weights_hash=h("replayed weights"),
+        replay_optimizer_hash=h("replayed opt"),
+        reason="" if valid else "weights differ",
+    )
+    return tx_pb2.MsgSubmitVerdict(
+        verifier=addr(verifier), run_id=1, round=round_, worker=addr(worker), valid=valid, **{**fields, **overrides}
+    )
 
 
 def events(result: abci.ExecTxResult, event_type: str) -> list[dict[str, str]]:
@@ -124,15 +141,26 @@ def chain(tmp_path: Path) -> LearningChain:
 def test_runs_get_sequential_ids_and_events(chain: LearningChain) -> None:
     result = chain.ok(CREATOR, create_run(preset="small"))
     assert attributes(result, "create_run") == {
-        "run_id": "3", "creator": addr(CREATOR), "workers": f"{addr(W1)},{addr(W2)}", "rounds": "2",
+        "run_id": "3",
+        "creator": addr(CREATOR),
+        "workers": f"{addr(W1)},{addr(W2)}",
+        "rounds": "2",
         "config_hash": CONFIG.hex(),
     }
     assert events(result, "message") == [
-        {"action": "/gonka.learning.v1.MsgCreateTrainingRun"}, {"module": "learning", "sender": addr(CREATOR)}]
+        {"action": "/gonka.learning.v1.MsgCreateTrainingRun"},
+        {"module": "learning", "sender": addr(CREATOR)},
+    ]
     run = chain.query(QUERY + "Run", query_pb2.QueryRunRequest(run_id=3), query_pb2.QueryRunResponse).run
     assert plain(run) == {
-        "id": 3, "creator": addr(CREATOR), "config_hash": CONFIG.hex(), "workers": [addr(W1), addr(W2)],
-        "inner_steps": 10, "rounds": 2, "preset": "small", "initial_weights_hash": INIT.hex(),
+        "id": 3,
+        "creator": addr(CREATOR),
+        "config_hash": CONFIG.hex(),
+        "workers": [addr(W1), addr(W2)],
+        "inner_steps": 10,
+        "rounds": 2,
+        "preset": "small",
+        "initial_weights_hash": INIT.hex(),
         "created_height": chain.height,
     }
 
@@ -146,27 +174,68 @@ def bech32_error(text: str) -> str:
 BAD_ADDRESS = addr(W1)[:-1] + "q"
 # case -> (message, codespace, code, log, stateless); a stateless failure leaves even the fee and sequence untouched.
 CREATE_RULES = {
-    "no-workers": (create_run([]), "learning", 3,
-                   "a run needs at least one worker: invalid training run", True),
-    "duplicate-workers": (create_run([addr(W1), addr(W1)]), "learning", 3,
-                          "workers must be distinct: invalid training run", True),
-    "zero-rounds": (create_run(rounds=0), "learning", 3,
-                    "inner_steps and rounds must be positive: invalid training run", True),
-    "long-preset": (create_run(preset="p" * 65), "learning", 3,
-                    "preset is longer than 64 bytes: invalid training run", True),
-    "short-config-hash": (create_run(config_hash=b"\x01" * 31), "learning", 2,
-                          "config_hash is 31 bytes: hash must be 32 bytes", True),
-    "bad-worker-address": (create_run([BAD_ADDRESS]), "sdk", 7,
-                           f"worker: {bech32_error(BAD_ADDRESS)}: invalid address", True),
-    "too-many-workers": (create_run([addr(k) for k in (W1, W2, V1, V2)]), "learning", 4,
-                         "4 workers, at most 3: training run exceeds the module params", False),
-    "too-many-rounds": (create_run(rounds=6), "learning", 4,
-                        "6 rounds, at most 5: training run exceeds the module params", False),
+    "no-workers": (create_run([]), "learning", 3, "a run needs at least one worker: invalid training run", True),
+    "duplicate-workers": (
+        create_run([addr(W1), addr(W1)]),
+        "learning",
+        3,
+        "workers must be distinct: invalid training run",
+        True,
+    ),
+    "zero-rounds": (
+        create_run(rounds=0),
+        "learning",
+        3,
+        "inner_steps and rounds must be positive: invalid training run",
+        True,
+    ),
+    "long-preset": (
+        create_run(preset="p" * 65),
+        "learning",
+        3,
+        "preset is longer than 64 bytes: invalid training run",
+        True,
+    ),
+    "short-config-hash": (
+        create_run(config_hash=b"\x01" * 31),
+        "learning",
+        2,
+        "config_hash is 31 bytes: hash must be 32 bytes",
+        True,
+    ),
+    "bad-worker-address": (
+        create_run([BAD_ADDRESS]),
+        "sdk",
+        7,
+        f"worker: {bech32_error(BAD_ADDRESS)}: invalid address",
+        True,
+    ),
+    "too-many-workers": (
+        create_run([addr(k) for k in (W1, W2, V1, V2)]),
+        "learning",
+        4,
+        "4 workers, at most 3: training run exceeds the module params",
+        False,
+    ),
+    "too-many-rounds": (
+        create_run(rounds=6),
+        "learning",
+        4,
+        "6 rounds, at most 5: training run exceeds the module params",
+        False,
+    ),
 }
 
 
-def assert_refused(chain: LearningChain, signer: secp256k1.PrivateKey, msg: Message, codespace: str, code: int,
-                   log: str, stateless: bool) -> None:
+def assert_refused(
+    chain: LearningChain,
+    signer: secp256k1.PrivateKey,
+    msg: Message,
+    codespace: str,
+    code: int,
+    log: str,
+    stateless: bool,
+) -> None:
     """Refused with exactly this code and log; the module's state (or, when stateless, all state) unchanged."""
     learning, root = chain.learning_state(), chain.app.store.root_hash
     result = chain.deliver(signer, msg)
@@ -183,26 +252,49 @@ def test_create_run_rules(chain: LearningChain, case: str) -> None:
 
 COMMIT_RULES = {
     "run-not-found": (W2, commit(W2, run_id=9), 5, "run 9: training run not found"),
-    "not-a-worker": (OUTSIDER, commit(OUTSIDER), 6,
-                     f"{addr(OUTSIDER)} in run 1: signer is not a worker of the run"),
+    "not-a-worker": (OUTSIDER, commit(OUTSIDER), 6, f"{addr(OUTSIDER)} in run 1: signer is not a worker of the run"),
     "round-out-of-range": (W2, commit(W2, round_=2), 7, "round 2 of a 2-round run: round is outside the run"),
     "already-committed": (W1, commit(W1), 8, f"run 1 round 0 worker {addr(W1)}: checkpoint already committed"),
-    "config-mismatch": (W2, commit(W2, config_hash=h("other")), 9,
-                        f"got {h('other').hex()}, run has {CONFIG.hex()}: config hash differs from the run's"),
-    "forged-start-round-0": (W2, commit(W2, start_weights_hash=FORGED), 10,
-                             f"start {FORGED.hex()} is not the run's initial weights {INIT.hex()}: "
-                             "start weights do not chain from the agreed global state"),
-    "forged-start-round-1": (W1, commit(W1, round_=1, start_weights_hash=FORGED), 10,
-                             f"start {FORGED.hex()} is not the round 0 global weights {h('global 0').hex()}: "
-                             "start weights do not chain from the agreed global state"),
-    "previous-round-empty": (W1, commit(W1, run_id=2, round_=1), 10,
-                             "round 0 has no commits yet: start weights do not chain from the agreed global state"),
-    "global-weights-differ": (W2, commit(W2, global_weights_hash=FORGED), 11,
-                              f"round 0 agreed global weights {h('global 0').hex()}, outer momentum "
-                              f"{h('momentum 0').hex()}: global state differs from the round's first commit"),
-    "outer-momentum-differs": (W2, commit(W2, outer_momentum_hash=FORGED), 11,
-                               f"round 0 agreed global weights {h('global 0').hex()}, outer momentum "
-                               f"{h('momentum 0').hex()}: global state differs from the round's first commit"),
+    "config-mismatch": (
+        W2,
+        commit(W2, config_hash=h("other")),
+        9,
+        f"got {h('other').hex()}, run has {CONFIG.hex()}: config hash differs from the run's",
+    ),
+    "forged-start-round-0": (
+        W2,
+        commit(W2, start_weights_hash=FORGED),
+        10,
+        f"start {FORGED.hex()} is not the run's initial weights {INIT.hex()}: "
+        "start weights do not chain from the agreed global state",
+    ),
+    "forged-start-round-1": (
+        W1,
+        commit(W1, round_=1, start_weights_hash=FORGED),
+        10,
+        f"start {FORGED.hex()} is not the round 0 global weights {h('global 0').hex()}: "
+        "start weights do not chain from the agreed global state",
+    ),
+    "previous-round-empty": (
+        W1,
+        commit(W1, run_id=2, round_=1),
+        10,
+        "round 0 has no commits yet: start weights do not chain from the agreed global state",
+    ),
+    "global-weights-differ": (
+        W2,
+        commit(W2, global_weights_hash=FORGED),
+        11,
+        f"round 0 agreed global weights {h('global 0').hex()}, outer momentum "
+        f"{h('momentum 0').hex()}: global state differs from the round's first commit",
+    ),
+    "outer-momentum-differs": (
+        W2,
+        commit(W2, outer_momentum_hash=FORGED),
+        11,
+        f"round 0 agreed global weights {h('global 0').hex()}, outer momentum "
+        f"{h('momentum 0').hex()}: global state differs from the round's first commit",
+    ),
     "short-hash": (W2, commit(W2, optimizer_hash=b""), 2, "optimizer_hash is 0 bytes: hash must be 32 bytes"),
 }
 
@@ -216,29 +308,46 @@ def test_commit_checkpoint_rules(chain: LearningChain, case: str) -> None:
 def test_checkpoints_chain_round_to_round_in_worker_order(chain: LearningChain) -> None:
     result = chain.ok(W2, commit(W2))
     assert attributes(result, "commit_checkpoint") == {
-        "run_id": "1", "round": "0", "worker": addr(W2), "weights_hash": h(f"weights 0 {addr(W2)}").hex(),
+        "run_id": "1",
+        "round": "0",
+        "worker": addr(W2),
+        "weights_hash": h(f"weights 0 {addr(W2)}").hex(),
         "global_weights_hash": h("global 0").hex(),
     }
     first, second = sorted((W1, W2), key=lambda k: bech32.decode(addr(k)), reverse=True)
     chain.ok(first, commit(first, round_=1))  # commit order is not query order
     chain.ok(second, commit(second, round_=1))
     for round_ in (0, 1):
-        reply = chain.query(QUERY + "Checkpoints", query_pb2.QueryCheckpointsRequest(run_id=1, round=round_),
-                            query_pb2.QueryCheckpointsResponse)
+        reply = chain.query(
+            QUERY + "Checkpoints",
+            query_pb2.QueryCheckpointsRequest(run_id=1, round=round_),
+            query_pb2.QueryCheckpointsResponse,
+        )
         assert [c.worker for c in reply.checkpoints] == [addr(second), addr(first)]
-    one = chain.query(QUERY + "Checkpoint", query_pb2.QueryCheckpointRequest(run_id=1, round=1, worker=addr(W1)),
-                      query_pb2.QueryCheckpointResponse).checkpoint
+    one = chain.query(
+        QUERY + "Checkpoint",
+        query_pb2.QueryCheckpointRequest(run_id=1, round=1, worker=addr(W1)),
+        query_pb2.QueryCheckpointResponse,
+    ).checkpoint
     assert plain(one) == {
-        "run_id": 1, "round": 1, "worker": addr(W1),
+        "run_id": 1,
+        "round": 1,
+        "worker": addr(W1),
         **{f.name: v.hex() for f, v in commit(W1, round_=1).ListFields() if isinstance(v, bytes)},
-        "height": chain.height - (1 if first == W1 else 0), "valid_verdicts": 0, "invalid_verdicts": 0,
+        "height": chain.height - (1 if first == W1 else 0),
+        "valid_verdicts": 0,
+        "invalid_verdicts": 0,
     }
 
 
 def test_verdicts_are_counted_once_per_verifier(chain: LearningChain) -> None:
     result = chain.ok(V2, verdict(V2, W1))
     assert attributes(result, "verdict") == {
-        "run_id": "1", "round": "0", "worker": addr(W1), "verifier": addr(V2), "valid": "true",
+        "run_id": "1",
+        "round": "0",
+        "worker": addr(W1),
+        "verifier": addr(V2),
+        "valid": "true",
     }
     chain.ok(V1, verdict(V1, W1, valid=False))
     for signer, msg, code, log in (
@@ -246,15 +355,23 @@ def test_verdicts_are_counted_once_per_verifier(chain: LearningChain) -> None:
         (V1, verdict(V1, W2), 12, f"run 1 round 0 worker {addr(W2)}: checkpoint not found"),
         (W1, verdict(W1, W1), 15, f"{addr(W1)} committed this checkpoint: a worker cannot judge its own checkpoint"),
         (OUTSIDER, verdict(OUTSIDER, W1, reason="r" * 17), 14, "17 bytes, at most 16: verdict reason too long"),
-        (OUTSIDER, verdict(OUTSIDER, W1, replay_weights_hash=b"\x00"), 2,
-         "replay_weights_hash is 1 bytes: hash must be 32 bytes"),
+        (
+            OUTSIDER,
+            verdict(OUTSIDER, W1, replay_weights_hash=b"\x00"),
+            2,
+            "replay_weights_hash is 1 bytes: hash must be 32 bytes",
+        ),
     ):
         assert_refused(chain, signer, msg, "learning", code, log, stateless=code == 2)
-    checkpoint = chain.query(QUERY + "Checkpoint", query_pb2.QueryCheckpointRequest(run_id=1, round=0, worker=addr(W1)),
-                             query_pb2.QueryCheckpointResponse).checkpoint
+    checkpoint = chain.query(
+        QUERY + "Checkpoint",
+        query_pb2.QueryCheckpointRequest(run_id=1, round=0, worker=addr(W1)),
+        query_pb2.QueryCheckpointResponse,
+    ).checkpoint
     assert (checkpoint.valid_verdicts, checkpoint.invalid_verdicts) == (1, 1)
-    request = query_pb2.QueryVerdictsRequest(run_id=1, round=0, worker=addr(W1),
-                                             pagination=pagination_pb2.PageRequest(limit=1))
+    request = query_pb2.QueryVerdictsRequest(
+        run_id=1, round=0, worker=addr(W1), pagination=pagination_pb2.PageRequest(limit=1)
+    )
     first = chain.query(QUERY + "Verdicts", request, query_pb2.QueryVerdictsResponse)
     request.pagination.key = first.pagination.next_key
     second = chain.query(QUERY + "Verdicts", request, query_pb2.QueryVerdictsResponse)
@@ -262,7 +379,9 @@ def test_verdicts_are_counted_once_per_verifier(chain: LearningChain) -> None:
     verifiers = sorted((V1, V2), key=lambda k: bech32.decode(addr(k)))
     assert [v.verifier for v in (*first.verdicts, *second.verdicts)] == [addr(k) for k in verifiers]
     assert {v.verifier: (v.valid, v.reason) for v in (*first.verdicts, *second.verdicts)} == {
-        addr(V1): (False, "weights differ"), addr(V2): (True, "")}
+        addr(V1): (False, "weights differ"),
+        addr(V2): (True, ""),
+    }
 
 
 def test_queries_params_pages_and_errors(chain: LearningChain) -> None:
@@ -273,8 +392,9 @@ def test_queries_params_pages_and_errors(chain: LearningChain) -> None:
     assert [r.id for r in page.runs] == [1] and page.pagination.total == 2
     request.pagination.key = page.pagination.next_key
     assert [r.id for r in chain.query(QUERY + "Runs", request, query_pb2.QueryRunsResponse).runs] == [2]
-    empty = chain.query(QUERY + "Checkpoints", query_pb2.QueryCheckpointsRequest(run_id=1, round=1),
-                        query_pb2.QueryCheckpointsResponse)
+    empty = chain.query(
+        QUERY + "Checkpoints", query_pb2.QueryCheckpointsRequest(run_id=1, round=1), query_pb2.QueryCheckpointsResponse
+    )
     assert list(empty.checkpoints) == []
     for path, request_, code in (
         ("Run", query_pb2.QueryRunRequest(run_id=7), 38),
@@ -302,8 +422,9 @@ def exported(chain: LearningChain) -> tuple[LearningChain, dict[str, Any]]:
     return chain, json.loads(json.dumps(state))
 
 
-def test_genesis_round_trip_keeps_state_and_app_hash(exported: tuple[LearningChain, dict[str, Any]],
-                                                     tmp_path: Path) -> None:
+def test_genesis_round_trip_keeps_state_and_app_hash(
+    exported: tuple[LearningChain, dict[str, Any]], tmp_path: Path
+) -> None:
     chain, state = exported
     assert state["next_run_id"] == "3" and len(state["runs"]) == 2
     assert len(state["checkpoints"]) == 4 and len(state["verdicts"]) == 3
@@ -334,21 +455,26 @@ def _edit(state: dict[str, Any], edit: str) -> dict[str, Any]:
     return state
 
 
-@pytest.mark.parametrize("edit, words", [
-    ("tally", "verdict tallies differ from the verdicts listed"),
-    ("short-hash", "start_weights_hash is 30 bytes: hash must be 32 bytes"),
-    ("run-id", "is repeated or not below next_run_id"),
-    ("params", "learning param max_workers must be positive"),
-    ("orphan-verdict", "checkpoint not found"),
-])
-def test_invalid_genesis_is_refused(exported: tuple[LearningChain, dict[str, Any]], tmp_path: Path, edit: str,
-                                    words: str) -> None:
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        ("tally", "verdict tallies differ from the verdicts listed"),
+        ("short-hash", "start_weights_hash is 30 bytes: hash must be 32 bytes"),
+        ("run-id", "is repeated or not below next_run_id"),
+        ("params", "learning param max_workers must be positive"),
+        ("orphan-verdict", "checkpoint not found"),
+    ],
+)
+def test_invalid_genesis_is_refused(
+    exported: tuple[LearningChain, dict[str, Any]], tmp_path: Path, edit: str, words: str
+) -> None:
     with pytest.raises(ValueError, match=words):
         LearningChain(tmp_path / "bad", _edit(exported[1], edit))
 
 
-def test_forged_genesis_checkpoint_breaks_the_chain(exported: tuple[LearningChain, dict[str, Any]],
-                                                    tmp_path: Path) -> None:
+def test_forged_genesis_checkpoint_breaks_the_chain(
+    exported: tuple[LearningChain, dict[str, Any]], tmp_path: Path
+) -> None:
     state = copy.deepcopy(exported[1])
     [late] = [c for c in state["checkpoints"] if c.get("round") == 1 and c["worker"] == addr(W1)]
     late["start_weights_hash"] = state["checkpoints"][0]["weights_hash"]
@@ -365,18 +491,87 @@ def test_default_genesis_is_the_default_app_state() -> None:
 # --- CLI input: refused before anything is signed ------------------------------------------------
 
 
-@pytest.mark.parametrize("args, words", [
-    (["tx", "learning", "commit-checkpoint", "1", "0", *[a for f in ("start-weights", "weights", "optimizer",
-      "data-order", "config", "global-weights", "outer-momentum") for a in (f"--{f}-hash", "ab" * 32)],
-      "--weights-hash", "xyz"], "invalid --weights-hash 'xyz': expected 64 hex characters"),
-    (["tx", "learning", "submit-verdict", "1", "zero", "ADDR", "valid", "--replay-weights-hash", "00",
-      "--replay-optimizer-hash", "00"], "invalid round 'zero'"),
-    (["tx", "learning", "submit-verdict", "1", "0", "ADDR", "maybe", "--replay-weights-hash", "00",
-      "--replay-optimizer-hash", "00"], "invalid verdict 'maybe'"),
-    (["tx", "learning", "create-run", "--workers", "ADDR,gonka1nope", "--config-hash", "00" * 32,
-      "--initial-weights-hash", "00" * 32, "--inner-steps", "5", "--rounds", "2"], "invalid address"),
-    (["query", "learning", "checkpoint", "1", "-1", "ADDR"], "invalid round '-1'"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            [
+                "tx",
+                "learning",
+                "commit-checkpoint",
+                "1",
+                "0",
+                *[
+                    a
+                    for f in (
+                        "start-weights",
+                        "weights",
+                        "optimizer",
+                        "data-order",
+                        "config",
+                        "global-weights",
+                        "outer-momentum",
+                    )
+                    for a in (f"--{f}-hash", "ab" * 32)
+                ],
+                "--weights-hash",
+                "xyz",
+            ],
+            "invalid --weights-hash 'xyz': expected 64 hex characters",
+        ),
+        (
+            [
+                "tx",
+                "learning",
+                "submit-verdict",
+                "1",
+                "zero",
+                "ADDR",
+                "valid",
+                "--replay-weights-hash",
+                "00",
+                "--replay-optimizer-hash",
+                "00",
+            ],
+            "invalid round 'zero'",
+        ),
+        (
+            [
+                "tx",
+                "learning",
+                "submit-verdict",
+                "1",
+                "0",
+                "ADDR",
+                "maybe",
+                "--replay-weights-hash",
+                "00",
+                "--replay-optimizer-hash",
+                "00",
+            ],
+            "invalid verdict 'maybe'",
+        ),
+        (
+            [
+                "tx",
+                "learning",
+                "create-run",
+                "--workers",
+                "ADDR,gonka1nope",
+                "--config-hash",
+                "00" * 32,
+                "--initial-weights-hash",
+                "00" * 32,
+                "--inner-steps",
+                "5",
+                "--rounds",
+                "2",
+            ],
+            "invalid address",
+        ),
+        (["query", "learning", "checkpoint", "1", "-1", "ADDR"], "invalid round '-1'"),
+    ],
+)
 def test_bad_cli_input_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str], words: str) -> None:
     args = [addr(W1) if a == "ADDR" else a for a in args]
     if args[0] == "tx":

@@ -15,8 +15,8 @@ import pytest
 from gonkad import localnet
 from sdk.client.querier import Querier
 from sdk.client.tx import TxFailed, TxOptions, deliver, wait_for_tx
-from sdk.coins import parse_coins
 from sdk.client.txbuilder import address_of, send_msg
+from sdk.coins import parse_coins
 from x.learning.cli import flag
 from x.learning.client import LearningClient
 
@@ -31,25 +31,43 @@ def hashes(name: str, round_: int, **overrides: bytes) -> dict[str, bytes]:
     """``name``'s honest checkpoint for a round: it starts from the previous round's global weights."""
     return {
         "start_weights_hash": h("initial") if round_ == 0 else h(f"global {round_ - 1}"),
-        "weights_hash": h(f"weights {round_} {name}"), "optimizer_hash": h(f"optimizer {round_} {name}"),
-        "data_order_hash": h(f"data {round_} {name}"), "config_hash": h("config"),
-        "global_weights_hash": h(f"global {round_}"), "outer_momentum_hash": h(f"momentum {round_}"),
+        "weights_hash": h(f"weights {round_} {name}"),
+        "optimizer_hash": h(f"optimizer {round_} {name}"),
+        "data_order_hash": h(f"data {round_} {name}"),
+        "config_hash": h("config"),
+        "global_weights_hash": h(f"global {round_}"),
+        "outer_momentum_hash": h(f"momentum {round_}"),
         **overrides,
     }
 
 
 def gonkad(*args: str) -> Any:
     """The JSON a successful ``gonkad`` command prints."""
-    result = subprocess.run([sys.executable, "-m", "gonkad", *args, "--output", "json"], capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "gonkad", *args, "--output", "json"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr or result.stdout
     return json.loads(result.stdout)
 
 
 def cli_tx(root: Path, node: str, *args: str, gas: str = "auto") -> dict[str, Any]:
     """``gonkad tx learning ARGS``, admitted to the mempool, then its result in the block."""
-    sent = gonkad("tx", "learning", *args, "--gas", gas, "--gas-adjustment", "1.5", "--home", str(root),
-                  "--keyring-backend", "test", "--node", node, "-y")
+    sent = gonkad(
+        "tx",
+        "learning",
+        *args,
+        "--gas",
+        gas,
+        "--gas-adjustment",
+        "1.5",
+        "--home",
+        str(root),
+        "--keyring-backend",
+        "test",
+        "--node",
+        node,
+        "-y",
+    )
     assert sent["code"] == 0, sent
     return dict(wait_for_tx(Querier(node), sent["txhash"], 60)["tx_result"])
 
@@ -61,7 +79,11 @@ def succeeded(result: dict[str, Any]) -> dict[str, Any]:
 
 def commit_args(run_id: int, round_: int, values: dict[str, bytes], key: str) -> list[str]:
     return [
-        "commit-checkpoint", str(run_id), str(round_), "--from", key,
+        "commit-checkpoint",
+        str(run_id),
+        str(round_),
+        "--from",
+        key,
         *(arg for field, value in values.items() for arg in (flag(field), value.hex())),
     ]
 
@@ -70,18 +92,41 @@ def test_training_run_commits_forgeries_and_verdicts(net4: Path) -> None:
     spec = localnet.load(net4)
     node, grpc_addr = spec.nodes[0].rpc, f"127.0.0.1:{spec.nodes[1].grpc_port}"
     names = (*LEARNERS, "intruder", "verifier")
-    addresses = {name: gonkad("keys", "add", name, "--home", str(net4), "--keyring-backend", "test")["address"]
-                 for name in names}
+    addresses = {
+        name: gonkad("keys", "add", name, "--home", str(net4), "--keyring-backend", "test")["address"] for name in names
+    }
     keys = {name: localnet.load_key(net4, name) for name in names}
     faucet = localnet.load_key(net4, "faucet")
-    deliver(Querier(node), faucet, [send_msg(address_of(faucet), a, parse_coins("10000000ngonka"))
-                                    for a in addresses.values()], spec.chain_id, TxOptions(gas="400000"))
+    deliver(
+        Querier(node),
+        faucet,
+        [send_msg(address_of(faucet), a, parse_coins("10000000ngonka")) for a in addresses.values()],
+        spec.chain_id,
+        TxOptions(gas="400000"),
+    )
     workers = [addresses[name] for name in LEARNERS]
 
-    created = succeeded(cli_tx(
-        net4, node, "create-run", "--config-hash", h("config").hex(), "--initial-weights-hash", h("initial").hex(),
-        "--workers", ",".join(workers), "--inner-steps", "4", "--rounds", "2", "--preset", "tiny", "--from", "faucet",
-    ))
+    created = succeeded(
+        cli_tx(
+            net4,
+            node,
+            "create-run",
+            "--config-hash",
+            h("config").hex(),
+            "--initial-weights-hash",
+            h("initial").hex(),
+            "--workers",
+            ",".join(workers),
+            "--inner-steps",
+            "4",
+            "--rounds",
+            "2",
+            "--preset",
+            "tiny",
+            "--from",
+            "faucet",
+        )
+    )
     [event] = [e for e in created["events"] if e["type"] == "create_run"]
     run_id = int({a["key"]: a["value"] for a in event["attributes"]}["run_id"])
     client = LearningClient(node)
@@ -101,9 +146,25 @@ def test_training_run_commits_forgeries_and_verdicts(net4: Path) -> None:
 
     client.commit_checkpoint(keys["learner0"], run_id, 1, **hashes("learner0", 1))
     succeeded(cli_tx(net4, node, *commit_args(run_id, 1, hashes("learner1", 1), "learner1")))
-    succeeded(cli_tx(net4, node, "submit-verdict", str(run_id), "0", workers[0], "valid", "--replay-weights-hash",
-           h("weights 0 learner0").hex(), "--replay-optimizer-hash", h("optimizer 0 learner0").hex(),
-           "--reason", "replayed", "--from", "verifier"))
+    succeeded(
+        cli_tx(
+            net4,
+            node,
+            "submit-verdict",
+            str(run_id),
+            "0",
+            workers[0],
+            "valid",
+            "--replay-weights-hash",
+            h("weights 0 learner0").hex(),
+            "--replay-optimizer-hash",
+            h("optimizer 0 learner0").hex(),
+            "--reason",
+            "replayed",
+            "--from",
+            "verifier",
+        )
+    )
 
     over_abci = gonkad("query", "learning", "verdicts", str(run_id), "0", workers[0], "--node", node)
     over_grpc = gonkad("query", "learning", "verdicts", str(run_id), "0", workers[0], "--grpc-addr", grpc_addr)

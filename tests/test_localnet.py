@@ -14,17 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
+from nodes import kill_node
 
 from gonkad import localnet
-from sdk.coins import parse_coins
-from sdk.crypto import secp256k1
 from sdk.client.proofs import ProofError, header_app_hash, proven_get, verify_proof_ops
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
-from sdk.crypto import bech32
+from sdk.coins import parse_coins
+from sdk.crypto import bech32, secp256k1
 from x.bank import keys as bank_keys
-from nodes import kill_node
-
 
 
 def rpcs(root: Path) -> list[CometRPC]:
@@ -77,8 +75,13 @@ class TxWriter(threading.Thread):
         sequence = account.sequence
         while not self.stop_event.is_set():
             recipient = address_of(secp256k1.PrivateKey(rng.randbytes(32)))
-            tx = sign_tx(self.key, [send_msg(sender, recipient, parse_coins("1000ngonka"))],
-                         self.chain_id, account.account_number, sequence)
+            tx = sign_tx(
+                self.key,
+                [send_msg(sender, recipient, parse_coins("1000ngonka"))],
+                self.chain_id,
+                account.account_number,
+                sequence,
+            )
             try:
                 result = self.rpc.broadcast_tx_sync(tx)
             except RPCError:
@@ -95,12 +98,18 @@ class TxWriter(threading.Thread):
 
 def test_four_validators_reach_height_20_and_agree(net4: Path) -> None:
     localnet.wait_for_height(net4, 21, timeout_s=180)
-    shown = subprocess.run([sys.executable, "-m", "gonkad", "localnet", "status", "--home", str(net4)],
-                           capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-m", "gonkad", "localnet", "status", "--home", str(net4)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     status = json.loads(shown.stdout)
     assert status["chain_id"] == "gonka-test"
     for node in status["nodes"]:
-        assert {"name", "home", "pids", "rpc", "grpc", "abci", "height", "app_hash", "catching_up", "peers"} <= set(node)
+        assert {"name", "home", "pids", "rpc", "grpc", "abci", "height", "app_hash", "catching_up", "peers"} <= set(
+            node
+        )
         assert node["peers"] == 3 and node["catching_up"] is False and node["height"] >= 21, node
         assert all(isinstance(pid, int) for pid in node["pids"].values()), node
     assert len({n["rpc"] for n in status["nodes"]} | {n["abci"] for n in status["nodes"]}) == 8  # distinct ports
@@ -154,18 +163,18 @@ def test_proofs_from_a_live_node_verify_against_the_header_app_hash(net4: Path) 
     assert proven_get(rpc, absent, height) is None
 
     app_hash = header_app_hash(rpc, height + 1)
-    for key, value in ((present, value), (absent, None)):
+    for key, expected in ((present, value), (absent, None)):
         ops = rpc.abci_query("/store/key", key, height=height, prove=True)["proofOps"]["ops"]
-        verify_proof_ops(ops, key, value, app_hash)
+        verify_proof_ops(ops, key, expected, app_hash)
         data = bytearray(base64.b64decode(ops[0]["data"]))
         data[len(data) // 2] ^= 0x01
         tampered = [dict(ops[0], data=base64.b64encode(bytes(data)).decode())]
         with pytest.raises(ProofError, match="does not verify"):
-            verify_proof_ops(tampered, key, value, app_hash)
+            verify_proof_ops(tampered, key, expected, app_hash)
         with pytest.raises(ProofError, match="does not verify"):
-            verify_proof_ops(ops, key, b"1" if value is None else value + b"0", app_hash)
+            verify_proof_ops(ops, key, b"1" if expected is None else expected + b"0", app_hash)
         with pytest.raises(ProofError, match="another key"):
-            verify_proof_ops(ops, key + b"x", value, app_hash)
+            verify_proof_ops(ops, key + b"x", expected, app_hash)
     other = header_app_hash(rpc, 2)  # the state after block 1
     assert other != app_hash
     ops = rpc.abci_query("/store/key", present, height=height, prove=True)["proofOps"]["ops"]

@@ -16,8 +16,9 @@ from gonkad import localnet
 def test_committed_settings_load() -> None:
     settings = localnet.load_settings()
     assert settings.validators >= 1 and settings.chain_id
-    assert settings.faucet_ngonka + settings.validators * settings.validator_balance_ngonka == \
-        settings.total_supply_ngonka
+    assert (
+        settings.faucet_ngonka + settings.validators * settings.validator_balance_ngonka == settings.total_supply_ngonka
+    )
     assert localnet.load_settings(validators=1, chain_id="other").validators == 1
 
 
@@ -47,8 +48,11 @@ def test_build_follows_the_settings(tmp_path: Path) -> None:
 
 def test_invalid_settings_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
-    path.write_text(localnet.SETTINGS_FILE.read_text().replace(
-        "validator_stake_ngonka = 100_000_000_000_000", "validator_stake_ngonka = 2_000_000_000_000_000"))
+    path.write_text(
+        localnet.SETTINGS_FILE.read_text().replace(
+            "validator_stake_ngonka = 100_000_000_000_000", "validator_stake_ngonka = 2_000_000_000_000_000"
+        )
+    )
     with pytest.raises(ValidationError, match="validator_stake_ngonka exceeds validator_balance_ngonka"):
         localnet.load_settings(path)
 
@@ -60,8 +64,12 @@ def test_services_are_settings_too(tmp_path: Path) -> None:
     settings = localnet.load_settings(with_services=True)
     services = settings.services
     assert services is not None and services.ml_nodes >= 1 and services.transfer_agents >= 1
-    assert settings.faucet_ngonka + settings.validators * settings.validator_balance_ngonka + \
-        services.transfer_agents * services.ta_balance_ngonka == settings.total_supply_ngonka
+    assert (
+        settings.faucet_ngonka
+        + settings.validators * settings.validator_balance_ngonka
+        + services.transfer_agents * services.ta_balance_ngonka
+        == settings.total_supply_ngonka
+    )
     with pytest.raises(ValidationError, match="more than the 1 validators"):
         localnet.load_settings(validators=1, with_services=True)
     path = tmp_path / "settings.toml"

@@ -59,7 +59,7 @@ def test_prefill_and_batched_decode_match_full_pass(tiny: Transformer) -> None:
         positions = torch.tensor([len(p) for p in prompts])
         batched = tiny.decode(nxt, positions, cache)
         for row, prompt in enumerate(prompts):
-            full = tiny(torch.cat([prompt, nxt[row:row + 1]])[None])[0, -1]
+            full = tiny(torch.cat([prompt, nxt[row : row + 1]])[None])[0, -1]
             assert torch.allclose(batched[row], full, atol=1e-5)
         cache.move(source=2, target=0, length=len(prompts[2]) + 1)
         moved = tiny.decode(torch.tensor([10]), torch.tensor([len(prompts[2]) + 1]), cache)
@@ -103,8 +103,10 @@ def test_sampling_is_replayable_and_respects_top_p() -> None:
 
 def test_generation_is_deterministic_and_stops(tiny: Transformer) -> None:
     prompt = tokenizer.chat_prompt([("user", "count to ten")])
-    runs = [generate(tiny, GenerationRequest(prompt, 40, SamplingParams(0.8, 0.95, seed), top_logprobs=3))
-            for seed in range(40, 48)]
+    runs = [
+        generate(tiny, GenerationRequest(prompt, 40, SamplingParams(0.8, 0.95, seed), top_logprobs=3))
+        for seed in range(40, 48)
+    ]
     for run in runs:
         assert (run.finish_reason == "length") == (len(run.tokens) == 40), run.finish_reason
     first = next(run for run in runs if run.finish_reason == "length")

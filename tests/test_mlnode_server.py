@@ -26,8 +26,8 @@ import openai
 import pytest
 import torch
 from openai.types.chat import ChatCompletionTokenLogprob
+from servers import serve
 
-from sdk.client.process import stop_child
 from mlnode import forgery
 from mlnode.generate import GenerationRequest, Sequence, generate
 from mlnode.limits import MIN_BODY_BYTES
@@ -39,7 +39,7 @@ from mlnode.tokenizer import chat_prompt, decode, token_from_bytes
 from mlnode.upstream import upstream_error
 from mlnode.verify import teacher_forced
 from mlnode.weights import LoadedModel, random_model
-from servers import serve
+from sdk.client.process import stop_child
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -69,8 +69,12 @@ def mlnode(folder: Path, *args: str) -> Iterator[str]:
     """A node process on a free loopback port, stopped (killed if need be) however the block ends."""
     log = folder / "stderr.log"
     with log.open("wb") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "gonkad", "mlnode", "start", "--port", "0", *args],
-                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gonkad", "mlnode", "start", "--port", "0", *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
         try:
             yield ready_url(process, log)
         finally:
@@ -90,24 +94,47 @@ def reference() -> LoadedModel:
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with mlnode(tmp_path_factory.mktemp("node"), "--preset", "tiny", "--seed", "1", "--threads", "1",
-                "--max-tokens-limit", str(TOKENS_LIMIT)) as url:
+    with mlnode(
+        tmp_path_factory.mktemp("node"),
+        "--preset",
+        "tiny",
+        "--seed",
+        "1",
+        "--threads",
+        "1",
+        "--max-tokens-limit",
+        str(TOKENS_LIMIT),
+    ) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def small_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One batch slot and no queue: a second request is refused while one runs."""
-    with mlnode(tmp_path_factory.mktemp("small"), "--preset", "tiny", "--seed", "1", "--threads", "1",
-                "--max-concurrency", "1", "--max-queue", "0", "--max-tokens-limit", str(TOKENS_LIMIT)) as url:
+    with mlnode(
+        tmp_path_factory.mktemp("small"),
+        "--preset",
+        "tiny",
+        "--seed",
+        "1",
+        "--threads",
+        "1",
+        "--max-concurrency",
+        "1",
+        "--max-queue",
+        "0",
+        "--max-tokens-limit",
+        str(TOKENS_LIMIT),
+    ) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def upstream_node(node: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Fronts ``node``, with its own limit of one request at a time."""
-    with mlnode(tmp_path_factory.mktemp("upstream"), "--upstream", node, "--max-concurrency", "1",
-                "--max-queue", "0") as url:
+    with mlnode(
+        tmp_path_factory.mktemp("upstream"), "--upstream", node, "--max-concurrency", "1", "--max-queue", "0"
+    ) as url:
         yield url
 
 
@@ -134,14 +161,29 @@ class Ask:
 
     def params(self) -> dict[str, Any]:
         stop = {"stop": list(self.stop)} if self.stop else {}
-        return {"model": MODEL, "messages": [{"role": "user", "content": self.text}], "seed": self.seed,
-                "max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
-                "logprobs": True, "top_logprobs": self.top_logprobs, **stop}
+        return {
+            "model": MODEL,
+            "messages": [{"role": "user", "content": self.text}],
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+            **stop,
+        }
 
     def expected(self, model: LoadedModel) -> Sequence:
-        return generate(model.model, GenerationRequest(
-            chat_prompt([("user", self.text)]), self.max_tokens, SamplingParams(self.temperature, self.top_p, self.seed),
-            tuple(s.encode() for s in self.stop), self.top_logprobs))
+        return generate(
+            model.model,
+            GenerationRequest(
+                chat_prompt([("user", self.text)]),
+                self.max_tokens,
+                SamplingParams(self.temperature, self.top_p, self.seed),
+                tuple(s.encode() for s in self.stop),
+                self.top_logprobs,
+            ),
+        )
 
 
 @dataclass
@@ -186,8 +228,7 @@ def assert_matches(answer: Answer, expected: Sequence) -> None:
     for got, want in zip(answer.logprobs, expected.logprobs, strict=True):
         assert got.logprob == pytest.approx(want.logprob, abs=LOGPROB_TOLERANCE)
         assert token_ids(got.top_logprobs) == [token for token, _ in want.top]
-        assert [t.logprob for t in got.top_logprobs] == pytest.approx([lp for _, lp in want.top],
-                                                                      abs=LOGPROB_TOLERANCE)
+        assert [t.logprob for t in got.top_logprobs] == pytest.approx([lp for _, lp in want.top], abs=LOGPROB_TOLERANCE)
 
 
 def assert_identical(a: Answer, b: Answer) -> None:
@@ -198,9 +239,17 @@ def assert_identical(a: Answer, b: Answer) -> None:
 def verify_body(ask: Ask, answer: Answer) -> dict[str, Any]:
     """The ``/v1/verify`` request a validator builds from a served answer."""
     params = ask.params()
-    return {"model": MODEL, "messages": params["messages"], "max_tokens": ask.max_tokens,
-            "temperature": ask.temperature, "top_p": ask.top_p, "seed": answer.seed, "stop": list(ask.stop),
-            "finish_reason": answer.finish_reason, "logprobs": [t.model_dump() for t in answer.logprobs]}
+    return {
+        "model": MODEL,
+        "messages": params["messages"],
+        "max_tokens": ask.max_tokens,
+        "temperature": ask.temperature,
+        "top_p": ask.top_p,
+        "seed": answer.seed,
+        "stop": list(ask.stop),
+        "finish_reason": answer.finish_reason,
+        "logprobs": [t.model_dump() for t in answer.logprobs],
+    }
 
 
 def with_stop(model: LoadedModel, ask: Ask) -> Ask:
@@ -233,12 +282,19 @@ def wait_until(condition: Callable[[], bool], failure: str, timeout_s: float = 1
 
 
 def wait_idle(url: str) -> None:
-    wait_until(lambda: httpx.get(f"{url}/v1/node/info").json()["load"]["in_flight"] == 0,
-               f"{url} still has a request in flight")
+    wait_until(
+        lambda: httpx.get(f"{url}/v1/node/info").json()["load"]["in_flight"] == 0,
+        f"{url} still has a request in flight",
+    )
 
 
-def assert_error(response: httpx.Response, status: int, param: str | None = None, code: str | None = None,
-                 kind: str = "invalid_request_error") -> None:
+def assert_error(
+    response: httpx.Response,
+    status: int,
+    param: str | None = None,
+    code: str | None = None,
+    kind: str = "invalid_request_error",
+) -> None:
     assert response.status_code == status, response.text
     error = response.json()["error"]
     assert set(error) == {"message", "type", "param", "code"} and error["message"]
@@ -271,11 +327,16 @@ def test_stream_equals_non_stream(client: openai.OpenAI, reference: LoadedModel)
 def test_same_seed_same_answer(client: openai.OpenAI) -> None:
     ask = Ask("Twice", seed=123, max_tokens=20)
     assert_identical(complete(client, ask), complete(client, ask))
-    unseeded = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Any seed"}],
-                                              max_tokens=12)
+    unseeded = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "Any seed"}], max_tokens=12
+    )
     assert unseeded.model_extra is not None and isinstance(unseeded.model_extra["seed"], int)
-    replay = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Any seed"}],
-                                            max_tokens=12, seed=unseeded.model_extra["seed"])
+    replay = client.chat.completions.create(
+        model=MODEL,
+        messages=[{"role": "user", "content": "Any seed"}],
+        max_tokens=12,
+        seed=unseeded.model_extra["seed"],
+    )
     assert replay.choices[0].message.content == unseeded.choices[0].message.content
 
 
@@ -313,51 +374,160 @@ BAD_REQUESTS: list[tuple[str, str, str, Any, int, str | None, str | None]] = [
     ("missing model", "POST", "/v1/chat/completions", {"messages": CHAT["messages"]}, 400, "model", None),
     ("missing messages", "POST", "/v1/chat/completions", {"model": MODEL}, 400, "messages", None),
     ("messages not a list", "POST", "/v1/chat/completions", {**CHAT, "messages": "hi"}, 400, "messages", None),
-    ("unknown role", "POST", "/v1/chat/completions", {**CHAT, "messages": [{"role": "bot", "content": "x"}]},
-     400, "messages[0].role", None),
-    ("max_tokens not a number", "POST", "/v1/chat/completions", {**CHAT, "max_tokens": "ten"}, 400, "max_tokens",
-     None),
+    (
+        "unknown role",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "messages": [{"role": "bot", "content": "x"}]},
+        400,
+        "messages[0].role",
+        None,
+    ),
+    ("max_tokens not a number", "POST", "/v1/chat/completions", {**CHAT, "max_tokens": "ten"}, 400, "max_tokens", None),
     ("temperature above 2", "POST", "/v1/chat/completions", {**CHAT, "temperature": 2.5}, 400, "temperature", None),
     ("unknown model", "POST", "/v1/chat/completions", {**CHAT, "model": "gpt-9"}, 404, "model", "model_not_found"),
-    ("max_tokens above the limit", "POST", "/v1/chat/completions", {**CHAT, "max_tokens": TOKENS_LIMIT + 1}, 400,
-     "max_tokens", "integer_above_max_value"),
-    ("max_completion_tokens above the limit", "POST", "/v1/chat/completions",
-     {**CHAT, "max_completion_tokens": TOKENS_LIMIT + 1}, 400, "max_completion_tokens", "integer_above_max_value"),
-    ("longer than the context", "POST", "/v1/chat/completions",
-     {**CHAT, "messages": [{"role": "user", "content": TOO_LONG}], "max_tokens": 10}, 400, "messages",
-     "context_length_exceeded"),
-    ("prompt fills the context", "POST", "/v1/chat/completions",
-     {**CHAT, "messages": [{"role": "user", "content": TOO_LONG}]}, 400, "messages", "context_length_exceeded"),
-    ("top_logprobs above 5", "POST", "/v1/chat/completions", {**CHAT, "logprobs": True, "top_logprobs": 6}, 400,
-     "top_logprobs", None),
-    ("top_logprobs without logprobs", "POST", "/v1/chat/completions", {**CHAT, "top_logprobs": 2}, 400,
-     "top_logprobs", None),
+    (
+        "max_tokens above the limit",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "max_tokens": TOKENS_LIMIT + 1},
+        400,
+        "max_tokens",
+        "integer_above_max_value",
+    ),
+    (
+        "max_completion_tokens above the limit",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "max_completion_tokens": TOKENS_LIMIT + 1},
+        400,
+        "max_completion_tokens",
+        "integer_above_max_value",
+    ),
+    (
+        "longer than the context",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "messages": [{"role": "user", "content": TOO_LONG}], "max_tokens": 10},
+        400,
+        "messages",
+        "context_length_exceeded",
+    ),
+    (
+        "prompt fills the context",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "messages": [{"role": "user", "content": TOO_LONG}]},
+        400,
+        "messages",
+        "context_length_exceeded",
+    ),
+    (
+        "top_logprobs above 5",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "logprobs": True, "top_logprobs": 6},
+        400,
+        "top_logprobs",
+        None,
+    ),
+    (
+        "top_logprobs without logprobs",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "top_logprobs": 2},
+        400,
+        "top_logprobs",
+        None,
+    ),
     ("n above 1", "POST", "/v1/chat/completions", {**CHAT, "n": 2}, 400, "n", None),
     ("five stop sequences", "POST", "/v1/chat/completions", {**CHAT, "stop": list("abcde")}, 400, "stop", None),
-    ("more messages than OpenAI takes", "POST", "/v1/chat/completions",
-     {**CHAT, "messages": [{"role": "user", "content": ""}] * 2049}, 400, "messages", None),
+    (
+        "more messages than OpenAI takes",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "messages": [{"role": "user", "content": ""}] * 2049},
+        400,
+        "messages",
+        None,
+    ),
     # lone surrogates: valid JSON escapes, but no UTF-8 form (regression: 500 from UnicodeEncodeError)
-    ("lone surrogate in content", "POST", "/v1/chat/completions",
-     {**CHAT, "messages": [{"role": "user", "content": "hi \ud800"}]}, 400, "messages[0].content", None),
+    (
+        "lone surrogate in content",
+        "POST",
+        "/v1/chat/completions",
+        {**CHAT, "messages": [{"role": "user", "content": "hi \ud800"}]},
+        400,
+        "messages[0].content",
+        None,
+    ),
     ("lone surrogate in model", "POST", "/v1/chat/completions", {**CHAT, "model": "tiny\udfff"}, 400, "model", None),
     ("lone surrogate in stop", "POST", "/v1/chat/completions", {**CHAT, "stop": "\udbff"}, 400, "stop[0]", None),
-    ("verify: lone surrogate in content", "POST", "/v1/verify",
-     {**VERIFY, "messages": [{"role": "user", "content": "\ud800"}]}, 400, "messages[0].content", None),
-    ("verify: lone surrogate in a token", "POST", "/v1/verify",
-     {**VERIFY, "logprobs": [{**ENTRY, "token": "\ud800", "top_logprobs": []}]}, 400, "logprobs[0].token", None),
-    ("verify: lone surrogate in finish_reason", "POST", "/v1/verify", {**VERIFY, "finish_reason": "\ud800"}, 400,
-     "finish_reason", None),
-    ("verify: unknown field named by a lone surrogate", "POST", "/v1/verify", {**VERIFY, "\ud800": 1}, 400, None,
-     None),
+    (
+        "verify: lone surrogate in content",
+        "POST",
+        "/v1/verify",
+        {**VERIFY, "messages": [{"role": "user", "content": "\ud800"}]},
+        400,
+        "messages[0].content",
+        None,
+    ),
+    (
+        "verify: lone surrogate in a token",
+        "POST",
+        "/v1/verify",
+        {**VERIFY, "logprobs": [{**ENTRY, "token": "\ud800", "top_logprobs": []}]},
+        400,
+        "logprobs[0].token",
+        None,
+    ),
+    (
+        "verify: lone surrogate in finish_reason",
+        "POST",
+        "/v1/verify",
+        {**VERIFY, "finish_reason": "\ud800"},
+        400,
+        "finish_reason",
+        None,
+    ),
+    ("verify: unknown field named by a lone surrogate", "POST", "/v1/verify", {**VERIFY, "\ud800": 1}, 400, None, None),
     # verify bounded as chat is (regression: 300 top_logprobs gave 500 "selected index k out of range")
-    ("verify: 300 top_logprobs", "POST", "/v1/verify",
-     {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": [ENTRY] * 300}]}, 400, "logprobs[0].top_logprobs", None),
-    ("verify: top_logprobs above 5", "POST", "/v1/verify",
-     {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": [ENTRY] * 6}]}, 400, "logprobs[0].top_logprobs", None),
-    ("verify: answer beyond the context", "POST", "/v1/verify",
-     {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": []}] * 600}, 400, "messages", "context_length_exceeded"),
-    ("verify: max_tokens beyond the context", "POST", "/v1/verify", {**VERIFY, "max_tokens": 600}, 400, "messages",
-     "context_length_exceeded"),
+    (
+        "verify: 300 top_logprobs",
+        "POST",
+        "/v1/verify",
+        {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": [ENTRY] * 300}]},
+        400,
+        "logprobs[0].top_logprobs",
+        None,
+    ),
+    (
+        "verify: top_logprobs above 5",
+        "POST",
+        "/v1/verify",
+        {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": [ENTRY] * 6}]},
+        400,
+        "logprobs[0].top_logprobs",
+        None,
+    ),
+    (
+        "verify: answer beyond the context",
+        "POST",
+        "/v1/verify",
+        {**VERIFY, "logprobs": [{**ENTRY, "top_logprobs": []}] * 600},
+        400,
+        "messages",
+        "context_length_exceeded",
+    ),
+    (
+        "verify: max_tokens beyond the context",
+        "POST",
+        "/v1/verify",
+        {**VERIFY, "max_tokens": 600},
+        400,
+        "messages",
+        "context_length_exceeded",
+    ),
     # verify takes only sampling a generator takes (regression: any temperature was replayed)
     ("verify: temperature above 2", "POST", "/v1/verify", {**VERIFY, "temperature": 1e16}, 400, "temperature", None),
     ("verify: top_p 0", "POST", "/v1/verify", {**VERIFY, "top_p": 0}, 400, "top_p", None),
@@ -367,10 +537,14 @@ BAD_REQUESTS: list[tuple[str, str, str, Any, int, str | None, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("method", "path", "body", "status", "param", "code"),
-                         [case[1:] for case in BAD_REQUESTS], ids=[case[0] for case in BAD_REQUESTS])
-def test_bad_request_gets_openai_error_and_node_serves_on(node: str, method: str, path: str, body: Any, status: int,
-                                                          param: str | None, code: str | None) -> None:
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "param", "code"),
+    [case[1:] for case in BAD_REQUESTS],
+    ids=[case[0] for case in BAD_REQUESTS],
+)
+def test_bad_request_gets_openai_error_and_node_serves_on(
+    node: str, method: str, path: str, body: Any, status: int, param: str | None, code: str | None
+) -> None:
     content = body if isinstance(body, bytes) else None if body is None else json.dumps(body).encode()
     response = httpx.request(method, f"{node}{path}", content=content, headers={"content-type": "application/json"})
     assert_error(response, status, param, code)
@@ -403,8 +577,7 @@ def test_made_up_answer_is_refused_at_any_temperature(node: str, reference: Load
     content = openai_logprobs(claims).content
     assert content is not None
     forged = {**VERIFY, "max_tokens": len(tokens), "top_p": 1.0, "logprobs": [t.model_dump() for t in content]}
-    assert_error(httpx.post(f"{node}/v1/verify", json={**forged, "temperature": 1e16}, timeout=30), 400,
-                 "temperature")
+    assert_error(httpx.post(f"{node}/v1/verify", json={**forged, "temperature": 1e16}, timeout=30), 400, "temperature")
     verdict = httpx.post(f"{node}/v1/verify", json={**forged, "temperature": 2.0}, timeout=30).json()
     assert verdict["match"] is False and "token_mismatch" in verdict["reasons"]
     assert verdict["max_logprob_error"] < 1e-5
@@ -419,7 +592,7 @@ def chat_of_size(size: int) -> bytes:
 
 def post_body(url: str, body: bytes, chunked: bool) -> httpx.Response:
     """POST ``body`` with its Content-Length, or chunked with none."""
-    content = (body[i:i + 65536] for i in range(0, len(body), 65536)) if chunked else body
+    content = (body[i : i + 65536] for i in range(0, len(body), 65536)) if chunked else body
     return httpx.post(url, content=content, headers={"content-type": "application/json"}, timeout=30)
 
 
@@ -506,14 +679,30 @@ def test_upstream_errors_and_capacity(node: str, upstream_node: str) -> None:
 VLLM_ERROR = {"message": "too long", "type": "BadRequestError", "param": None, "code": 400}
 
 
-@pytest.mark.parametrize(("status", "payload", "text", "expected"), [
-    (404, {"error": {**VLLM_ERROR, "code": "model_not_found"}}, "", {**VLLM_ERROR, "code": "model_not_found"}),
-    (400, {"object": "error", **VLLM_ERROR}, "", VLLM_ERROR),
-    (400, {"error": {**VLLM_ERROR, "message": "bad \udc80 byte"}}, "", {**VLLM_ERROR, "message": "bad \ufffd byte"}),
-    (502, None, "<html>bad gateway</html>",
-     {"message": "The upstream answered HTTP 502: <html>bad gateway</html>", "type": "server_error", "param": None,
-      "code": None}),
-])
+@pytest.mark.parametrize(
+    ("status", "payload", "text", "expected"),
+    [
+        (404, {"error": {**VLLM_ERROR, "code": "model_not_found"}}, "", {**VLLM_ERROR, "code": "model_not_found"}),
+        (400, {"object": "error", **VLLM_ERROR}, "", VLLM_ERROR),
+        (
+            400,
+            {"error": {**VLLM_ERROR, "message": "bad \udc80 byte"}},
+            "",
+            {**VLLM_ERROR, "message": "bad \ufffd byte"},
+        ),
+        (
+            502,
+            None,
+            "<html>bad gateway</html>",
+            {
+                "message": "The upstream answered HTTP 502: <html>bad gateway</html>",
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            },
+        ),
+    ],
+)
 def test_upstream_error_shapes(status: int, payload: Any, text: str, expected: dict[str, Any]) -> None:
     """OpenAI's form, vLLM's older flat form, and a page that is not JSON all become OpenAI's error body,
     one that always encodes (a lone surrogate becomes U+FFFD)."""
@@ -533,8 +722,12 @@ def test_node_verifies_an_answer_it_served(node: str, client: openai.OpenAI, ups
         entry["logprob"] += 0.01
     forged_verdict = httpx.post(f"{node}/v1/verify", json=forged, timeout=30).json()
     assert forged_verdict["match"] is False and "logprob_mismatch" in forged_verdict["reasons"]
-    assert_error(httpx.post(f"{node}/v1/verify", json={**body, "model": "tiny-seed2"}, timeout=30), 404,
-                 param="model", code="model_not_found")
+    assert_error(
+        httpx.post(f"{node}/v1/verify", json={**body, "model": "tiny-seed2"}, timeout=30),
+        404,
+        param="model",
+        code="model_not_found",
+    )
     unreadable = json.loads(json.dumps(body))
     unreadable["logprobs"][0].update(token="xy", bytes=[1, 2])
     assert_error(httpx.post(f"{node}/v1/verify", json=unreadable, timeout=30), 400)
@@ -546,8 +739,9 @@ def test_node_runs_the_sprint_race(node: str) -> None:
     run = httpx.post(f"{node}/v1/sprint/run", json=body, timeout=60)
     assert run.status_code == 200, run.text
     assert run.json()["commitment"]["count"] == len(run.json()["proofs"])
-    assert_error(httpx.post(f"{node}/v1/sprint/run", json={**body, "nonce_count": -1}, timeout=30), 400,
-                 param="nonce_count")
+    assert_error(
+        httpx.post(f"{node}/v1/sprint/run", json={**body, "nonce_count": -1}, timeout=30), 400, param="nonce_count"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -578,8 +772,8 @@ def fail_once(method: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor
 @pytest.mark.parametrize("step", ["prefill", "decode"])
 @pytest.mark.parametrize("streaming", [False, True])
 def test_model_failure_fails_the_request_and_the_node_goes_on(
-        local: tuple[str, LocalBackend], reference: LoadedModel, monkeypatch: pytest.MonkeyPatch, step: str,
-        streaming: bool) -> None:
+    local: tuple[str, LocalBackend], reference: LoadedModel, monkeypatch: pytest.MonkeyPatch, step: str, streaming: bool
+) -> None:
     url, backend = local
     model = backend.loaded.model
     monkeypatch.setattr(model, step, fail_once(getattr(model, step)))
@@ -594,8 +788,9 @@ def test_model_failure_fails_the_request_and_the_node_goes_on(
     wait_until(lambda: backend.load().in_flight == 0, "a failed request still holds its slot")
 
 
-def test_client_leaving_mid_stream_frees_its_slot(local: tuple[str, LocalBackend],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_client_leaving_mid_stream_frees_its_slot(
+    local: tuple[str, LocalBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
     url, backend = local
     model = backend.loaded.model
     fast_decode = model.decode

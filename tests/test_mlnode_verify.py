@@ -14,8 +14,17 @@ from mlnode.generate import GenerationRequest, Sequence, TokenChoice, generate
 from mlnode.model import Transformer
 from mlnode.sampling import GREEDY_BELOW, MAX_TEMPERATURE, SamplingParams, choose
 from mlnode.tokenizer import EOT, chat_prompt, token_bytes, token_text
-from mlnode.verify import (LOGPROB_TOL, Answer, Reason, Tolerances, InferenceVerdict, admissible, teacher_forced, verify,
-                           verify_sequence)
+from mlnode.verify import (
+    LOGPROB_TOL,
+    Answer,
+    InferenceVerdict,
+    Reason,
+    Tolerances,
+    admissible,
+    teacher_forced,
+    verify,
+    verify_sequence,
+)
 from mlnode.verify_chat import VerifyRequest, verify_chat
 from mlnode.weights import LoadedModel, random_model
 
@@ -86,8 +95,15 @@ def test_corpus_separates_honest_from_dishonest(model: Transformer) -> None:
 def test_admissible_replays_choose_exactly_and_excuses_near_ties() -> None:
     """At slack 0 it is choose's decision; tokens chosen from logits moved by ~1e-6 pass at the tolerance."""
     generator = torch.Generator().manual_seed(3)
-    for trial, params in enumerate([SamplingParams(0.0), SamplingParams(1.0, 1.0, 5), SamplingParams(0.7, 0.9, 6),
-                                    SamplingParams(1.5, 0.3, 7), SamplingParams(0.3, 0.95, 8)]):
+    for trial, params in enumerate(
+        [
+            SamplingParams(0.0),
+            SamplingParams(1.0, 1.0, 5),
+            SamplingParams(0.7, 0.9, 6),
+            SamplingParams(1.5, 0.3, 7),
+            SamplingParams(0.3, 0.95, 8),
+        ]
+    ):
         logits = torch.randn(400, 264, generator=generator) * (0.2 + trial)
         moved = logits + torch.randn(logits.shape, generator=generator) * 1e-6
         replayed = torch.tensor([choose(logits[i], params, i).token for i in range(400)])
@@ -133,9 +149,17 @@ def test_tiny_temperature_is_greedy() -> None:
     assert not SamplingParams(GREEDY_BELOW, 1.0).greedy
 
 
-@pytest.mark.parametrize(("field", "value"), [("temperature", 1e16), ("temperature", MAX_TEMPERATURE + 1e-9),
-                                              ("temperature", -1.0), ("top_p", 0.0), ("top_p", 1.5),
-                                              ("seed", 1 << 63)])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("temperature", 1e16),
+        ("temperature", MAX_TEMPERATURE + 1e-9),
+        ("temperature", -1.0),
+        ("top_p", 0.0),
+        ("top_p", 1.5),
+        ("seed", 1 << 63),
+    ],
+)
 def test_invalid_sampling_cannot_be_verified(loaded: LoadedModel, greedy: Sequence, field: str, value: float) -> None:
     """Regression: the verifier took any temperature, and at 1e16 made-up tokens matched with score 1.0.
     Parameters a generator refuses can be neither built nor sent; the bounds are the chat request's."""
@@ -151,8 +175,12 @@ def test_made_up_answer_at_max_temperature_does_not_match(model: Transformer) ->
     their true logprobs pass every logprob check, so only the token check can catch them, and it must."""
     prompt = chat_prompt(MESSAGES)
     tokens = list(b"a made-up answer of twenty-nine")
-    answer = Sequence(GenerationRequest(prompt, len(tokens), SamplingParams(MAX_TEMPERATURE, 1.0, 8), top_logprobs=5),
-                      tokens, forgery.reported(teacher_forced(model, prompt, tokens), tokens, 5), "length")
+    answer = Sequence(
+        GenerationRequest(prompt, len(tokens), SamplingParams(MAX_TEMPERATURE, 1.0, 8), top_logprobs=5),
+        tokens,
+        forgery.reported(teacher_forced(model, prompt, tokens), tokens, 5),
+        "length",
+    )
     verdict = verify_sequence(model, answer)
     assert not verdict.match and Reason.TOKEN in verdict.reasons and verdict.max_logprob_error < LOGPROB_TOL
     assert verdict.token_agreement < 0.5
@@ -160,8 +188,15 @@ def test_made_up_answer_at_max_temperature_does_not_match(model: Transformer) ->
 
 def test_honest_greedy_answer_matches(model: Transformer, greedy: Sequence) -> None:
     request = greedy.request
-    verdict = verify(model, request.prompt, Answer(greedy.tokens, greedy.logprobs), request.sampling,
-                     request.max_tokens, request.stop, "length")
+    verdict = verify(
+        model,
+        request.prompt,
+        Answer(greedy.tokens, greedy.logprobs),
+        request.sampling,
+        request.max_tokens,
+        request.stop,
+        "length",
+    )
     assert verdict == InferenceVerdict(True, 1.0, 1.0, verdict.max_logprob_error, verdict.mean_logprob_error, (), ())
     assert verdict.max_logprob_error < LOGPROB_TOL and verdict == verify_sequence(model, greedy)
 
@@ -295,14 +330,27 @@ def test_bad_input_raises(model: Transformer, greedy: Sequence) -> None:
 
 def openai_body(loaded: LoadedModel, answer: Sequence, **changes: object) -> VerifyRequest:
     """The body a client would build from an OpenAI chat completion of ``answer``."""
-    content = [{"token": token_text(t.token), "logprob": t.logprob, "bytes": token_bytes(t.token),
-                "top_logprobs": [{"token": token_text(i), "logprob": v, "bytes": token_bytes(i)} for i, v in t.top]}
-               for t in answer.logprobs]
+    content = [
+        {
+            "token": token_text(t.token),
+            "logprob": t.logprob,
+            "bytes": token_bytes(t.token),
+            "top_logprobs": [{"token": token_text(i), "logprob": v, "bytes": token_bytes(i)} for i, v in t.top],
+        }
+        for t in answer.logprobs
+    ]
     sampling = answer.request.sampling
-    body = {"model": loaded.name, "messages": [{"role": r, "content": c} for r, c in MESSAGES],
-            "max_tokens": answer.request.max_tokens, "temperature": sampling.temperature, "top_p": sampling.top_p,
-            "seed": sampling.seed, "stop": [s.decode() for s in answer.request.stop],
-            "finish_reason": answer.finish_reason, "logprobs": content}
+    body = {
+        "model": loaded.name,
+        "messages": [{"role": r, "content": c} for r, c in MESSAGES],
+        "max_tokens": answer.request.max_tokens,
+        "temperature": sampling.temperature,
+        "top_p": sampling.top_p,
+        "seed": sampling.seed,
+        "stop": [s.decode() for s in answer.request.stop],
+        "finish_reason": answer.finish_reason,
+        "logprobs": content,
+    }
     return VerifyRequest.model_validate({**body, **changes})
 
 

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2, tx_pb2 as staking_tx
+from chain import InProcessChain
 from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
+from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.types import validator_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -24,18 +26,23 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from app import GonkaApp
 from gonkad import genesis
 from gonkad.config import AppConfig, load_app_config, save_app_config
+from sdk.abci.blocks import (
+    INJECTED_ENTRY_MAGIC,
+    BlockInfo,
+    Misbehavior,
+    VoteExtension,
+    VoteInfo,
+    decode_vote_extension,
+    encode_injected_entry,
+    encode_vote_extension,
+)
 from sdk.baseapp import BaseApp
 from sdk.client.txbuilder import address_of, sign_tx
-from sdk.abci.blocks import (
-    INJECTED_ENTRY_MAGIC, BlockInfo, Misbehavior, VoteExtension, VoteInfo, decode_vote_extension,
-    encode_injected_entry, encode_vote_extension,
-)
 from sdk.context import Context
 from sdk.crypto import bech32, secp256k1
 from sdk.module import BaseModule, Module
 from sdk.store.commitstore import CommitStore
 from x.genutil.gentx import build_gentx
-from chain import InProcessChain
 
 CHAIN = "gonka-hooks"
 NODE_A, NODE_B = b"\xaa" * 20, b"\xbb" * 20  # consensus addresses of the two validators
@@ -116,9 +123,9 @@ class ProbeApp(GonkaApp, WithProbe):
     def __init__(self, path: Path, node: str, fail: Sequence[str] = ()) -> None:
         self.probe = ProbeModule()
         super().__init__(CommitStore(str(path)), module_config={"probe": {"node": node, "fail": list(fail)}})
-        self.init_chain(abci.RequestInitChain(
-            chain_id=CHAIN, app_state_bytes=json.dumps(genesis.default_app_state()).encode()
-        ))
+        self.init_chain(
+            abci.RequestInitChain(chain_id=CHAIN, app_state_bytes=json.dumps(genesis.default_app_state()).encode())
+        )
 
 
 @pytest.fixture
@@ -133,27 +140,59 @@ def at(seconds: int) -> Timestamp:
     return Timestamp(seconds=seconds)
 
 
-def prepare(app: ProbeApp, height: int, proposer: bytes, txs: Sequence[bytes] = (),
-            last: abci.ExtendedCommitInfo | None = None, max_tx_bytes: int = 1 << 20) -> list[bytes]:
-    return list(app.prepare_proposal(abci.RequestPrepareProposal(
-        height=height, time=at(height), proposer_address=proposer, txs=txs, max_tx_bytes=max_tx_bytes,
-        local_last_commit=last or abci.ExtendedCommitInfo(),
-    )).txs)
+def prepare(
+    app: ProbeApp,
+    height: int,
+    proposer: bytes,
+    txs: Sequence[bytes] = (),
+    last: abci.ExtendedCommitInfo | None = None,
+    max_tx_bytes: int = 1 << 20,
+) -> list[bytes]:
+    return list(
+        app.prepare_proposal(
+            abci.RequestPrepareProposal(
+                height=height,
+                time=at(height),
+                proposer_address=proposer,
+                txs=txs,
+                max_tx_bytes=max_tx_bytes,
+                local_last_commit=last or abci.ExtendedCommitInfo(),
+            )
+        ).txs
+    )
 
 
 def process(app: ProbeApp, height: int, proposer: bytes, txs: Sequence[bytes]) -> int:
-    return app.process_proposal(abci.RequestProcessProposal(
-        height=height, time=at(height), proposer_address=proposer, txs=txs, hash=bytes([height]) * 32,
-    )).status
+    return app.process_proposal(
+        abci.RequestProcessProposal(
+            height=height,
+            time=at(height),
+            proposer_address=proposer,
+            txs=txs,
+            hash=bytes([height]) * 32,
+        )
+    ).status
 
 
-def finalize(app: ProbeApp, height: int, proposer: bytes, txs: Sequence[bytes],
-             last: abci.CommitInfo | None = None,
-             misbehavior: Sequence[abci.Misbehavior] = ()) -> abci.ResponseFinalizeBlock:
-    response = app.finalize_block(abci.RequestFinalizeBlock(
-        height=height, time=at(height), proposer_address=proposer, txs=txs, hash=bytes([height]) * 32,
-        decided_last_commit=last or abci.CommitInfo(), misbehavior=misbehavior,
-    ))
+def finalize(
+    app: ProbeApp,
+    height: int,
+    proposer: bytes,
+    txs: Sequence[bytes],
+    last: abci.CommitInfo | None = None,
+    misbehavior: Sequence[abci.Misbehavior] = (),
+) -> abci.ResponseFinalizeBlock:
+    response = app.finalize_block(
+        abci.RequestFinalizeBlock(
+            height=height,
+            time=at(height),
+            proposer_address=proposer,
+            txs=txs,
+            hash=bytes([height]) * 32,
+            decided_last_commit=last or abci.CommitInfo(),
+            misbehavior=misbehavior,
+        )
+    )
     app.commit(abci.RequestCommit())
     return response
 
@@ -163,9 +202,14 @@ def extend(app: ProbeApp, height: int) -> bytes:
 
 
 def verify(app: ProbeApp, height: int, validator: bytes, extension: bytes) -> int:
-    return app.verify_vote_extension(abci.RequestVerifyVoteExtension(
-        height=height, hash=bytes([height]) * 32, validator_address=validator, vote_extension=extension,
-    )).status
+    return app.verify_vote_extension(
+        abci.RequestVerifyVoteExtension(
+            height=height,
+            hash=bytes([height]) * 32,
+            validator_address=validator,
+            vote_extension=extension,
+        )
+    ).status
 
 
 def test_injected_entry_is_checked_and_vote_extensions_reach_the_next_proposer(
@@ -179,7 +223,9 @@ def test_injected_entry_is_checked_and_vote_extensions_reach_the_next_proposer(
     assert proposal == [entry, b"mempool-1", b"mempool-2"]
     assert proposal[0].startswith(INJECTED_ENTRY_MAGIC)
     assert prepare(a, 1, NODE_A, txs=[b"mempool-1", b"mempool-2"], max_tx_bytes=len(entry) + 2 + 11) == [
-        entry, b"mempool-1"]  # max_tx_bytes counts protobuf sizes; the mempool's order is kept
+        entry,
+        b"mempool-1",
+    ]  # max_tx_bytes counts protobuf sizes; the mempool's order is kept
     forged = encode_injected_entry("probe", b"from the mempool")
     assert prepare(a, 1, NODE_A, txs=[forged, b"mempool-1"]) == [entry, b"mempool-1"]  # only modules inject
     # B accepts it as proposed, and rejects tampered, misplaced, duplicated or unknown entries.
@@ -195,8 +241,14 @@ def test_injected_entry_is_checked_and_vote_extensions_reach_the_next_proposer(
     assert decode_vote_extension(ext_a, ["probe"]) == {"probe": b"ext:A@1"}
     VE_ACCEPT, VE_REJECT = abci.ResponseVerifyVoteExtension.ACCEPT, abci.ResponseVerifyVoteExtension.REJECT
     assert verify(a, 1, NODE_B, ext_b) == VE_ACCEPT and verify(b, 1, NODE_A, ext_a) == VE_ACCEPT
-    for bad in [b"", b"\xff", ext_a + b"\x00", encode_vote_extension({"probe": b"junk"}),
-                encode_vote_extension({"probe": b"ext:A@1", "bank": b"x"}), encode_vote_extension({"nobody": b"x"})]:
+    for bad in [
+        b"",
+        b"\xff",
+        ext_a + b"\x00",
+        encode_vote_extension({"probe": b"junk"}),
+        encode_vote_extension({"probe": b"ext:A@1", "bank": b"x"}),
+        encode_vote_extension({"nobody": b"x"}),
+    ]:
         assert verify(b, 1, NODE_A, bad) == VE_REJECT, bad
     # Both finalize the accepted block to the same app hash; the entry went to the probe, not the tx decoder.
     results = [finalize(app, 1, NODE_A, proposal) for app in (a, b)]
@@ -205,33 +257,51 @@ def test_injected_entry_is_checked_and_vote_extensions_reach_the_next_proposer(
     assert [(r.codespace, r.code) for r in results[0].tx_results[1:]] == [("sdk", 2)] * (len(results[0].tx_results) - 1)
     assert [app.store.get(b"probe/entry") for app in (a, b)] == [ProbeModule.expected_entry(1, [])] * 2
     # Height 2, B proposes: the extensions of height 1 reach the probe on the proposer, and the chain goes on.
-    last = abci.ExtendedCommitInfo(votes=[
-        abci.ExtendedVoteInfo(validator=abci.Validator(address=addr, power=10), vote_extension=ext,
-                              block_id_flag=COMMIT)
-        for addr, ext in ((NODE_A, ext_a), (NODE_B, ext_b))
-    ])
+    last = abci.ExtendedCommitInfo(
+        votes=[
+            abci.ExtendedVoteInfo(
+                validator=abci.Validator(address=addr, power=10), vote_extension=ext, block_id_flag=COMMIT
+            )
+            for addr, ext in ((NODE_A, ext_a), (NODE_B, ext_b))
+        ]
+    )
     proposal = prepare(b, 2, NODE_B, last=last)
     assert b.probe.seen_extensions == [VoteExtension(NODE_A, 10, b"ext:A@1"), VoteExtension(NODE_B, 10, b"ext:B@1")]
     assert proposal == [encode_injected_entry("probe", ProbeModule.expected_entry(2, [b"ext:A@1", b"ext:B@1"]))]
     assert process(a, 2, NODE_B, proposal) == ACCEPT
-    decided = abci.CommitInfo(votes=[abci.VoteInfo(validator=abci.Validator(address=addr, power=10),
-                                                   block_id_flag=COMMIT) for addr in (NODE_A, NODE_B)])
+    decided = abci.CommitInfo(
+        votes=[
+            abci.VoteInfo(validator=abci.Validator(address=addr, power=10), block_id_flag=COMMIT)
+            for addr in (NODE_A, NODE_B)
+        ]
+    )
     hashes = {finalize(app, 2, NODE_B, proposal, decided).app_hash for app in (a, b)}
     assert len(hashes) == 1 and a.store.version == b.store.version == 2
 
 
 def test_block_hooks_see_the_last_commit_and_misbehavior(nodes: tuple[ProbeApp, ProbeApp]) -> None:
     a, _ = nodes
-    last = abci.CommitInfo(votes=[
-        abci.VoteInfo(validator=abci.Validator(address=NODE_A, power=10), block_id_flag=COMMIT),
-        abci.VoteInfo(validator=abci.Validator(address=NODE_B, power=5),
-                      block_id_flag=validator_pb2.BLOCK_ID_FLAG_ABSENT),
-    ])
-    evidence = abci.Misbehavior(type=abci.DUPLICATE_VOTE, validator=abci.Validator(address=NODE_B, power=5),
-                                height=1, time=at(1), total_voting_power=15)
+    last = abci.CommitInfo(
+        votes=[
+            abci.VoteInfo(validator=abci.Validator(address=NODE_A, power=10), block_id_flag=COMMIT),
+            abci.VoteInfo(
+                validator=abci.Validator(address=NODE_B, power=5), block_id_flag=validator_pb2.BLOCK_ID_FLAG_ABSENT
+            ),
+        ]
+    )
+    evidence = abci.Misbehavior(
+        type=abci.DUPLICATE_VOTE,
+        validator=abci.Validator(address=NODE_B, power=5),
+        height=1,
+        time=at(1),
+        total_voting_power=15,
+    )
     finalize(a, 1, NODE_A, [], last, [evidence])
     expected = BlockInfo(
-        height=1, time_ns=10**9, hash=b"\x01" * 32, proposer=NODE_A,
+        height=1,
+        time_ns=10**9,
+        hash=b"\x01" * 32,
+        proposer=NODE_A,
         decided_last_commit=(VoteInfo(NODE_A, 10, True), VoteInfo(NODE_B, 5, False)),
         misbehavior=(Misbehavior("duplicate_vote", NODE_B, 5, 1, 10**9, 15),),
         app_hash=a.genesis_app_hash,  # block 1's header carries InitChain's app hash
@@ -253,7 +323,11 @@ def test_a_failing_hook_is_logged_and_its_writes_discarded(tmp_path: Path, caplo
         assert app.store.get(b"probe/begin_block") is None  # the failing hook's write is gone
         assert app.store.get(b"probe/entry") is None  # and the failing entry's
         [failed] = response.tx_results
-        assert (failed.codespace, failed.code, failed.log) == ("sdk", 1, "injected entry of module probe failed: RuntimeError")
+        assert (failed.codespace, failed.code, failed.log) == (
+            "sdk",
+            1,
+            "injected entry of module probe failed: RuntimeError",
+        )
         assert app.store.get(b"probe/end_block") == b"1"  # the block went on
     finally:
         app.store.close()
@@ -296,12 +370,23 @@ def updates(response: abci.ResponseFinalizeBlock | abci.ResponseInitChain) -> li
 
 def test_validator_updates_are_a_diff_sent_once(tmp_path: Path) -> None:
     state = genesis.default_app_state()
-    state["epochs"] = {"params": {"epoch_length": "6", "race_validation_offset": "1", "set_validators_offset": "2",
-                                  "inference_offset": "3"}}  # epoch 1 starts at height 7, sets validators at 9
+    state["epochs"] = {
+        "params": {
+            "epoch_length": "6",
+            "race_validation_offset": "1",
+            "set_validators_offset": "2",
+            "inference_offset": "3",
+        }
+    }  # epoch 1 starts at height 7, sets validators at 9
     gentx = build_gentx(OPERATORS[0], "v0", b"\x01" * 32, ("ngonka", STAKE), CHAIN)
     state["genutil"] = {"gen_txs": [base64.b64encode(gentx).decode()]}
-    with InProcessChain(tmp_path / "db", {address_of(k): [("ngonka", FUNDS)] for k in OPERATORS},
-                        chain_id=CHAIN, app_state=state, first_block=False) as chain:
+    with InProcessChain(
+        tmp_path / "db",
+        {address_of(k): [("ngonka", FUNDS)] for k in OPERATORS},
+        chain_id=CHAIN,
+        app_state=state,
+        first_block=False,
+    ) as chain:
         assert updates(chain.init_chain_response) == [(b"\x01" * 32, 1000)]
         assert updates(chain.block()) == []  # InitChain's set was recorded as sent
         response = chain.block([create_validator(chain, OPERATORS[1], b"\x02" * 32, STAKE)])

@@ -24,12 +24,12 @@ from typing import Any
 
 import httpx
 import pytest
-from google.protobuf.message import Message
-
 from chain_reads import balance, check_accounting, finished, gonkad, inferences_of, sent_ok
+from google.protobuf.message import Message
+from nodes import running_localnet
+
 from gonkad import genesis, localnet
 from gonkad.localnet_services import ServiceSpec
-from nodes import running_localnet
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
@@ -39,7 +39,6 @@ from sdk.coins import make_coins
 from sdk.crypto import bech32, secp256k1
 from sdk.http.signed import forward_headers, signed_headers, verify_signed
 from x.inference.client import parse_terms
-
 
 OVERRIDES = {"rewards": {"params": {"issuance_cap": "0"}}, "epochs": {"params": {"epoch_length": "100000"}}}
 _base = localnet.load_settings(validators=2, chain_id="gonka-paid", with_services=True)
@@ -90,8 +89,9 @@ class Net:
         with self.lock:
             account = query_account(self.rpc, address_of(signer))
             for sequence in range(account.sequence, account.sequence + 20):
-                raw = sign_tx(signer, list(messages), SETTINGS.chain_id, account.account_number, sequence,
-                              gas_limit=400_000)
+                raw = sign_tx(
+                    signer, list(messages), SETTINGS.chain_id, account.account_number, sequence, gas_limit=400_000
+                )
                 result = self.rpc.broadcast_tx_sync(raw)
                 if "sequence" not in str(result.get("log", "")):
                     return result, raw
@@ -109,8 +109,11 @@ class Net:
 
     def record(self, inference_id: bytes) -> inference_pb2.Inference | None:
         try:
-            return self.querier.query("/gonka.inference.v1.Query/Inference", query_pb2.QueryInferenceRequest(
-                id=inference_id.hex()), query_pb2.QueryInferenceResponse).inference
+            return self.querier.query(
+                "/gonka.inference.v1.Query/Inference",
+                query_pb2.QueryInferenceRequest(id=inference_id.hex()),
+                query_pb2.QueryInferenceResponse,
+            ).inference
         except RPCError:
             return None
 
@@ -121,9 +124,26 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Net]:
         spec = localnet.load(root)
         node = spec.nodes[0]
         for signer in FUNDED.values():
-            sent_ok(gonkad("tx", "bank", "send", "faucet", address_of(signer), f"{FUNDS}ngonka", "--home",
-                           str(root), "--keyring-backend", "test", "--node", node.rpc, "-y", "--output", "json"),
-                    node.rpc)
+            sent_ok(
+                gonkad(
+                    "tx",
+                    "bank",
+                    "send",
+                    "faucet",
+                    address_of(signer),
+                    f"{FUNDS}ngonka",
+                    "--home",
+                    str(root),
+                    "--keyring-backend",
+                    "test",
+                    "--node",
+                    node.rpc,
+                    "-y",
+                    "--output",
+                    "json",
+                ),
+                node.rpc,
+            )
         yield Net(root, spec, Querier(node.rpc, f"127.0.0.1:{node.grpc_port}"), CometRPC(node.rpc))
 
 
@@ -158,29 +178,53 @@ class Signed:
         tokens = max_tokens or terms.max_tokens or 256
         assert terms.seed is not None
         return tx_pb2.MsgStartInference(
-            ta=self.ta, requester=address_of(self.requester), requester_pubkey=self.requester.public_key,
-            body_hash=hashlib.sha256(self.body).digest(), timestamp_ns=self.timestamp_ns,
-            signature=self.requester_view.signature, model=terms.model, max_tokens=tokens,
-            fee_per_token=fee, executor=executor, seed=terms.seed,
-            params_hash=terms.params_hash(terms.max_tokens or tokens, terms.seed))
+            ta=self.ta,
+            requester=address_of(self.requester),
+            requester_pubkey=self.requester.public_key,
+            body_hash=hashlib.sha256(self.body).digest(),
+            timestamp_ns=self.timestamp_ns,
+            signature=self.requester_view.signature,
+            model=terms.model,
+            max_tokens=tokens,
+            fee_per_token=fee,
+            executor=executor,
+            seed=terms.seed,
+            params_hash=terms.params_hash(terms.max_tokens or tokens, terms.seed),
+        )
 
     def to_executor(self, executor: ServiceSpec, start_tx: bytes, timeout_s: float = 60) -> httpx.Response:
         """The request sent straight to a host's executor, as a TA forwards it, with ``start_tx``."""
         lines = forward_headers(self.requester_view, self.ta, None, start_tx).decode().strip().split("\r\n")
         headers = dict(line.split(": ", 1) for line in lines)
-        return httpx.post(f"{executor.url}/v1/chat/completions", content=self.body, timeout=timeout_s,
-                          headers={**headers, "Content-Type": "application/json"})
+        return httpx.post(
+            f"{executor.url}/v1/chat/completions",
+            content=self.body,
+            timeout=timeout_s,
+            headers={**headers, "Content-Type": "application/json"},
+        )
 
     def through(self, ta: ServiceSpec, timeout_s: float = 60) -> httpx.Response:
         """The request through a TA (signed for it: ``ta`` must be that TA's address)."""
         assert ta.address == self.ta
-        return httpx.post(f"{ta.url}/v1/chat/completions", content=self.body, timeout=timeout_s,
-                          headers={**self.headers, "Content-Type": "application/json"})
+        return httpx.post(
+            f"{ta.url}/v1/chat/completions",
+            content=self.body,
+            timeout=timeout_s,
+            headers={**self.headers, "Content-Type": "application/json"},
+        )
 
 
 def body(net: Net, content: str, max_tokens: int = 8, **extra: Any) -> bytes:
-    return json.dumps({"model": net.model, "messages": [{"role": "user", "content": content}],
-                       "max_tokens": max_tokens, "seed": 11, "temperature": 0, **extra}).encode()
+    return json.dumps(
+        {
+            "model": net.model,
+            "messages": [{"role": "user", "content": content}],
+            "max_tokens": max_tokens,
+            "seed": 11,
+            "temperature": 0,
+            **extra,
+        }
+    ).encode()
 
 
 def status(executor: ServiceSpec) -> dict[str, Any]:
@@ -312,8 +356,9 @@ def test_a_timestamp_the_chain_would_refuse_is_refused_by_the_ta(net: Net) -> No
 def test_a_start_for_one_token_does_not_buy_two_hundred(net: Net) -> None:
     """The requester's TA escrows 1 token for a body that asks 200: the host refuses the body (402
     ``terms_mismatch``), its node answers nothing, and the start expires refunded."""
-    request = Signed(FUNDED["chat"], address_of(ROGUE), body(net, "two hundred for one", max_tokens=200),
-                     time.time_ns())
+    request = Signed(
+        FUNDED["chat"], address_of(ROGUE), body(net, "two hundred for one", max_tokens=200), time.time_ns()
+    )
     host = net.executors[0]
     before = status(host)
     checked, raw = net.broadcast(ROGUE, request.start(host.address, max_tokens=1))
@@ -362,9 +407,18 @@ def test_a_random_mix_of_requests_sends_take_overs_and_failovers_pays_every_answ
     rng = random.Random(SEED)
     requester = FUNDED["random"]
     funds = balance(net.querier, address_of(requester))
-    plan = [{"ta": rng.randrange(2), "stream": rng.random() < 0.3, "both": rng.random() < 0.1,
-             "again": rng.random() < 0.1, "take_over": rng.random() < 0.05, "send": rng.randrange(1, 1000)
-             if rng.random() < 0.1 else 0, "tokens": rng.randrange(2, 12)} for _ in range(REQUESTS)]
+    plan = [
+        {
+            "ta": rng.randrange(2),
+            "stream": rng.random() < 0.3,
+            "both": rng.random() < 0.1,
+            "again": rng.random() < 0.1,
+            "take_over": rng.random() < 0.05,
+            "send": rng.randrange(1, 1000) if rng.random() < 0.1 else 0,
+            "tokens": rng.randrange(2, 12),
+        }
+        for _ in range(REQUESTS)
+    ]
     for step in plan:
         step["again"] = step["again"] and not step["both"]  # through a TA it already went through: a replay (401)
     rng_pick = [rng.randrange(2) for _ in range(REQUESTS)]
@@ -390,8 +444,9 @@ def test_a_random_mix_of_requests_sends_take_overs_and_failovers_pays_every_answ
         copies = [Signed(requester, ta.address, text, stamp) for ta in net.tas]
         first = copies[step["ta"]]
         if step["send"]:
-            checked, raw = net.broadcast(requester, send_msg(address_of(requester), address_of(ROGUE),
-                                                             make_coins([("ngonka", step["send"])])))
+            checked, raw = net.broadcast(
+                requester, send_msg(address_of(requester), address_of(ROGUE), make_coins([("ngonka", step["send"])]))
+            )
             if int(checked.get("code", 0)) == 0 and int(net.committed(raw).get("code", 0)) == 0:
                 with lock:
                     sent.append(step["send"])
@@ -410,8 +465,15 @@ def test_a_random_mix_of_requests_sends_take_overs_and_failovers_pays_every_answ
                     texts.setdefault(first.inference_id, set()).add(text_of(response, step["stream"]))
                 else:
                     record = net.record(first.inference_id)
-                    refused.append((i, step, response.status_code, response.text[:200], record and (
-                        inference_pb2.Status.Name(record.status), record.ta, record.executor)))
+                    refused.append(
+                        (
+                            i,
+                            step,
+                            response.status_code,
+                            response.text[:200],
+                            record and (inference_pb2.Status.Name(record.status), record.ta, record.executor),
+                        )
+                    )
 
     with ThreadPoolExecutor(8) as pool:
         for future in [pool.submit(one, i) for i in range(REQUESTS)]:
@@ -422,8 +484,9 @@ def test_a_random_mix_of_requests_sends_take_overs_and_failovers_pays_every_answ
     done = [finished(net.querier, the_id.hex(), 60) for the_id in texts]
     records = {i.id: i for i in inferences_of(net.querier, address_of(requester))}
     assert set(records) == set(texts), SEED  # … and nothing else started
-    assert all(r.status == inference_pb2.STATUS_FINISHED and r.payment == r.completion_tokens * PRICE
-               for r in done), SEED
+    assert all(r.status == inference_pb2.STATUS_FINISHED and r.payment == r.completion_tokens * PRICE for r in done), (
+        SEED
+    )
     assert balance(net.querier, address_of(requester)) == funds - sum(r.payment for r in done) - sum(sent), SEED
 
 

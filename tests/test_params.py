@@ -11,26 +11,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
 import pytest
-from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, query_pb2 as auth_query, tx_pb2 as auth_tx
-from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, query_pb2 as bank_query, tx_pb2 as bank_tx
-from cosmpy.protos.cosmos.consensus.v1 import query_pb2 as consensus_query, tx_pb2 as consensus_tx
+from chain import InProcessChain
+from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
+from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2 as auth_query
+from cosmpy.protos.cosmos.auth.v1beta1 import tx_pb2 as auth_tx
+from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
+from cosmpy.protos.cosmos.consensus.v1 import query_pb2 as consensus_query
+from cosmpy.protos.cosmos.consensus.v1 import tx_pb2 as consensus_tx
 from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
-from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2, tx_pb2 as staking_tx
+from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.types import params_pb2
 from google.protobuf.message import Message
 
 from app import MODULE_ACCOUNT_PERMISSIONS
-from protogen.gonka.learning.v1 import learning_pb2, query_pb2 as learning_query, tx_pb2 as learning_tx
-from protogen.gonka.stake.v1 import query_pb2 as stake_query, tx_pb2 as stake_tx
+from protogen.gonka.learning.v1 import learning_pb2
+from protogen.gonka.learning.v1 import query_pb2 as learning_query
+from protogen.gonka.learning.v1 import tx_pb2 as learning_tx
+from protogen.gonka.stake.v1 import query_pb2 as stake_query
+from protogen.gonka.stake.v1 import tx_pb2 as stake_tx
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.coins import Coins
+from sdk.context import BlockHeader, Context
 from sdk.crypto import bech32, secp256k1
-from sdk.errors import ErrInsufficientFunds, ErrInvalidRequest, ErrUnauthorized, ErrUnknownAddress, ABCIError
+from sdk.errors import ABCIError, ErrInsufficientFunds, ErrInvalidRequest, ErrUnauthorized, ErrUnknownAddress
 from sdk.params import GOV_AUTHORITY, ErrInvalidSigner
 from sdk.store.cachekv import CacheKV
-from sdk.context import BlockHeader, Context
 from x.auth import keys as auth_keys
 from x.auth.keeper import AccountKeeper
 from x.bank.errors import ErrSendDisabled
@@ -38,7 +49,6 @@ from x.bank.keeper import BankKeeper
 from x.gov import keys as gov_keys
 from x.stake import keys as stake_keys
 from x.stake.params import default_params
-from chain import InProcessChain
 
 CHAIN = "gonka-params"
 AUTHORITY, OUTSIDER, ALICE = (secp256k1.PrivateKey(bytes([0x70 + i]) * 32) for i in range(3))
@@ -52,7 +62,9 @@ class ParamsChain(InProcessChain):
         funded = {address_of(key): [(DENOM, 10**13), ("uother", 10**6)] for key in (AUTHORITY, OUTSIDER, ALICE)}
         super().__init__(path, funded, chain_id=CHAIN, authority=bech32.decode(address_of(AUTHORITY)))
 
-    def deliver(self, key: secp256k1.PrivateKey, *msgs: Message) -> tuple[abci.ExecTxResult, abci.ResponseFinalizeBlock]:
+    def deliver(
+        self, key: secp256k1.PrivateKey, *msgs: Message
+    ) -> tuple[abci.ExecTxResult, abci.ResponseFinalizeBlock]:
         account = self.account(address_of(key))
         assert account is not None
         raw = sign_tx(key, list(msgs), CHAIN, account.account_number, account.sequence, gas_limit=2_000_000)
@@ -77,8 +89,13 @@ class Case:
 
 
 def _auth_update(authority: str, valid: bool) -> Message:
-    params = auth_pb2.Params(max_memo_characters=512, tx_sig_limit=7 if valid else 0, tx_size_cost_per_byte=10,
-                             sig_verify_cost_ed25519=590, sig_verify_cost_secp256k1=1000)
+    params = auth_pb2.Params(
+        max_memo_characters=512,
+        tx_sig_limit=7 if valid else 0,
+        tx_size_cost_per_byte=10,
+        sig_verify_cost_ed25519=590,
+        sig_verify_cost_secp256k1=1000,
+    )
     return auth_tx.MsgUpdateParams(authority=authority, params=params)
 
 
@@ -106,8 +123,9 @@ def _consensus_update(authority: str, valid: bool) -> Message:
     return consensus_tx.MsgUpdateParams(
         authority=authority,
         block=params_pb2.BlockParams(max_bytes=2_000_000 if valid else 0, max_gas=50_000_000),
-        evidence=params_pb2.EvidenceParams(max_age_num_blocks=100_000, max_age_duration={"seconds": 172_800},
-                                           max_bytes=1_048_576),
+        evidence=params_pb2.EvidenceParams(
+            max_age_num_blocks=100_000, max_age_duration={"seconds": 172_800}, max_bytes=1_048_576
+        ),
         validator=params_pb2.ValidatorParams(pub_key_types=["ed25519"]),
     )
 
@@ -117,23 +135,47 @@ def _query(path: str, request: Message, reply: type[Message]) -> Callable[[Param
 
 
 CASES = [
-    Case("auth", auth_keys.STORE_PREFIX, _auth_update,
-         _query("/cosmos.auth.v1beta1.Query/Params", auth_query.QueryParamsRequest(), auth_query.QueryParamsResponse),
-         lambda p: p.max_memo_characters == 512),  # type: ignore[attr-defined]
-    Case("bank", b"bank/", _bank_update,
-         _query("/cosmos.bank.v1beta1.Query/Params", bank_query.QueryParamsRequest(), bank_query.QueryParamsResponse),
-         lambda p: [(e.denom, e.enabled) for e in p.send_enabled] == [("uother", False)]),  # type: ignore[attr-defined]
-    Case("stake", stake_keys.STORE_PREFIX, _stake_update,
-         _query("/gonka.stake.v1.Query/Params", stake_query.QueryParamsRequest(), stake_query.QueryParamsResponse),
-         lambda p: p.power_reduction == 10**6 and p.max_moniker_length == 5),  # type: ignore[attr-defined]
-    Case("learning", b"learning/", _learning_update,
-         _query("/gonka.learning.v1.Query/Params", learning_query.QueryParamsRequest(),
-                learning_query.QueryParamsResponse),
-         lambda p: p.max_rounds == 99),  # type: ignore[attr-defined]
-    Case("consensus", b"baseapp/consensus_params", _consensus_update,
-         _query("/cosmos.consensus.v1.Query/Params", consensus_query.QueryParamsRequest(),
-                consensus_query.QueryParamsResponse),
-         lambda p: p.block.max_bytes == 2_000_000 and p.block.max_gas == 50_000_000),  # type: ignore[attr-defined]
+    Case(
+        "auth",
+        auth_keys.STORE_PREFIX,
+        _auth_update,
+        _query("/cosmos.auth.v1beta1.Query/Params", auth_query.QueryParamsRequest(), auth_query.QueryParamsResponse),
+        lambda p: p.max_memo_characters == 512,
+    ),  # type: ignore[attr-defined]
+    Case(
+        "bank",
+        b"bank/",
+        _bank_update,
+        _query("/cosmos.bank.v1beta1.Query/Params", bank_query.QueryParamsRequest(), bank_query.QueryParamsResponse),
+        lambda p: [(e.denom, e.enabled) for e in p.send_enabled] == [("uother", False)],
+    ),  # type: ignore[attr-defined]
+    Case(
+        "stake",
+        stake_keys.STORE_PREFIX,
+        _stake_update,
+        _query("/gonka.stake.v1.Query/Params", stake_query.QueryParamsRequest(), stake_query.QueryParamsResponse),
+        lambda p: p.power_reduction == 10**6 and p.max_moniker_length == 5,
+    ),  # type: ignore[attr-defined]
+    Case(
+        "learning",
+        b"learning/",
+        _learning_update,
+        _query(
+            "/gonka.learning.v1.Query/Params", learning_query.QueryParamsRequest(), learning_query.QueryParamsResponse
+        ),
+        lambda p: p.max_rounds == 99,
+    ),  # type: ignore[attr-defined]
+    Case(
+        "consensus",
+        b"baseapp/consensus_params",
+        _consensus_update,
+        _query(
+            "/cosmos.consensus.v1.Query/Params",
+            consensus_query.QueryParamsRequest(),
+            consensus_query.QueryParamsResponse,
+        ),
+        lambda p: p.block.max_bytes == 2_000_000 and p.block.max_gas == 50_000_000,
+    ),  # type: ignore[attr-defined]
 ]
 
 
@@ -229,7 +271,8 @@ def test_consensus_update_needs_every_section(chain: ParamsChain) -> None:
 def _validator(operator: secp256k1.PrivateKey, moniker: str, amount: int) -> staking_tx.MsgCreateValidator:
     msg = staking_tx.MsgCreateValidator(
         validator_address=bech32.encode(bech32.decode(address_of(operator)), bech32.VALOPER_PREFIX),
-        description=staking_pb2.Description(moniker=moniker), value={"denom": DENOM, "amount": str(amount)},
+        description=staking_pb2.Description(moniker=moniker),
+        value={"denom": DENOM, "amount": str(amount)},
     )
     msg.pubkey.Pack(ed25519.PubKey(key=bytes([7]) * 32), type_url_prefix="/")
     return msg
@@ -298,20 +341,26 @@ def test_a_minter_mints_into_its_own_account(chain: ParamsChain) -> None:
 
 
 def _send(amount: int, denom: str = DENOM) -> bank_tx.MsgSend:
-    return bank_tx.MsgSend(from_address=address_of(ALICE), to_address=address_of(OUTSIDER),
-                           amount=[{"denom": denom, "amount": str(amount)}])
+    return bank_tx.MsgSend(
+        from_address=address_of(ALICE),
+        to_address=address_of(OUTSIDER),
+        amount=[{"denom": denom, "amount": str(amount)}],
+    )
 
 
 def _multi_send(amount: int, denom: str = DENOM) -> bank_tx.MsgMultiSend:
     coins = [{"denom": denom, "amount": str(amount)}]
-    return bank_tx.MsgMultiSend(inputs=[{"address": address_of(ALICE), "coins": coins}],
-                                outputs=[{"address": address_of(OUTSIDER), "coins": coins}])
+    return bank_tx.MsgMultiSend(
+        inputs=[{"address": address_of(ALICE), "coins": coins}],
+        outputs=[{"address": address_of(OUTSIDER), "coins": coins}],
+    )
 
 
 def _set_send_enabled(chain: ParamsChain, default: bool, **per_denom: bool) -> None:
     entries = [bank_pb2.SendEnabled(denom=d, enabled=e) for d, e in sorted(per_denom.items())]
-    msg = bank_tx.MsgUpdateParams(authority=address_of(AUTHORITY),
-                                  params=bank_pb2.Params(default_send_enabled=default, send_enabled=entries))
+    msg = bank_tx.MsgUpdateParams(
+        authority=address_of(AUTHORITY), params=bank_pb2.Params(default_send_enabled=default, send_enabled=entries)
+    )
     assert chain.deliver(AUTHORITY, msg)[0].code == 0
 
 
@@ -338,9 +387,11 @@ def test_locked_coins_are_not_spendable(chain: ParamsChain) -> None:
     chain.app.bank_keeper.set_locked_coins_hook(
         lambda ctx, address: Coins(((DENOM, locked),)) if address == alice else Coins()
     )
-    reply = chain.query("/cosmos.bank.v1beta1.Query/SpendableBalanceByDenom",
-                        bank_query.QuerySpendableBalanceByDenomRequest(address=address_of(ALICE), denom=DENOM),
-                        bank_query.QuerySpendableBalanceByDenomResponse)
+    reply = chain.query(
+        "/cosmos.bank.v1beta1.Query/SpendableBalanceByDenom",
+        bank_query.QuerySpendableBalanceByDenomRequest(address=address_of(ALICE), denom=DENOM),
+        bank_query.QuerySpendableBalanceByDenomResponse,
+    )
     assert int(reply.balance.amount) == 1_000
     result, _ = chain.deliver(ALICE, _send(1_001))
     assert (result.codespace, result.code) == (ErrInsufficientFunds.codespace, ErrInsufficientFunds.code)
@@ -358,7 +409,9 @@ def test_cli_builds_update_params_from_a_json_file() -> None:
     authority = address_of(AUTHORITY)
     msg = update_params_message(bank_tx.MsgUpdateParams, authority, {"default_send_enabled": False})
     assert msg == bank_tx.MsgUpdateParams(authority=authority, params=bank_pb2.Params(default_send_enabled=False))
-    msg = update_params_message(consensus_tx.MsgUpdateParams, authority, {"block": {"max_bytes": "100", "max_gas": "-1"}})
+    msg = update_params_message(
+        consensus_tx.MsgUpdateParams, authority, {"block": {"max_bytes": "100", "max_gas": "-1"}}
+    )
     assert (msg.authority, msg.block.max_bytes, msg.block.max_gas) == (authority, 100, -1)  # type: ignore[attr-defined]
     with pytest.raises(TxError, match="gonka.stake.v1.MsgUpdateParams"):
         update_params_message(stake_tx.MsgUpdateParams, authority, {"no_such_field": 1})
@@ -369,7 +422,9 @@ def test_consensus_update_keeps_the_version_out() -> None:
     from sdk.baseapp import changed_consensus_params
 
     before = params_pb2.ConsensusParams(version=params_pb2.VersionParams(app=0))
-    after = params_pb2.ConsensusParams(version=params_pb2.VersionParams(app=0), block=params_pb2.BlockParams(max_bytes=9))
+    after = params_pb2.ConsensusParams(
+        version=params_pb2.VersionParams(app=0), block=params_pb2.BlockParams(max_bytes=9)
+    )
     update = changed_consensus_params(before, after)
     assert update is not None and not update.HasField("version") and update.block.max_bytes == 9
     assert changed_consensus_params(after, after) is None
@@ -381,8 +436,10 @@ def test_export_writes_the_updated_consensus_params(chain: ParamsChain) -> None:
     from sdk.baseapp import stored_consensus_params
 
     assert chain.deliver(AUTHORITY, _consensus_update(address_of(AUTHORITY), True))[0].code == 0
-    node = {"genesis_time": "2026-01-02T03:04:05Z", "consensus_params": {
-        "block": {"max_bytes": "22020096", "max_gas": "-1"}, "version": {"app": "0"}}}
+    node = {
+        "genesis_time": "2026-01-02T03:04:05Z",
+        "consensus_params": {"block": {"max_bytes": "22020096", "max_gas": "-1"}, "version": {"app": "0"}},
+    }
     doc = genesis.exported_genesis(node, CHAIN, chain.height, {}, stored_consensus_params(CacheKV(chain.app.store)))
     assert doc["consensus_params"] == {
         "block": {"max_bytes": "2000000", "max_gas": "50000000"},

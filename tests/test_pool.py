@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cosmpy.protos.cosmos.distribution.v1beta1 import query_pb2 as distribution_query, tx_pb2 as distribution_tx
+import pytest
+from chain import InProcessChain
+from cosmpy.protos.cosmos.distribution.v1beta1 import query_pb2 as distribution_query
+from cosmpy.protos.cosmos.distribution.v1beta1 import tx_pb2 as distribution_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import Message
-import pytest
 
 from protogen.gonka.pool.v1 import pool_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
@@ -20,7 +22,6 @@ from sdk.crypto import bech32, secp256k1
 from sdk.services import gonka
 from x.pool import keys as pool_keys
 from x.pool.module import PoolModule
-from chain import InProcessChain
 
 CHAIN = "gonka-pool"
 DENOM = "ngonka"
@@ -39,10 +40,11 @@ class PoolChain(InProcessChain):
 
     def __init__(self, path: Path, **kwargs: object) -> None:
         funded = {address_of(k): [(DENOM, FUNDS), ("uother", 10**6)] for k in (AUTHORITY, ALICE, BOB)}
-        super().__init__(path, funded, chain_id=CHAIN, authority=bech32.decode(address_of(AUTHORITY)),
-                         **kwargs)  # type: ignore[arg-type]
+        super().__init__(path, funded, chain_id=CHAIN, authority=bech32.decode(address_of(AUTHORITY)), **kwargs)  # type: ignore[arg-type]
 
-    def deliver(self, key: secp256k1.PrivateKey, *msgs: Message) -> tuple[abci.ExecTxResult, abci.ResponseFinalizeBlock]:
+    def deliver(
+        self, key: secp256k1.PrivateKey, *msgs: Message
+    ) -> tuple[abci.ExecTxResult, abci.ResponseFinalizeBlock]:
         account = self.account(address_of(key))
         assert account is not None
         raw = sign_tx(key, list(msgs), CHAIN, account.account_number, account.sequence, gas_limit=2_000_000)
@@ -83,8 +85,7 @@ def test_fund_by_message_and_module_spend_only_by_the_authority(tmp_path: Path) 
         app = chain.app
 
         def from_module(ctx):  # type: ignore[no-untyped-def]
-            app.bank_keeper.send_coins(ctx, bech32.decode(bob), module_address("fee_collector"),
-                                       Coins(((DENOM, 500),)))
+            app.bank_keeper.send_coins(ctx, bech32.decode(bob), module_address("fee_collector"), Coins(((DENOM, 500),)))
             app.pool_keeper.fund_from_module(ctx, "fee_collector", Coins(((DENOM, 500),)), "deposit")
 
         chain.block(during=from_module)
@@ -102,24 +103,33 @@ def test_fund_by_message_and_module_spend_only_by_the_authority(tmp_path: Path) 
         result, _ = chain.deliver(AUTHORITY, spend(address_of(AUTHORITY), bob, (235_068, DENOM)))
         assert (result.codespace, result.code) == ("sdk", 5), result.log
         # a module account may not be paid from the pool
-        result, _ = chain.deliver(AUTHORITY, spend(address_of(AUTHORITY), bech32.encode(module_address("rewards")),
-                                                   (1, DENOM)))
+        result, _ = chain.deliver(
+            AUTHORITY, spend(address_of(AUTHORITY), bech32.encode(module_address("rewards")), (1, DENOM))
+        )
         assert (result.codespace, result.code) == ("sdk", 4), result.log
         # nor funded by MsgSend: the pool's account is blocked for bank sends
         from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
-        result, _ = chain.deliver(ALICE, bank_tx.MsgSend(from_address=alice, to_address=bech32.encode(POOL),
-                                                         amount=coins((1, DENOM))))
+
+        result, _ = chain.deliver(
+            ALICE, bank_tx.MsgSend(from_address=alice, to_address=bech32.encode(POOL), amount=coins((1, DENOM)))
+        )
         assert (result.codespace, result.code) == ("sdk", 4), result.log
         # the queries: Cosmos' DecCoins (LegacyDec on the wire: × 10^18) and Gonka's totals
-        reply = chain.query("/cosmos.distribution.v1beta1.Query/CommunityPool",
-                            distribution_query.QueryCommunityPoolRequest(),
-                            distribution_query.QueryCommunityPoolResponse)
+        reply = chain.query(
+            "/cosmos.distribution.v1beta1.Query/CommunityPool",
+            distribution_query.QueryCommunityPoolRequest(),
+            distribution_query.QueryCommunityPoolResponse,
+        )
         assert [(c.denom, c.amount) for c in reply.pool] == [
-            (DENOM, str(235_067 * 10**18)), ("uother", str(7 * 10**18))]
+            (DENOM, str(235_067 * 10**18)),
+            ("uother", str(7 * 10**18)),
+        ]
         totals = chain.totals()
         assert [(c.denom, c.amount) for c in totals.balance] == [(DENOM, "235067"), ("uother", "7")]
         assert {t.source: [(c.denom, c.amount) for c in t.amount] for t in totals.inflows} == {
-            "deposit": [(DENOM, "500")], "fund": [(DENOM, "1234567"), ("uother", "7")]}
+            "deposit": [(DENOM, "500")],
+            "fund": [(DENOM, "1234567"), ("uother", "7")],
+        }
         assert [(c.denom, c.amount) for c in totals.spent] == [(DENOM, "1000000")]
 
 
@@ -142,13 +152,16 @@ def test_slash_remainder_lands_in_the_pool_exactly(tmp_path: Path) -> None:
     """Uses x/stake's host chain: a slash of 1/7 with beneficiaries 2 : 5 leaves 1 ngonka of rounding, which
     the pool receives under source "slash"; with no beneficiaries it receives all; the supply never moves."""
     from fractions import Fraction
+
     from test_stake import GNK, KEYS, host_chain, operator
+
     with host_chain(tmp_path / "db", [100 * GNK, 100 * GNK]) as chain:
         x, y = operator(KEYS[5]), operator(KEYS[6])
         supply = chain.supply()
         app = chain.app
-        chain.block(during=lambda ctx: app.slashing_keeper.slash(ctx, operator(KEYS[1]), Fraction(1, 7), "t",
-                                                                 [(x, 2), (y, 5)]))
+        chain.block(
+            during=lambda ctx: app.slashing_keeper.slash(ctx, operator(KEYS[1]), Fraction(1, 7), "t", [(x, 2), (y, 5)])
+        )
         assert chain.balance(POOL) == 1  # 14_285_714_285 − 4_081_632_652 − 10_204_081_632
         chain.block(during=lambda ctx: app.slashing_keeper.slash(ctx, operator(KEYS[0]), Fraction(1, 4), "t", ()))
         assert chain.balance(POOL) == 1 + 25 * GNK
@@ -166,6 +179,7 @@ def test_genesis_round_trip_and_a_bad_genesis_is_refused(tmp_path: Path) -> None
         assert exported["spent"] == [{"denom": DENOM, "amount": "99"}]
         assert exported["params"] == {"burned_deposits_to_pool": True}
     from gonkad import genesis
+
     state = genesis.default_app_state()
     state["pool"] = exported
     with pytest.raises(ValueError, match="community pool holds 0ngonka but inflows − spends = 900ngonka"):

@@ -18,26 +18,29 @@ from typing import Unpack
 import grpc
 import pydantic
 import pytest
-from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2, query_pb2 as bank_query, query_pb2_grpc as bank_grpc
+from chain import AppOptions, InProcessChain
+from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2_grpc as bank_grpc
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
-from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service, service_pb2_grpc as tx_grpc
+from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service
+from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2_grpc as tx_grpc
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import Message
+from test_abci_server import FLUSH, Client
 
 from app import GonkaApp
-from sdk.abci import ABCIServer
-from sdk.coins import Coins, parse_coins
 from gonkad.config import AppConfig, config_dir, load_app_config, save_app_config
+from sdk.abci import ABCIServer
+from sdk.client.txbuilder import address_of, send_msg, sign_tx
+from sdk.coins import Coins, parse_coins
 from sdk.context import Context
 from sdk.crypto import bech32, secp256k1
 from sdk.errors import ErrOutOfGas
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 from sdk.grpc import GRPCServer
 from sdk.module import QueryRoute
-from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from sdk.workers import query_workers
-from chain import AppOptions, InProcessChain
-from test_abci_server import FLUSH, Client
 
 CHAIN = "gonka-workers"
 DENOM = "ngonka"
@@ -194,7 +197,8 @@ def test_consensus_answers_while_a_grpc_query_is_blocked(tmp_path: Path) -> None
             assert not pending.done()
             # A bounded query (a point read) is answered on the loop, not queued behind the busy worker.
             bob = await bank_grpc.QueryStub(channel).Balance(
-                bank_query.QueryBalanceRequest(address=BOB, denom=DENOM), timeout=WAIT_S)
+                bank_query.QueryBalanceRequest(address=BOB, denom=DENOM), timeout=WAIT_S
+            )
             assert int(bob.balance.amount) == 7 and not pending.done()
             gate.release.set()
             assert balances(await pending) == {"alice": FUNDS, "bob": 0}
@@ -247,6 +251,7 @@ def test_simulation_over_the_gas_limit_fails_out_of_gas_over_abci_and_grpc(tmp_p
 
 def test_default_limit_refuses_a_3000_message_tx_and_allows_a_100_output_multisend(tmp_path: Path) -> None:
     chain = start(tmp_path / "db")
+
     def simulate(raw: bytes) -> abci.ResponseQuery:
         return chain.app.query(abci.RequestQuery(path="/app/simulate", data=raw))
 

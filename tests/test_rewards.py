@@ -20,7 +20,9 @@ from typing import Any
 
 import mpmath
 import pytest
+from chain import InProcessChain
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
+from test_stake import DENOM, GNK, KEYS, events, host_chain
 
 from protogen.gonka.pool.v1 import query_pb2 as pool_query
 from protogen.gonka.rewards.v1 import query_pb2, tx_pb2
@@ -35,8 +37,6 @@ from x.pool import keys as pool_keys
 from x.rewards.issuance import epoch_issuance
 from x.rewards.module import RewardsModule
 from x.rewards.params import default_params
-from chain import InProcessChain
-from test_stake import DENOM, GNK, KEYS, events, host_chain
 
 QUERY = gonka("rewards").query
 POOL = module_address(pool_keys.POOL_ACCOUNT)
@@ -53,10 +53,12 @@ def exact_issuance(initial: int, decay: str, epoch: int) -> int:
 
 @pytest.mark.parametrize("epoch", [*range(1, 21), 100, 1_000, 4_321, 10_000, 50_000, 123_457, 800_000])
 def test_issuance_against_80_digits(epoch: int) -> None:
-    for initial, decay in ((323_000 * GNK, "0.000475"), (10**30, "0.000475"), (1_000_003_337, "0.05"),
-                           (7, "0.3")):
+    for initial, decay in ((323_000 * GNK, "0.000475"), (10**30, "0.000475"), (1_000_003_337, "0.05"), (7, "0.3")):
         assert epoch_issuance(initial, Fraction(decay), epoch) == exact_issuance(initial, decay, epoch), (
-            initial, decay, epoch)
+            initial,
+            decay,
+            epoch,
+        )
 
 
 def rewards_section(**changes: str) -> dict[str, Any]:
@@ -65,8 +67,9 @@ def rewards_section(**changes: str) -> dict[str, Any]:
     return {"rewards": {"params": params, "minted": "0"}}
 
 
-def expected_split(total: dict[str, int], share: Fraction, weights: dict[bytes, int]
-                   ) -> tuple[dict[str, int], dict[bytes, dict[str, int]]]:
+def expected_split(
+    total: dict[str, int], share: Fraction, weights: dict[bytes, int]
+) -> tuple[dict[str, int], dict[bytes, dict[str, int]]]:
     """The rule written out again: pool ⌊t·share⌋ plus dust; host i ⌊(t − ⌊t·share⌋)·w_i/W⌋."""
     pool: dict[str, int] = {}
     hosts: dict[bytes, dict[str, int]] = {}
@@ -94,15 +97,21 @@ def amount_of(coins: Any) -> int:
 
 def host_rewards(chain: InProcessChain, host: bytes) -> tuple[int, int, int]:
     """x/rewards' HostRewards query: (rewarded, pending, vested) in ngonka."""
-    reply = chain.query(QUERY + "HostRewards", query_pb2.QueryHostRewardsRequest(host=bech32.encode(host)),
-                        query_pb2.QueryHostRewardsResponse)
+    reply = chain.query(
+        QUERY + "HostRewards",
+        query_pb2.QueryHostRewardsRequest(host=bech32.encode(host)),
+        query_pb2.QueryHostRewardsResponse,
+    )
     return amount_of(reply.rewarded), amount_of(reply.pending), amount_of(reply.vested)
 
 
 def still_vesting(chain: InProcessChain, address: bytes) -> int:
     """x/vesting's Locked query: the coins still vesting at the last block."""
-    reply = chain.query("/gonka.vesting.v1.Query/Locked", vesting_query.QueryLockedRequest(
-        address=bech32.encode(address)), vesting_query.QueryLockedResponse)
+    reply = chain.query(
+        "/gonka.vesting.v1.Query/Locked",
+        vesting_query.QueryLockedRequest(address=bech32.encode(address)),
+        vesting_query.QueryLockedResponse,
+    )
     return amount_of(reply.vesting)
 
 
@@ -117,8 +126,10 @@ def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path:
     hosts = [bech32.decode(address_of(k)) for k in KEYS[:4]]
     payer = KEYS[6]
     vest_epochs = 4
-    extra = {**rewards_section(initial_epoch_reward=str(initial), decay_rate=decay, community_pool_share="0.1"),
-             "vesting": {"params": {"reward_vesting_epochs": vest_epochs}}}
+    extra = {
+        **rewards_section(initial_epoch_reward=str(initial), decay_rate=decay, community_pool_share="0.1"),
+        "vesting": {"params": {"reward_vesting_epochs": vest_epochs}},
+    }
     with host_chain(tmp_path / "db", COLLATERAL, extra=extra) as chain:
         app = chain.app
         watched = hosts + WORKERS
@@ -137,27 +148,47 @@ def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path:
                     report = {w: u for w, u in report.items() if u}
                     for w, u in report.items():
                         work[w] = work.get(w, 0) + u
-                    during = lambda ctx, r=report, e=epoch: [
-                        app.rewards_keeper.report_work(ctx, e, w, u) for w, u in r.items()]
+
+                    def during(ctx: Any, r: dict[bytes, int] = report, e: int = epoch) -> None:
+                        for w, u in r.items():
+                            app.rewards_keeper.report_work(ctx, e, w, u)
                 else:
                     during = None
                 if epoch % 2 == 1 and height % 6 == 5:  # some epochs: a tx with fees
                     fee = 1_000 + epoch * 37
                     account = chain.account(address_of(payer))
-                    txs.append(sign_tx(payer, [bank_tx.MsgSend(
-                        from_address=address_of(payer), to_address=address_of(KEYS[7]),
-                        amount=[{"denom": DENOM, "amount": "1"}])], chain.chain_id, account.account_number,
-                        account.sequence, fee=Coins(((DENOM, fee),)), gas_limit=200_000))
+                    txs.append(
+                        sign_tx(
+                            payer,
+                            [
+                                bank_tx.MsgSend(
+                                    from_address=address_of(payer),
+                                    to_address=address_of(KEYS[7]),
+                                    amount=[{"denom": DENOM, "amount": "1"}],
+                                )
+                            ],
+                            chain.chain_id,
+                            account.account_number,
+                            account.sequence,
+                            fee=Coins(((DENOM, fee),)),
+                            gas_limit=200_000,
+                        )
+                    )
                     fees_paid += fee
                 response = chain.block(txs, during=during) if during else chain.block(txs)
                 assert all(r.code == 0 for r in response.tx_results), [r.log for r in response.tx_results]
             assert chain.balance(FEE_COLLECTOR) == fees_paid
             if epoch >= 1:  # what the query says this epoch's end mints, against 80-digit arithmetic
-                reply = chain.query(QUERY + "NextIssuance", query_pb2.QueryNextIssuanceRequest(),
-                                    query_pb2.QueryNextIssuanceResponse)
+                reply = chain.query(
+                    QUERY + "NextIssuance", query_pb2.QueryNextIssuanceRequest(), query_pb2.QueryNextIssuanceResponse
+                )
                 exact = exact_issuance(initial, decay, epoch)
                 assert (reply.epoch, int(reply.amount), int(reply.uncapped), reply.denom) == (
-                    epoch, exact, exact, DENOM)
+                    epoch,
+                    exact,
+                    exact,
+                    DENOM,
+                )
             # the first block of epoch + 1 pays epoch `epoch`
             before = {a: chain.balance(a) for a in watched}
             pool_before, supply_before = chain.balance(POOL), chain.supply()
@@ -174,9 +205,13 @@ def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path:
             weights = work or {h: c // GNK for h, c in zip(hosts, COLLATERAL)}
             pool, shares = expected_split(total, share, weights)
             [event] = events(response, "rewards")
-            assert event == {"epoch": str(epoch), "minted": f"{minted}{DENOM}",
-                             "fees": coins_text({DENOM: fees_paid}), "pool": coins_text(pool),
-                             "hosts": str(len(shares))}
+            assert event == {
+                "epoch": str(epoch),
+                "minted": f"{minted}{DENOM}",
+                "fees": coins_text({DENOM: fees_paid}),
+                "pool": coins_text(pool),
+                "hosts": str(len(shares)),
+            }
             assert chain.supply() == supply_before + minted
             assert chain.balance(POOL) == pool_before + pool[DENOM]
             assert chain.balance(FEE_COLLECTOR) == 0
@@ -194,7 +229,8 @@ def test_twenty_epochs_mint_exactly_and_split_by_work_fees_and_weights(tmp_path:
                 amount = amounts[DENOM]
                 part = amount // vest_epochs
                 parts.setdefault(a, []).extend(
-                    [(epoch + 1, part + amount % vest_epochs)] + [(epoch + 1 + i, part) for i in range(1, vest_epochs)])
+                    [(epoch + 1, part + amount % vest_epochs)] + [(epoch + 1 + i, part) for i in range(1, vest_epochs)]
+                )
             for a in watched:  # x/vesting's and x/rewards' queries against the schedule written out above
                 locked = sum(amount for release, amount in parts.get(a, []) if release > epoch + 1)
                 assert still_vesting(chain, a) == locked, (epoch, a)
@@ -213,18 +249,23 @@ def test_issuance_stops_at_the_cap(tmp_path: Path) -> None:
     initial, decay = 1_000 * GNK, "0.1"
     r1, r2 = (epoch_issuance(initial, Fraction(decay), e) for e in (1, 2))
     cap = r1 + r2 + 123
-    with host_chain(tmp_path / "db", COLLATERAL, extra=rewards_section(
-            initial_epoch_reward=str(initial), decay_rate=decay, issuance_cap=str(cap))) as chain:
+    with host_chain(
+        tmp_path / "db",
+        COLLATERAL,
+        extra=rewards_section(initial_epoch_reward=str(initial), decay_rate=decay, issuance_cap=str(cap)),
+    ) as chain:
         minted = []
         supply = chain.supply()
         while chain.height < 6 * 6 + 1:
             if chain.height == 6 * 2 + 3:  # epoch 2: the query says what its end mints
-                reply = chain.query(QUERY + "NextIssuance", query_pb2.QueryNextIssuanceRequest(),
-                                    query_pb2.QueryNextIssuanceResponse)
+                reply = chain.query(
+                    QUERY + "NextIssuance", query_pb2.QueryNextIssuanceRequest(), query_pb2.QueryNextIssuanceResponse
+                )
                 assert (reply.epoch, int(reply.amount), int(reply.uncapped)) == (2, r2, r2)
             if chain.height == 6 * 3 + 3:
-                reply = chain.query(QUERY + "NextIssuance", query_pb2.QueryNextIssuanceRequest(),
-                                    query_pb2.QueryNextIssuanceResponse)
+                reply = chain.query(
+                    QUERY + "NextIssuance", query_pb2.QueryNextIssuanceRequest(), query_pb2.QueryNextIssuanceResponse
+                )
                 assert (reply.epoch, int(reply.amount)) == (3, 123)
                 assert int(reply.uncapped) == epoch_issuance(initial, Fraction(decay), 3)
             for event in events(chain.block(), "rewards"):
@@ -256,8 +297,12 @@ def test_no_hosts_sends_everything_to_the_pool(tmp_path: Path) -> None:
 
 def test_params_authority_and_cap_below_minted(tmp_path: Path) -> None:
     authority = KEYS[7]
-    with host_chain(tmp_path / "db", COLLATERAL, extra=rewards_section(initial_epoch_reward="1000"),
-                    authority=bech32.decode(address_of(authority))) as chain:
+    with host_chain(
+        tmp_path / "db",
+        COLLATERAL,
+        extra=rewards_section(initial_epoch_reward="1000"),
+        authority=bech32.decode(address_of(authority)),
+    ) as chain:
         while chain.height < 13:
             chain.block()
         assert chain.app.rewards_keeper.minted(chain.context()) == 1000  # epoch 1's, paid at 13
@@ -268,8 +313,9 @@ def test_params_authority_and_cap_below_minted(tmp_path: Path) -> None:
                 setattr(params, field, value)
             msg = tx_pb2.MsgUpdateParams(authority=address_of(key), params=params)
             account = chain.account(address_of(key))
-            return chain.block([sign_tx(key, [msg], chain.chain_id, account.account_number, account.sequence,
-                                        gas_limit=2_000_000)]).tx_results[0]
+            return chain.block(
+                [sign_tx(key, [msg], chain.chain_id, account.account_number, account.sequence, gas_limit=2_000_000)]
+            ).tx_results[0]
 
         result = update(KEYS[6], community_pool_share="0.5")
         assert (result.codespace, result.code) == ("gov", 13), result.log
@@ -297,6 +343,7 @@ def test_genesis_round_trip(tmp_path: Path) -> None:
         assert exported["work"] == [{"epoch": "2", "host": bech32.encode(WORKERS[0]), "units": "11"}]
         assert exported["minted"] == "1000" and len(exported["hosts"]) == 4
     from gonkad import genesis
+
     state = genesis.default_app_state()
     state["rewards"] = exported
     with InProcessChain(tmp_path / "b", {}, app_state=state) as chain:

@@ -21,8 +21,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DELEGATES = {
-    "default_genesis": "genesis", "init_genesis": "genesis", "export_genesis": "genesis",
-    "msg_routes": "msg_server", "query_routes": "query_server",
+    "default_genesis": "genesis",
+    "init_genesis": "genesis",
+    "export_genesis": "genesis",
+    "msg_routes": "msg_server",
+    "query_routes": "query_server",
 }
 """A module.py method and the sibling module its one statement must call into."""
 
@@ -80,15 +83,26 @@ def _files(module: Path) -> list[str]:
         needed.add("params.py")
     out = [f"{module.name} has no {name}" for name in sorted(needed - present)]
     for path, text in sorted(sources.items()):
-        registers = [node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Call)
-                     and isinstance(node.func, ast.Name) and node.func.id == "register"]
+        registers = [
+            node
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "register"
+        ]
         if registers and path.name != "errors.py":
             out.append(f"{module.name}/{path.name} registers errors (errors.py)")
     if "keys.py" in present:
-        names = {target.id for node in ast.walk(_parse(module / "keys.py")) if isinstance(node, ast.Assign)
-                 for target in node.targets if isinstance(target, ast.Name)}
-        out += [f"{module.name}/keys.py does not define {name}" for name in ("MODULE_NAME", "STORE_PREFIX")
-                if name not in names]
+        names = {
+            target.id
+            for node in ast.walk(_parse(module / "keys.py"))
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        out += [
+            f"{module.name}/keys.py does not define {name}"
+            for name in ("MODULE_NAME", "STORE_PREFIX")
+            if name not in names
+        ]
     return out
 
 
@@ -97,8 +111,12 @@ def _query_prefixes(module: Path) -> list[str]:
     out = []
     for path in sorted(module.rglob("*.py")):
         for node in ast.walk(_parse(path)):
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and node.value.startswith(("/gonka.", "/cosmos.")) and node.value.endswith(".Query/")):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value.startswith(("/gonka.", "/cosmos."))
+                and node.value.endswith(".Query/")
+            ):
                 out.append(f"{path.relative_to(module.parent)}:{node.lineno} spells {node.value!r} (sdk/services.py)")
     return out
 
@@ -117,18 +135,20 @@ def test_every_module_has_the_shape() -> None:
 def test_a_bad_shape_is_caught(tmp_path: Path) -> None:
     good = {
         "module.py": "class M:\n    def init_genesis(self, ctx, state):\n        '''Why.'''\n"
-                     "        genesis.init_genesis(ctx, self.keeper, state)\n"
-                     "    def query_routes(self):\n        return query_server.QueryServer(self.keeper).routes()\n",
-        "genesis.py": "", "query_server.py": "", "README.md": "",
+        "        genesis.init_genesis(ctx, self.keeper, state)\n"
+        "    def query_routes(self):\n        return query_server.QueryServer(self.keeper).routes()\n",
+        "genesis.py": "",
+        "query_server.py": "",
+        "README.md": "",
         "keys.py": "MODULE_NAME = 'good'\nSTORE_PREFIX = b'good/'\n",
     }
     bad = {
         "module.py": "QUERY = '/cosmos.bad.v1beta1.Query/'\nclass M:\n"
-                     "    def export_genesis(self, ctx):\n        return {}\n"
-                     "    def msg_routes(self):\n        return {'/x': route(msg_server.handle)}\n"
-                     "    def query_balance(self, ctx, req):\n        return req\n",
+        "    def export_genesis(self, ctx):\n        return {}\n"
+        "    def msg_routes(self):\n        return {'/x': route(msg_server.handle)}\n"
+        "    def query_balance(self, ctx, req):\n        return req\n",
         "keeper.py": "from sdk.errors import register\nErrBad = register('bad', 2, 'bad')\n"
-                     "PARAMS = 'MsgUpdateParams'\n",
+        "PARAMS = 'MsgUpdateParams'\n",
         "keys.py": "MODULE_NAME = 'bad'\n",
     }
     for module, files in (("good", good), ("bad", bad)):

@@ -53,12 +53,18 @@ def test_a_signed_request_verifies_only_as_signed() -> None:
     body_hash = sha(body)
     signature = request.sign_request(key, body, ts, ta)
     assert request.verify_request(key.public_key, body_hash, ts, ta, signature)
-    for pubkey, digest, at, to in ((other.public_key, body_hash, ts, ta), (key.public_key, sha(b"{}"), ts, ta),
-                                   (key.public_key, body_hash, ts + 1, ta), (key.public_key, body_hash, ts, other_ta),
-                                   (key.public_key, body_hash[:31], ts, ta), (key.public_key, body_hash, -1, ta)):
+    for pubkey, digest, at, to in (
+        (other.public_key, body_hash, ts, ta),
+        (key.public_key, sha(b"{}"), ts, ta),
+        (key.public_key, body_hash, ts + 1, ta),
+        (key.public_key, body_hash, ts, other_ta),
+        (key.public_key, body_hash[:31], ts, ta),
+        (key.public_key, body_hash, -1, ta),
+    ):
         assert not request.verify_request(pubkey, digest, at, to, signature)
     requester = bech32.decode(address_of(key))
     # the id names the requester, body and time, not the TA: a failover keeps it
-    assert request.inference_id(requester, body_hash, ts) == sha(b"gonka/inference/v1" + requester + body_hash
-                                                                  + ts.to_bytes(8, "big"))
+    assert request.inference_id(requester, body_hash, ts) == sha(
+        b"gonka/inference/v1" + requester + body_hash + ts.to_bytes(8, "big")
+    )
     assert request.inference_id(requester, body_hash, ts) != request.inference_id(requester, body_hash, ts + 1)

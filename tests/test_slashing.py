@@ -15,12 +15,35 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from chain import InProcessChain
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
-from cosmpy.protos.cosmos.slashing.v1beta1 import query_pb2 as slashing_query, tx_pb2 as slashing_tx
+from cosmpy.protos.cosmos.slashing.v1beta1 import query_pb2 as slashing_query
+from cosmpy.protos.cosmos.slashing.v1beta1 import tx_pb2 as slashing_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.types import params_pb2, validator_pb2
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
+from test_stake import (
+    DENOM,
+    FUNDS,
+    GNK,
+    KEYS,
+    collateral,
+    consensus_key,
+    deliver,
+    deposit,
+    events,
+    host,
+    host_chain,
+    operator,
+    pool,
+    powers,
+    signed,
+    unbonding,
+    updates,
+    valoper,
+    withdraw,
+)
 
 from sdk.address import consensus_address, module_address
 from sdk.cli.flags import message_dict
@@ -30,11 +53,6 @@ from x.pool import keys as pool_keys
 from x.slashing import keys as slashing_keys
 from x.slashing.params import default_params as slashing_defaults
 from x.stake import keys as stake_keys
-from chain import InProcessChain
-from test_stake import (
-    DENOM, FUNDS, GNK, KEYS, collateral, consensus_key, deposit, deliver, events, host, host_chain, operator, pool,
-    powers, signed, unbonding, updates, valoper, withdraw,
-)
 
 S = 10**9  # one second in nanoseconds
 SIGNING_INFO = "/cosmos.slashing.v1beta1.Query/SigningInfo"
@@ -50,24 +68,40 @@ def slashing_section(**changes: str) -> dict[str, Any]:
 
 def commit(signing: Iterable[int], absent: Iterable[int] = ()) -> abci.CommitInfo:
     """A last commit in which hosts ``signing`` signed (COMMIT) and hosts ``absent`` did not (ABSENT)."""
-    votes = [abci.VoteInfo(validator=abci.Validator(address=consensus_address(consensus_key(i)), power=100),
-                           block_id_flag=validator_pb2.BLOCK_ID_FLAG_COMMIT) for i in signing]
-    votes += [abci.VoteInfo(validator=abci.Validator(address=consensus_address(consensus_key(i)), power=100),
-                            block_id_flag=validator_pb2.BLOCK_ID_FLAG_ABSENT) for i in absent]
+    votes = [
+        abci.VoteInfo(
+            validator=abci.Validator(address=consensus_address(consensus_key(i)), power=100),
+            block_id_flag=validator_pb2.BLOCK_ID_FLAG_COMMIT,
+        )
+        for i in signing
+    ]
+    votes += [
+        abci.VoteInfo(
+            validator=abci.Validator(address=consensus_address(consensus_key(i)), power=100),
+            block_id_flag=validator_pb2.BLOCK_ID_FLAG_ABSENT,
+        )
+        for i in absent
+    ]
     return abci.CommitInfo(round=0, votes=votes)
 
 
 def double_sign(i: int, height: int, time_ns: int) -> abci.Misbehavior:
-    return abci.Misbehavior(type=abci.DUPLICATE_VOTE,
-                            validator=abci.Validator(address=consensus_address(consensus_key(i)), power=100),
-                            height=height, time=Timestamp(seconds=time_ns // S, nanos=time_ns % S),
-                            total_voting_power=500)
+    return abci.Misbehavior(
+        type=abci.DUPLICATE_VOTE,
+        validator=abci.Validator(address=consensus_address(consensus_key(i)), power=100),
+        height=height,
+        time=Timestamp(seconds=time_ns // S, nanos=time_ns % S),
+        total_voting_power=500,
+    )
 
 
 def signing_info(chain: InProcessChain, i: int) -> Any:
     address = bech32.encode(consensus_address(consensus_key(i)), bech32.VALCONS_PREFIX)
-    return chain.query(SIGNING_INFO, slashing_query.QuerySigningInfoRequest(cons_address=address),
-                       slashing_query.QuerySigningInfoResponse).val_signing_info
+    return chain.query(
+        SIGNING_INFO,
+        slashing_query.QuerySigningInfoRequest(cons_address=address),
+        slashing_query.QuerySigningInfoResponse,
+    ).val_signing_info
 
 
 def unjail(key: secp256k1.PrivateKey) -> slashing_tx.MsgUnjail:
@@ -76,8 +110,10 @@ def unjail(key: secp256k1.PrivateKey) -> slashing_tx.MsgUnjail:
 
 def module_state(chain: InProcessChain) -> dict[bytes, bytes]:
     """Everything stake and slashing hold."""
-    return {**dict(chain.app.store.iterate(stake_keys.STORE_PREFIX)),
-            **dict(chain.app.store.iterate(slashing_keys.STORE_PREFIX))}
+    return {
+        **dict(chain.app.store.iterate(stake_keys.STORE_PREFIX)),
+        **dict(chain.app.store.iterate(slashing_keys.STORE_PREFIX)),
+    }
 
 
 def community_pool(chain: InProcessChain) -> int:
@@ -117,22 +153,38 @@ def test_downtime_jails_slashes_and_unjail_waits_for_the_jail_time(tmp_path: Pat
     with host_chain(tmp_path / "db", [100 * GNK] * 3 + [odd], extra=slashing_section(**FAST_SLASHING)) as chain:
         assert chain.height == 1
         for height in range(2, 17):
-            response = chain.block(time_ns=height * 5 * S,
-                                   last_commit=commit(range(4) if height < 12 else range(3), [] if height < 12 else [3]))
+            response = chain.block(
+                time_ns=height * 5 * S,
+                last_commit=commit(range(4) if height < 12 else range(3), [] if height < 12 else [3]),
+            )
             assert events(response, "liveness") == [] and updates(response) == [], height
         info = signing_info(chain, 3)
         assert (info.start_height, info.index_offset, info.missed_blocks_counter, info.jailed_until.seconds) == (
-            2, 15, 5, 0)
+            2,
+            15,
+            5,
+            0,
+        )
         supply, in_pool = chain.supply(), community_pool(chain)
         response = chain.block(time_ns=17 * 5 * S, last_commit=commit(range(3), [3]))
         assert chain.height == 17
         cut = odd // 100  # 1_000_000_001 (of ...001.23)
         assert cut == 1_000_000_001
-        assert events(response, "liveness") == [{
-            "address": bech32.encode(consensus_address(consensus_key(3)), bech32.VALCONS_PREFIX),
-            "missed_blocks": "6", "height": "17"}]
-        assert events(response, "slash") == [{"operator": address_of(KEYS[3]), "amount": f"{cut}{DENOM}",
-                                              "reason": "missing_signature", "pool": f"{cut}{DENOM}"}]
+        assert events(response, "liveness") == [
+            {
+                "address": bech32.encode(consensus_address(consensus_key(3)), bech32.VALCONS_PREFIX),
+                "missed_blocks": "6",
+                "height": "17",
+            }
+        ]
+        assert events(response, "slash") == [
+            {
+                "operator": address_of(KEYS[3]),
+                "amount": f"{cut}{DENOM}",
+                "reason": "missing_signature",
+                "pool": f"{cut}{DENOM}",
+            }
+        ]
         assert burned(response) == 0 and chain.supply() == supply
         assert slashed_to_pool(response) == cut and community_pool(chain) == in_pool + cut
         assert updates(response) == [(consensus_key(3), 0)]
@@ -170,8 +222,7 @@ def test_downtime_jails_slashes_and_unjail_waits_for_the_jail_time(tmp_path: Pat
 
 EVIDENCE = params_pb2.ConsensusParams(
     block=params_pb2.BlockParams(max_bytes=22020096, max_gas=-1),
-    evidence=params_pb2.EvidenceParams(max_age_num_blocks=5, max_age_duration=Duration(seconds=30),
-                                       max_bytes=1048576),
+    evidence=params_pb2.EvidenceParams(max_age_num_blocks=5, max_age_duration=Duration(seconds=30), max_bytes=1048576),
     validator=params_pb2.ValidatorParams(pub_key_types=["ed25519"]),
 )
 
@@ -179,11 +230,12 @@ EVIDENCE = params_pb2.ConsensusParams(
 def test_double_sign_slashes_jails_and_tombstones_once(tmp_path: Path) -> None:
     """Host 1 double-signed at height 8; the evidence arrives at 10. It loses floor(5%) of its bonded
     collateral and of what it withdrew at 8 (at stake in the offence), but nothing of what it withdrew at 7,
-    all paid into the community pool (nothing burned); it is jailed, tombstoned and out of the set in that block; the same evidence again does
-    nothing; MsgUnjail is refused forever."""
+    all paid into the community pool (nothing burned); it is jailed, tombstoned and out of the set in that block;
+    the same evidence again does nothing; MsgUnjail is refused forever."""
     bonded, early, amount = 100 * GNK + 33, 3 * GNK, 10 * GNK + 17
-    with host_chain(tmp_path / "db", [100 * GNK, bonded, 100 * GNK, 100 * GNK, 100 * GNK],
-                    consensus_params=EVIDENCE) as chain:
+    with host_chain(
+        tmp_path / "db", [100 * GNK, bonded, 100 * GNK, 100 * GNK, 100 * GNK], consensus_params=EVIDENCE
+    ) as chain:
         for height in range(2, 7):
             chain.block(time_ns=height * 5 * S)
         assert deliver(chain, KEYS[1], withdraw(KEYS[1], early), time_ns=7 * 5 * S)[0].code == 0
@@ -193,9 +245,14 @@ def test_double_sign_slashes_jails_and_tombstones_once(tmp_path: Path) -> None:
         response = chain.block(time_ns=10 * 5 * S, misbehavior=[double_sign(1, 8, 8 * 5 * S)])
         bonded_cut, entry_cut = (bonded - early - amount) * 5 // 100, amount * 5 // 100
         assert (bonded_cut, entry_cut) == (4_350_000_000, 500_000_000)  # of ...000.8 and ...000.85
-        assert events(response, "slash") == [{
-            "operator": address_of(KEYS[1]), "amount": f"{bonded_cut + entry_cut}{DENOM}",
-            "reason": "double_sign:duplicate_vote", "pool": f"{bonded_cut + entry_cut}{DENOM}"}]
+        assert events(response, "slash") == [
+            {
+                "operator": address_of(KEYS[1]),
+                "amount": f"{bonded_cut + entry_cut}{DENOM}",
+                "reason": "double_sign:duplicate_vote",
+                "pool": f"{bonded_cut + entry_cut}{DENOM}",
+            }
+        ]
         assert burned(response) == 0 and chain.supply() == supply
         assert slashed_to_pool(response) == bonded_cut + entry_cut
         assert community_pool(chain) == in_pool + bonded_cut + entry_cut
@@ -220,7 +277,8 @@ def test_double_sign_slashes_jails_and_tombstones_once(tmp_path: Path) -> None:
         response = chain.block(time_ns=365 * 86400 * S + 15 * S)  # 15: epoch 2's set-validators block pays
         assert events(response, "complete_unbonding") == [
             {"operator": address_of(KEYS[1]), "amount": f"{early}{DENOM}"},
-            {"operator": address_of(KEYS[1]), "amount": f"{amount - entry_cut}{DENOM}"}]
+            {"operator": address_of(KEYS[1]), "amount": f"{amount - entry_cut}{DENOM}"},
+        ]
         assert host(chain, KEYS[1]).jailed
 
 
@@ -232,15 +290,17 @@ def test_evidence_is_too_old_only_past_both_limits(tmp_path: Path) -> None:
         for height in range(2, 20):
             chain.block(time_ns=height * 5 * S)
         before = {i: collateral(chain, KEYS[i])[0] for i in range(5)}
-        response = chain.block(time_ns=100 * S, misbehavior=[
-            double_sign(2, 14, 69 * S), double_sign(3, 14, 70 * S), double_sign(4, 15, 60 * S)])
+        response = chain.block(
+            time_ns=100 * S,
+            misbehavior=[double_sign(2, 14, 69 * S), double_sign(3, 14, 70 * S), double_sign(4, 15, 60 * S)],
+        )
         assert chain.height == 20
-        assert sorted(e["operator"] for e in events(response, "slash")) == sorted(
-            address_of(KEYS[i]) for i in (3, 4))
+        assert sorted(e["operator"] for e in events(response, "slash")) == sorted(address_of(KEYS[i]) for i in (3, 4))
         assert sorted(updates(response)) == [(consensus_key(3), 0), (consensus_key(4), 0)]
         assert collateral(chain, KEYS[2])[0] == before[2] and not host(chain, KEYS[2]).jailed
-        assert chain.app.slashing_keeper.signing_info(
-            chain.context(), consensus_address(consensus_key(2))) is None  # no record was made for it
+        assert (
+            chain.app.slashing_keeper.signing_info(chain.context(), consensus_address(consensus_key(2))) is None
+        )  # no record was made for it
         for i in (3, 4):
             assert collateral(chain, KEYS[i])[0] == before[i] - before[i] * 5 // 100
             assert signing_info(chain, i).tombstoned
@@ -265,30 +325,58 @@ def test_slash_pays_beneficiaries_pro_rata_and_the_rest_to_the_pool(tmp_path: Pa
         x, y = operator(KEYS[5]), operator(KEYS[6])
         app = chain.app
 
-        def slash(key_index: int, share: Fraction, beneficiaries: Sequence[tuple[bytes, int]]
-                  ) -> tuple[int, int, int, dict[str, str]]:
+        def slash(
+            key_index: int, share: Fraction, beneficiaries: Sequence[tuple[bytes, int]]
+        ) -> tuple[int, int, int, dict[str, str]]:
             """(paid to x, paid to y, paid to the pool) by balances, and the slash event; the supply unchanged."""
             bx, by, supply, in_pool = chain.balance(x), chain.balance(y), chain.supply(), community_pool(chain)
-            response = chain.block(during=lambda ctx: app.slashing_keeper.slash(
-                ctx, operator(KEYS[key_index]), share, "poc_dispute", beneficiaries))
+            response = chain.block(
+                during=lambda ctx: app.slashing_keeper.slash(
+                    ctx, operator(KEYS[key_index]), share, "poc_dispute", beneficiaries
+                )
+            )
             [event] = events(response, "slash")
             assert burned(response) == 0 and chain.supply() == supply
             assert slashed_to_pool(response) == community_pool(chain) - in_pool
             return chain.balance(x) - bx, chain.balance(y) - by, community_pool(chain) - in_pool, event
 
         # 20% of 100 GNK + 7 = 20_000_000_001 to weights 1 : 2 -> 6_666_666_667 and 13_333_333_334, none left
-        assert slash(0, Fraction(1, 5), [(x, 1), (y, 2)]) == (6_666_666_667, 13_333_333_334, 0, {
-            "operator": address_of(KEYS[0]), "amount": f"20000000001{DENOM}", "reason": "poc_dispute",
-            "pool": f"0{DENOM}"})
+        assert slash(0, Fraction(1, 5), [(x, 1), (y, 2)]) == (
+            6_666_666_667,
+            13_333_333_334,
+            0,
+            {
+                "operator": address_of(KEYS[0]),
+                "amount": f"20000000001{DENOM}",
+                "reason": "poc_dispute",
+                "pool": f"0{DENOM}",
+            },
+        )
         # 1/7 of 100 GNK = 14_285_714_285 to weights 2 : 5 -> 4_081_632_652 and 10_204_081_632; 1 to the pool
-        assert slash(1, Fraction(1, 7), [(x, 2), (y, 5)]) == (4_081_632_652, 10_204_081_632, 1, {
-            "operator": address_of(KEYS[1]), "amount": f"14285714285{DENOM}", "reason": "poc_dispute",
-            "pool": f"1{DENOM}"})
+        assert slash(1, Fraction(1, 7), [(x, 2), (y, 5)]) == (
+            4_081_632_652,
+            10_204_081_632,
+            1,
+            {
+                "operator": address_of(KEYS[1]),
+                "amount": f"14285714285{DENOM}",
+                "reason": "poc_dispute",
+                "pool": f"1{DENOM}",
+            },
+        )
         # a zero-weight beneficiary gets nothing; y named twice is paid twice
         left = 100 * GNK - 14_285_714_285  # 85_714_285_715; 1/10 -> 8_571_428_571, thirds 2_857_142_857
         assert slash(1, Fraction(1, 10), [(x, 1), (y, 1), (y, 1), (operator(KEYS[2]), 0)]) == (
-            2_857_142_857, 5_714_285_714, 0, {"operator": address_of(KEYS[1]), "amount": f"8571428571{DENOM}",
-                                              "reason": "poc_dispute", "pool": f"0{DENOM}"})
+            2_857_142_857,
+            5_714_285_714,
+            0,
+            {
+                "operator": address_of(KEYS[1]),
+                "amount": f"8571428571{DENOM}",
+                "reason": "poc_dispute",
+                "pool": f"0{DENOM}",
+            },
+        )
         # no beneficiaries: all to the pool
         assert slash(1, Fraction(1, 2), ())[:3] == (0, 0, (left - 8_571_428_571) // 2)
         assert collateral(chain, KEYS[1])[0] == left - 8_571_428_571 - (left - 8_571_428_571) // 2
@@ -307,12 +395,15 @@ def test_random_run_keeps_every_invariant_and_pays_the_pool_exactly(tmp_path: Pa
     community pool holds exactly what every slash's event says it paid in."""
     rng = random.Random(12)
     hosts = [0, 1, 2, 3]
-    with host_chain(tmp_path / "db", [300 * GNK, 200 * GNK, 150 * GNK, 100 * GNK],
-                    extra=slashing_section(**FAST_SLASHING), first_block=False) as chain:
+    with host_chain(
+        tmp_path / "db",
+        [300 * GNK, 200 * GNK, 150 * GNK, 100 * GNK],
+        extra=slashing_section(**FAST_SLASHING),
+        first_block=False,
+    ) as chain:
         genesis_supply = len(KEYS) * FUNDS  # every key funded at genesis; nothing else is minted
         total_to_pool = 0
-        counts = {"deposit": 0, "withdraw": 0, "too_large": 0, "send": 0, "double_sign": 0, "downtime": 0,
-                  "unjail": 0}
+        counts = {"deposit": 0, "withdraw": 0, "too_large": 0, "send": 0, "double_sign": 0, "downtime": 0, "unjail": 0}
         time_ns = 0
         while chain.height < 61 + 6:  # epoch 10 starts at 61: run into it
             height = chain.height + 1
@@ -336,8 +427,11 @@ def test_random_run_keeps_every_invariant_and_pays_the_pool_exactly(tmp_path: Pa
                     msg, kind, code = unjail(key), "unjail", -1  # any outcome; state judged by the invariants
                 else:
                     to = KEYS[rng.choice([i for i in range(6) if i != who])]
-                    msg = bank_tx.MsgSend(from_address=address_of(key), to_address=address_of(to),
-                                          amount=[{"denom": DENOM, "amount": str(rng.randint(1, 10**6))}])
+                    msg = bank_tx.MsgSend(
+                        from_address=address_of(key),
+                        to_address=address_of(to),
+                        amount=[{"denom": DENOM, "amount": str(rng.randint(1, 10**6))}],
+                    )
                     kind, code = "send", 0
                 checks.append((len(txs), kind, code))
                 txs.append(signed(chain, key, msg))
@@ -350,8 +444,11 @@ def test_random_run_keeps_every_invariant_and_pays_the_pool_exactly(tmp_path: Pa
             if height > 10 and rng.random() < 0.04:
                 victim = rng.choice(hosts[:3])
                 misbehavior.append(double_sign(victim, height - 1, time_ns - 5 * S))
-            before = {who: (collateral(chain, KEYS[who]), unbonding(chain, KEYS[who]))
-                      for who, (_, kind, _) in zip(signers, checks) if kind == "too_large"}
+            before = {
+                who: (collateral(chain, KEYS[who]), unbonding(chain, KEYS[who]))
+                for who, (_, kind, _) in zip(signers, checks)
+                if kind == "too_large"
+            }
             response = chain.block(txs, time_ns=time_ns, last_commit=last, misbehavior=misbehavior)
             if height == 1:
                 assert chain.supply() == genesis_supply

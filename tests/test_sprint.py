@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from mlnode.config import ModelConfig
+from mlnode.server import install_error_handlers
 from mlnode.sprint.binomial import plan_samples, threshold, upper_tail
 from mlnode.sprint.calibration import cap_fraction, distance_cdf, r_target
 from mlnode.sprint.commitment import Commitment, commit, respond
@@ -21,14 +22,17 @@ from mlnode.sprint.merkle import EMPTY_ROOT, MerkleTree, Node, path_holds
 from mlnode.sprint.params import RaceParams
 from mlnode.sprint.proof import DISTANCE_SCALE, Proof
 from mlnode.sprint.race import RaceModel, distances, nonce_inputs, run_race
-from mlnode.server import install_error_handlers
 from mlnode.sprint.routes import sprint_router
 from mlnode.sprint.verifier import RaceVerdict, VerifyPolicy, verify, verify_proofs
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-TEST_PARAMS = RaceParams(transformer=ModelConfig(dim=16, n_layers=1, n_heads=2, ffn_dim=32, max_seq_len=8),
-                         input_length=4, batch_size=256, target_rate=0.25)
+TEST_PARAMS = RaceParams(
+    transformer=ModelConfig(dim=16, n_layers=1, n_heads=2, ffn_dim=32, max_seq_len=8),
+    input_length=4,
+    batch_size=256,
+    target_rate=0.25,
+)
 """A race small enough that 6,000 verifications recompute their samples in well under a minute."""
 SEED = hashlib.sha256(b"epoch block").digest()
 PUBKEY = b"\x02" + hashlib.sha256(b"node key").digest()
@@ -58,8 +62,10 @@ def trials(leaves: list[Proof], prover: RaceModel, verifier: RaceModel, pubkey: 
     """The node commits to ``leaves`` under ``pubkey`` and answers TRIALS independent challenges."""
     tree = MerkleTree.build(leaves)
     commitment = Commitment(tree.root, len(leaves), prover.r_target, SEED, pubkey)
-    return [verify(commitment, challenge(trial), respond(tree, challenge(trial), POLICY.plan.samples), verifier, POLICY)
-            for trial in range(TRIALS)]
+    return [
+        verify(commitment, challenge(trial), respond(tree, challenge(trial), POLICY.plan.samples), verifier, POLICY)
+        for trial in range(TRIALS)
+    ]
 
 
 def padding(honest_count: int, share: Fraction) -> int:
@@ -92,8 +98,10 @@ def test_race_is_a_function_of_seed_pubkey_and_nonces(race: RaceModel, honest: l
     assert all(torch.equal(state[name], state_again[name]) for name in state)
     assert torch.equal(race.target, again.target) and race.r_target == again.r_target
     assert run_race(again, PUBKEY, 0, NONCES) == honest
-    assert commit(honest, race.r_target, SEED, PUBKEY)[0] == commit(run_race(race, PUBKEY, 0, NONCES),
-                                                                    race.r_target, SEED, PUBKEY)[0]
+    assert (
+        commit(honest, race.r_target, SEED, PUBKEY)[0]
+        == commit(run_race(race, PUBKEY, 0, NONCES), race.r_target, SEED, PUBKEY)[0]
+    )
     other_epoch = RaceModel.build(TEST_PARAMS, hashlib.sha256(b"next epoch").digest())
     assert not torch.equal(race.target, other_epoch.target)
 
@@ -173,12 +181,20 @@ def test_passing_leaves_are_strictly_increasing_in_any_list() -> None:
     hold form a strictly increasing sequence: at most one leaf per distinct nonce passes."""
     rng = random.Random(7)
     base = sorted(rng.sample(range(10_000), 40))
-    lists = [base + base, base + base[:10], sorted(base + base[::3]), rng.sample(base, len(base)),
-             [rng.choice(base) for _ in range(60)]]
+    lists = [
+        base + base,
+        base + base[:10],
+        sorted(base + base[::3]),
+        rng.sample(base, len(base)),
+        [rng.choice(base) for _ in range(60)],
+    ]
     for leaves in lists:
         tree = MerkleTree.build([Proof(nonce, 0) for nonce in leaves])
-        passing = [leaves[i] for i in range(len(leaves))
-                   if path_holds(tree.root, len(leaves), i, Proof(leaves[i], 0), tree.path(i))]
+        passing = [
+            leaves[i]
+            for i in range(len(leaves))
+            if path_holds(tree.root, len(leaves), i, Proof(leaves[i], 0), tree.path(i))
+        ]
         assert all(a < b for a, b in zip(passing, passing[1:]))
         assert len(passing) <= len(set(leaves))
 
@@ -251,7 +267,7 @@ def test_duplicated_nonces_are_caught(race: RaceModel, honest: list[Proof]) -> N
     copies = padding(len(honest), F)
     adjacent = set(random.Random(3).sample(range(len(honest)), copies // 2))
     leaves = [leaf for i, proof in enumerate(honest) for leaf in [proof] * (2 if i in adjacent else 1)]
-    leaves += honest[:copies - copies // 2]
+    leaves += honest[: copies - copies // 2]
     assert_caught(trials(leaves, race, race), Fraction(copies, len(leaves)))
 
 
@@ -262,7 +278,7 @@ def test_another_keys_nonces_are_caught(race: RaceModel) -> None:
 
 def test_mixed_in_nonces_of_another_key_are_caught(race: RaceModel, honest: list[Proof]) -> None:
     """(c) Honest proofs mixed with another key's proofs (other nonces) at the minimum invalid share f."""
-    borrowed = run_race(race, OTHER_PUBKEY, NONCES, 4 * NONCES)[:padding(len(honest), F)]
+    borrowed = run_race(race, OTHER_PUBKEY, NONCES, 4 * NONCES)[: padding(len(honest), F)]
     leaves = sorted(honest + borrowed)
     assert_caught(trials(leaves, race, race), Fraction(len(borrowed), len(leaves)))
 
@@ -299,35 +315,54 @@ def test_run_then_verify_over_http(client: TestClient, race: RaceModel, honest: 
     assert ran.status_code == 200
     body = ran.json()
     commitment, tree = commit(honest, race.r_target, SEED, PUBKEY)
-    assert body["commitment"] == {"root": commitment.root.hex(), "count": len(honest), "r_target": race.r_target,
-                                  "seed": SEED.hex(), "pubkey": PUBKEY.hex()}
+    assert body["commitment"] == {
+        "root": commitment.root.hex(),
+        "count": len(honest),
+        "r_target": race.r_target,
+        "seed": SEED.hex(),
+        "pubkey": PUBKEY.hex(),
+    }
     assert body["proofs"] == [{"nonce": p.nonce, "distance": p.distance} for p in honest]
     randomness = challenge(0)
-    full = client.post("/v1/sprint/verify", json={"commitment": body["commitment"], "randomness": randomness.hex(),
-                                                  "proofs": body["proofs"]})
+    full = client.post(
+        "/v1/sprint/verify",
+        json={"commitment": body["commitment"], "randomness": randomness.hex(), "proofs": body["proofs"]},
+    )
     assert full.json() == {"fraud": False, "failures": 0, "samples": 145, "threshold": 11, "reason": ""}
-    openings = [{"index": o.index, "nonce": o.proof.nonce, "distance": o.proof.distance,
-                 "path": [{"hash": n.hash.hex(), "lo": n.lo, "hi": n.hi} for n in o.path]}
-                for o in respond(tree, randomness, POLICY.plan.samples)]
-    sampled = client.post("/v1/sprint/verify", json={"commitment": body["commitment"],
-                                                     "randomness": randomness.hex(), "openings": openings})
+    openings = [
+        {
+            "index": o.index,
+            "nonce": o.proof.nonce,
+            "distance": o.proof.distance,
+            "path": [{"hash": n.hash.hex(), "lo": n.lo, "hi": n.hi} for n in o.path],
+        }
+        for o in respond(tree, randomness, POLICY.plan.samples)
+    ]
+    sampled = client.post(
+        "/v1/sprint/verify",
+        json={"commitment": body["commitment"], "randomness": randomness.hex(), "openings": openings},
+    )
     assert sampled.json() == full.json()
     forged = [{**opening, "distance": opening["distance"] + 10**6} for opening in openings]
-    caught = client.post("/v1/sprint/verify", json={"commitment": body["commitment"],
-                                                    "randomness": randomness.hex(), "openings": forged})
+    caught = client.post(
+        "/v1/sprint/verify", json={"commitment": body["commitment"], "randomness": randomness.hex(), "openings": forged}
+    )
     assert caught.json()["fraud"] and caught.json()["failures"] == 145
 
 
-@pytest.mark.parametrize(("body", "param"), [
-    (run_body(seed="zz" * 32), "seed"),
-    (run_body(seed="ab" * 31), "seed"),
-    (run_body(pubkey="04" + "11" * 32), "pubkey"),
-    (run_body(nonce_start=-1), "nonce_start"),
-    (run_body(nonce_count=0), "nonce_count"),
-    (run_body(nonce_count=1 << 30), "nonce_count"),
-    (run_body(nonce_start=2**64 - 2, nonce_count=5), "nonce_count"),
-    (run_body(extra=1), "extra"),
-])
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        (run_body(seed="zz" * 32), "seed"),
+        (run_body(seed="ab" * 31), "seed"),
+        (run_body(pubkey="04" + "11" * 32), "pubkey"),
+        (run_body(nonce_start=-1), "nonce_start"),
+        (run_body(nonce_count=0), "nonce_count"),
+        (run_body(nonce_count=1 << 30), "nonce_count"),
+        (run_body(nonce_start=2**64 - 2, nonce_count=5), "nonce_count"),
+        (run_body(extra=1), "extra"),
+    ],
+)
 def test_run_rejects_bad_input_with_openai_errors(client: TestClient, body: dict[str, object], param: str) -> None:
     response = client.post("/v1/sprint/run", json=body)
     assert response.status_code == 400

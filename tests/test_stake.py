@@ -16,31 +16,39 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from chain import InProcessChain
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
 from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
-from cosmpy.protos.cosmos.staking.v1beta1 import query_pb2 as cosmos_query, staking_pb2, tx_pb2 as staking_tx
+from cosmpy.protos.cosmos.staking.v1beta1 import query_pb2 as cosmos_query
+from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
+from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import Message
 
 from gonkad import genesis
-from protogen.gonka.stake.v1 import query_pb2, stake_pb2, tx_pb2 as stake_tx
+from protogen.gonka.stake.v1 import query_pb2, stake_pb2
+from protogen.gonka.stake.v1 import tx_pb2 as stake_tx
 from sdk.address import module_address
 from sdk.cli.flags import message_dict
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, secp256k1
 from sdk.services import cosmos, gonka
 from x.genutil.gentx import build_gentx
-from x.stake import keys as stake_keys, power
+from x.stake import keys as stake_keys
+from x.stake import power
 from x.stake.params import default_params
-from chain import InProcessChain
 
 CHAIN = "gonka-stake"
 DENOM = "ngonka"
 GNK = 10**9
 KEYS = [secp256k1.PrivateKey(bytes([0x80 + i]) * 32) for i in range(8)]
 FUNDS = 10_000 * GNK
-SHORT_EPOCHS = {"epoch_length": "6", "race_validation_offset": "1", "set_validators_offset": "2",
-                "inference_offset": "3"}
+SHORT_EPOCHS = {
+    "epoch_length": "6",
+    "race_validation_offset": "1",
+    "set_validators_offset": "2",
+    "inference_offset": "3",
+}
 STAKE_QUERY = gonka("stake").query
 COSMOS_QUERY = cosmos("staking").query
 
@@ -62,8 +70,13 @@ def consensus_key(i: int) -> bytes:
 
 
 def host_chain(
-    path: Path, collateral: Sequence[int], *, stake: dict[str, Any] | None = None,
-    epochs: dict[str, str] | None = SHORT_EPOCHS, extra: dict[str, Any] | None = None, **options: Any,
+    path: Path,
+    collateral: Sequence[int],
+    *,
+    stake: dict[str, Any] | None = None,
+    epochs: dict[str, str] | None = SHORT_EPOCHS,
+    extra: dict[str, Any] | None = None,
+    **options: Any,
 ) -> InProcessChain:
     """A chain whose hosts ``KEYS[i]`` (consensus key ``consensus_key(i)``) registered by gentx with
     ``collateral[i]``; every key in KEYS funded with FUNDS ngonka and 10^6 uother. ``stake``: stake params
@@ -79,8 +92,10 @@ def host_chain(
         state["stake"] = {"params": params}
     state["rewards"]["params"]["initial_epoch_reward"] = "0"
     state.update(extra or {})
-    gentxs = [build_gentx(KEYS[i], f"host{i}", consensus_key(i), (DENOM, amount), CHAIN)
-              for i, amount in enumerate(collateral)]
+    gentxs = [
+        build_gentx(KEYS[i], f"host{i}", consensus_key(i), (DENOM, amount), CHAIN)
+        for i, amount in enumerate(collateral)
+    ]
     state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gentxs]}
     accounts = {address_of(k): [(DENOM, FUNDS), ("uother", 10**6)] for k in KEYS}
     return InProcessChain(path, accounts, chain_id=CHAIN, app_state=state, **options)
@@ -89,12 +104,14 @@ def host_chain(
 def signed(chain: InProcessChain, key: secp256k1.PrivateKey, *msgs: Message, sequence_offset: int = 0) -> bytes:
     account = chain.account(address_of(key))
     assert account is not None
-    return sign_tx(key, list(msgs), chain.chain_id, account.account_number, account.sequence + sequence_offset,
-                   gas_limit=2_000_000)
+    return sign_tx(
+        key, list(msgs), chain.chain_id, account.account_number, account.sequence + sequence_offset, gas_limit=2_000_000
+    )
 
 
-def deliver(chain: InProcessChain, key: secp256k1.PrivateKey, *msgs: Message, **block: Any
-            ) -> tuple[abci.ExecTxResult, abci.ResponseFinalizeBlock]:
+def deliver(
+    chain: InProcessChain, key: secp256k1.PrivateKey, *msgs: Message, **block: Any
+) -> tuple[abci.ExecTxResult, abci.ResponseFinalizeBlock]:
     """One tx of ``msgs`` signed by ``key`` in the next block (committed); its result and the block's."""
     response = chain.block([signed(chain, key, *msgs)], **block)
     return response.tx_results[0], response
@@ -113,8 +130,9 @@ def withdraw(key: secp256k1.PrivateKey, amount: int | str, denom: str = DENOM) -
 
 
 def create_validator(key: secp256k1.PrivateKey, pubkey: bytes, amount: int) -> staking_tx.MsgCreateValidator:
-    msg = staking_tx.MsgCreateValidator(description=staking_pb2.Description(moniker="late"),
-                                        validator_address=valoper(key), value=coin(amount))
+    msg = staking_tx.MsgCreateValidator(
+        description=staking_pb2.Description(moniker="late"), validator_address=valoper(key), value=coin(amount)
+    )
     msg.pubkey.Pack(ed25519.PubKey(key=pubkey), type_url_prefix="/")
     return msg
 
@@ -132,23 +150,29 @@ def events(response: abci.ResponseFinalizeBlock, kind: str) -> list[dict[str, st
 
 
 def host(chain: InProcessChain, key: secp256k1.PrivateKey) -> stake_pb2.Host:
-    return chain.query(STAKE_QUERY + "Host", query_pb2.QueryHostRequest(operator=address_of(key)),
-                       query_pb2.QueryHostResponse).host
+    return chain.query(
+        STAKE_QUERY + "Host", query_pb2.QueryHostRequest(operator=address_of(key)), query_pb2.QueryHostResponse
+    ).host
 
 
 def collateral(chain: InProcessChain, key: secp256k1.PrivateKey) -> tuple[int, int]:
     """(bonded, unbonding) by the Collateral query."""
-    reply = chain.query(STAKE_QUERY + "Collateral", query_pb2.QueryCollateralRequest(operator=address_of(key)),
-                        query_pb2.QueryCollateralResponse)
+    reply = chain.query(
+        STAKE_QUERY + "Collateral",
+        query_pb2.QueryCollateralRequest(operator=address_of(key)),
+        query_pb2.QueryCollateralResponse,
+    )
     assert reply.denom == DENOM
     return int(reply.bonded), int(reply.unbonding)
 
 
 def unbonding(chain: InProcessChain, key: secp256k1.PrivateKey) -> list[tuple[int, int, int]]:
     """(amount, initial_amount, completion_epoch) of each unbonding entry, by the UnbondingEntries query."""
-    reply = chain.query(STAKE_QUERY + "UnbondingEntries",
-                        query_pb2.QueryUnbondingEntriesRequest(operator=address_of(key)),
-                        query_pb2.QueryUnbondingEntriesResponse)
+    reply = chain.query(
+        STAKE_QUERY + "UnbondingEntries",
+        query_pb2.QueryUnbondingEntriesRequest(operator=address_of(key)),
+        query_pb2.QueryUnbondingEntriesResponse,
+    )
     return [(int(e.amount), int(e.initial_amount), e.completion_epoch) for e in reply.entries]
 
 
@@ -159,8 +183,9 @@ def pool(chain: InProcessChain) -> tuple[int, int]:
 
 
 def powers(chain: InProcessChain) -> dict[str, int]:
-    reply = chain.query(STAKE_QUERY + "ValidatorPowers", query_pb2.QueryValidatorPowersRequest(),
-                        query_pb2.QueryValidatorPowersResponse)
+    reply = chain.query(
+        STAKE_QUERY + "ValidatorPowers", query_pb2.QueryValidatorPowersRequest(), query_pb2.QueryValidatorPowersResponse
+    )
     assert reply.total == sum(p.weight for p in reply.powers)
     return {p.operator: p.weight for p in reply.powers}
 
@@ -185,7 +210,8 @@ def test_withdrawal_is_paid_at_the_completion_epochs_set_validators_stage(tmp_pa
         assert result.code == 0, result.log
         assert chain.height == 8
         assert events(response, "withdraw_collateral") == [
-            {"operator": address_of(KEYS[0]), "amount": f"{amount}{DENOM}", "completion_epoch": "3"}]
+            {"operator": address_of(KEYS[0]), "amount": f"{amount}{DENOM}", "completion_epoch": "3"}
+        ]
         for height in range(8, 21):
             if height > 8:
                 response = chain.block()
@@ -196,8 +222,9 @@ def test_withdrawal_is_paid_at_the_completion_epochs_set_validators_stage(tmp_pa
             assert pool(chain) == (bonded - amount + 500 * GNK, amount)
         response = chain.block()
         assert chain.height == 21
-        assert events(response, "complete_unbonding") == [{"operator": address_of(KEYS[0]),
-                                                           "amount": f"{amount}{DENOM}"}]
+        assert events(response, "complete_unbonding") == [
+            {"operator": address_of(KEYS[0]), "amount": f"{amount}{DENOM}"}
+        ]
         assert chain.balance(operator(KEYS[0])) == balance + amount
         assert unbonding(chain, KEYS[0]) == []
         assert collateral(chain, KEYS[0]) == (bonded - amount, 0)
@@ -206,7 +233,8 @@ def test_withdrawal_is_paid_at_the_completion_epochs_set_validators_stage(tmp_pa
 
 def test_a_slash_during_unbonding_reduces_the_payout(tmp_path: Path) -> None:
     """A 10% slash at height 10 takes floor(10%) of the bonded collateral and of the unbonding entry, and
-    pays both into the community pool (the supply is unchanged); the entry (due at epoch 2's set-validators block, height 15) pays what is left."""
+    pays both into the community pool (the supply is unchanged); the entry (due at epoch 2's set-validators block,
+    height 15) pays what is left."""
     bonded, amount = 1_000 * GNK + 7, 123_456_789_015
     with host_chain(tmp_path / "db", [bonded, 500 * GNK]) as chain:
         blocks_to(chain, 7)
@@ -215,16 +243,24 @@ def test_a_slash_during_unbonding_reduces_the_payout(tmp_path: Path) -> None:
         balance, supply = chain.balance(operator(KEYS[0])), chain.supply()
         taken: list[int] = []
         app = chain.app
-        response = chain.block(during=lambda ctx: taken.append(
-            app.slashing_keeper.slash(ctx, operator(KEYS[0]), Fraction(1, 10), "test", ())))
+        response = chain.block(
+            during=lambda ctx: taken.append(
+                app.slashing_keeper.slash(ctx, operator(KEYS[0]), Fraction(1, 10), "test", ())
+            )
+        )
         assert chain.height == 10
         bonded_cut = (bonded - amount) // 10  # 876_543_210_992 -> 87_654_321_099
         entry_cut = amount // 10  # 12_345_678_901 (of ...901.5)
         assert (bonded_cut, entry_cut) == (87_654_321_099, 12_345_678_901)
         assert taken == [bonded_cut + entry_cut]
-        assert events(response, "slash") == [{
-            "operator": address_of(KEYS[0]), "amount": f"{bonded_cut + entry_cut}{DENOM}", "reason": "test",
-            "pool": f"{bonded_cut + entry_cut}{DENOM}"}]
+        assert events(response, "slash") == [
+            {
+                "operator": address_of(KEYS[0]),
+                "amount": f"{bonded_cut + entry_cut}{DENOM}",
+                "reason": "test",
+                "pool": f"{bonded_cut + entry_cut}{DENOM}",
+            }
+        ]
         assert chain.supply() == supply
         assert chain.balance(module_address("pool")) == bonded_cut + entry_cut
         assert collateral(chain, KEYS[0]) == (bonded - amount - bonded_cut, amount - entry_cut)
@@ -251,15 +287,21 @@ def test_power_cap_water_fills_exactly() -> None:
     assert power.power_cap({A: 10, B: 10, C: 10, D: 10}, Fraction(1, 4)) is None
     assert power.power_cap({A: 10, B: 10, C: 10, D: 10, E: 12}, Fraction(1, 4)) is None  # 12/52 < 1/4
     # two above the cap: [1,1,1,1,1,1,50,60] at 1/4: c = ¼(6 + 2c) -> c = 3
-    assert power.power_cap({A: 1, B: 1, C: 1, D: 1, E: 1, F: 1, b"\x07" * 20: 50, b"\x08" * 20: 60},
-                           Fraction(1, 4)) == 3
+    assert (
+        power.power_cap({A: 1, B: 1, C: 1, D: 1, E: 1, F: 1, b"\x07" * 20: 50, b"\x08" * 20: 60}, Fraction(1, 4)) == 3
+    )
 
 
 def test_effective_share_for_small_networks() -> None:
     """n · share ≤ 1 cannot hold every host under the share: 2/(n+2) instead."""
     quarter = Fraction(1, 4)
     assert [power.effective_share(quarter, n) for n in (2, 3, 4, 5, 10)] == [
-        Fraction(1, 2), Fraction(2, 5), Fraction(1, 3), quarter, quarter]
+        Fraction(1, 2),
+        Fraction(2, 5),
+        Fraction(1, 3),
+        quarter,
+        quarter,
+    ]
 
 
 def test_cap_powers_on_small_and_large_sets() -> None:
@@ -339,14 +381,20 @@ def test_a_deposit_changes_the_validator_set_only_at_the_set_validators_stage(tm
 # --- bad input -------------------------------------------------------------------------------------------
 
 
-def _refused(chain: InProcessChain, key: secp256k1.PrivateKey, msg: Message, codespace: str, code: int,
-             fragment: str) -> None:
+def _refused(
+    chain: InProcessChain, key: secp256k1.PrivateKey, msg: Message, codespace: str, code: int, fragment: str
+) -> None:
     """``msg`` fails with (codespace, code) and ``fragment`` in its log; stake's state, the pools and the
     signer's balances are as before."""
+
     def snapshot() -> tuple[dict[bytes, bytes], int, int, int, int]:
-        return (dict(chain.app.store.iterate(stake_keys.STORE_PREFIX)), chain.balance(operator(key)),
-                chain.balance(operator(key), "uother"), chain.balance(module_address(stake_keys.BONDED_POOL)),
-                chain.balance(module_address(stake_keys.UNBONDING_POOL)))
+        return (
+            dict(chain.app.store.iterate(stake_keys.STORE_PREFIX)),
+            chain.balance(operator(key)),
+            chain.balance(operator(key), "uother"),
+            chain.balance(module_address(stake_keys.BONDED_POOL)),
+            chain.balance(module_address(stake_keys.UNBONDING_POOL)),
+        )
 
     before = snapshot()
     result, response = deliver(chain, key, msg)
@@ -360,28 +408,52 @@ def test_bad_input_is_refused_with_a_clear_error_and_changes_nothing(tmp_path: P
     """Default (day-long) epochs, so no block of this test is an epoch boundary that writes stake state."""
     with host_chain(tmp_path / "db", [100 * GNK, 100 * GNK], epochs=None) as chain:
         assert deliver(chain, KEYS[0], withdraw(KEYS[0], 30 * GNK))[0].code == 0  # 70 bonded, 30 unbonding
-        _refused(chain, KEYS[0], withdraw(KEYS[0], 70 * GNK + 1), "stake", 5,
-                 f"{address_of(KEYS[0])} has {70 * GNK}ngonka bonded, cannot withdraw {70 * GNK + 1}ngonka")
-        _refused(chain, KEYS[0], deposit(KEYS[0], 5, "uother"), "stake", 6,
-                 "collateral must be ngonka, got 'uother'")
-        _refused(chain, KEYS[0], withdraw(KEYS[0], 5, "uother"), "stake", 6,
-                 "collateral must be ngonka, got 'uother'")
-        _refused(chain, KEYS[0], create_validator(KEYS[0], consensus_key(7), 10 * GNK), "stake", 2,
-                 f"{address_of(KEYS[0])} is already a host")
-        _refused(chain, KEYS[2], create_validator(KEYS[2], consensus_key(1), 10 * GNK), "stake", 3,
-                 "another host signs with this consensus key")
-        _refused(chain, KEYS[2], deposit(KEYS[2], 10 * GNK), "stake", 4,
-                 f"{address_of(KEYS[2])} is not a registered host")
+        _refused(
+            chain,
+            KEYS[0],
+            withdraw(KEYS[0], 70 * GNK + 1),
+            "stake",
+            5,
+            f"{address_of(KEYS[0])} has {70 * GNK}ngonka bonded, cannot withdraw {70 * GNK + 1}ngonka",
+        )
+        _refused(chain, KEYS[0], deposit(KEYS[0], 5, "uother"), "stake", 6, "collateral must be ngonka, got 'uother'")
+        _refused(chain, KEYS[0], withdraw(KEYS[0], 5, "uother"), "stake", 6, "collateral must be ngonka, got 'uother'")
+        _refused(
+            chain,
+            KEYS[0],
+            create_validator(KEYS[0], consensus_key(7), 10 * GNK),
+            "stake",
+            2,
+            f"{address_of(KEYS[0])} is already a host",
+        )
+        _refused(
+            chain,
+            KEYS[2],
+            create_validator(KEYS[2], consensus_key(1), 10 * GNK),
+            "stake",
+            3,
+            "another host signs with this consensus key",
+        )
+        _refused(
+            chain, KEYS[2], deposit(KEYS[2], 10 * GNK), "stake", 4, f"{address_of(KEYS[2])} is not a registered host"
+        )
         _refused(chain, KEYS[2], withdraw(KEYS[2], 1), "stake", 4, f"{address_of(KEYS[2])} is not a registered host")
         for build in (deposit, withdraw):
             _refused(chain, KEYS[0], build(KEYS[0], 0), "sdk", 10, "amount must be positive")
             _refused(chain, KEYS[0], build(KEYS[0], "-5"), "sdk", 10, "malformed amount '-5'")
             _refused(chain, KEYS[0], build(KEYS[0], "1e9"), "sdk", 10, "malformed amount '1e9'")
             _refused(chain, KEYS[0], build(KEYS[0], ""), "sdk", 10, "malformed amount ''")
-        _refused(chain, KEYS[2], create_validator(KEYS[2], consensus_key(7), 0), "sdk", 10,
-                 "collateral must be positive")
-        _refused(chain, KEYS[2], create_validator(KEYS[2], consensus_key(7), GNK - 1), "sdk", 10,
-                 "collateral below one unit of weight")
+        _refused(
+            chain, KEYS[2], create_validator(KEYS[2], consensus_key(7), 0), "sdk", 10, "collateral must be positive"
+        )
+        _refused(
+            chain,
+            KEYS[2],
+            create_validator(KEYS[2], consensus_key(7), GNK - 1),
+            "sdk",
+            10,
+            "collateral below one unit of weight",
+        )
         assert collateral(chain, KEYS[0]) == (70 * GNK, 30 * GNK)
         assert host(chain, KEYS[0]).collateral == str(70 * GNK)
 
@@ -400,65 +472,100 @@ def test_queries_answer_what_state_holds(tmp_path: Path) -> None:
         stake = chain.app.stake_keeper
         ctx = chain.context()
         # Validators: every host, operator order, bonded, tokens its collateral
-        reply = chain.query(COSMOS_QUERY + "Validators", cosmos_query.QueryValidatorsRequest(),
-                            cosmos_query.QueryValidatorsResponse)
+        reply = chain.query(
+            COSMOS_QUERY + "Validators", cosmos_query.QueryValidatorsRequest(), cosmos_query.QueryValidatorsResponse
+        )
         by_operator = sorted(range(3), key=lambda i: operator(KEYS[i]))
         assert [v.operator_address for v in reply.validators] == [valoper(KEYS[i]) for i in by_operator]
         assert [v.tokens for v in reply.validators] == [str(amounts[i]) for i in by_operator]
         assert all(v.status == staking_pb2.BOND_STATUS_BONDED and not v.jailed for v in reply.validators)
         assert [ed25519.PubKey.FromString(v.consensus_pubkey.value).key for v in reply.validators] == [
-            consensus_key(i) for i in by_operator]
+            consensus_key(i) for i in by_operator
+        ]
         assert [v.description.moniker for v in reply.validators] == [f"host{i}" for i in by_operator]
         assert reply.validators == [stake.cosmos_validator(ctx, h) for h in stake.hosts(ctx)]
-        page = chain.query(COSMOS_QUERY + "Validators", cosmos_query.QueryValidatorsRequest(
-            pagination=pagination_pb2.PageRequest(limit=2)), cosmos_query.QueryValidatorsResponse)
+        page = chain.query(
+            COSMOS_QUERY + "Validators",
+            cosmos_query.QueryValidatorsRequest(pagination=pagination_pb2.PageRequest(limit=2)),
+            cosmos_query.QueryValidatorsResponse,
+        )
         assert [v.operator_address for v in page.validators] == [valoper(KEYS[i]) for i in by_operator[:2]]
         assert page.pagination.next_key == operator(KEYS[by_operator[2]])
-        unbonded = chain.query(COSMOS_QUERY + "Validators", cosmos_query.QueryValidatorsRequest(
-            status="BOND_STATUS_UNBONDED"), cosmos_query.QueryValidatorsResponse)
+        unbonded = chain.query(
+            COSMOS_QUERY + "Validators",
+            cosmos_query.QueryValidatorsRequest(status="BOND_STATUS_UNBONDED"),
+            cosmos_query.QueryValidatorsResponse,
+        )
         assert list(unbonded.validators) == []
         # Validator
-        one = chain.query(COSMOS_QUERY + "Validator", cosmos_query.QueryValidatorRequest(
-            validator_addr=valoper(KEYS[1])), cosmos_query.QueryValidatorResponse).validator
+        one = chain.query(
+            COSMOS_QUERY + "Validator",
+            cosmos_query.QueryValidatorRequest(validator_addr=valoper(KEYS[1])),
+            cosmos_query.QueryValidatorResponse,
+        ).validator
         assert (one.operator_address, one.tokens, one.status) == (
-            valoper(KEYS[1]), str(200 * GNK), staking_pb2.BOND_STATUS_BONDED)
-        missing = chain.app.query(abci.RequestQuery(
-            path=COSMOS_QUERY + "Validator",
-            data=cosmos_query.QueryValidatorRequest(validator_addr=valoper(KEYS[5])).SerializeToString()))
+            valoper(KEYS[1]),
+            str(200 * GNK),
+            staking_pb2.BOND_STATUS_BONDED,
+        )
+        missing = chain.app.query(
+            abci.RequestQuery(
+                path=COSMOS_QUERY + "Validator",
+                data=cosmos_query.QueryValidatorRequest(validator_addr=valoper(KEYS[5])).SerializeToString(),
+            )
+        )
         assert (missing.codespace, missing.code) == ("sdk", 38) and "not found" in missing.log
         # Params and Pool
-        params = chain.query(COSMOS_QUERY + "Params", cosmos_query.QueryParamsRequest(),
-                             cosmos_query.QueryParamsResponse).params
+        params = chain.query(
+            COSMOS_QUERY + "Params", cosmos_query.QueryParamsRequest(), cosmos_query.QueryParamsResponse
+        ).params
         assert (params.bond_denom, params.max_validators) == (DENOM, 100)
         assert pool(chain) == (600 * GNK, 0)
         assert pool(chain)[0] == chain.balance(module_address(stake_keys.BONDED_POOL))
         # Host, Hosts
         assert host(chain, KEYS[2]) == stake_pb2.Host(
-            operator=address_of(KEYS[2]), consensus_pubkey=consensus_key(2),
-            description=staking_pb2.Description(moniker="host2"), collateral=str(100 * GNK))
+            operator=address_of(KEYS[2]),
+            consensus_pubkey=consensus_key(2),
+            description=staking_pb2.Description(moniker="host2"),
+            collateral=str(100 * GNK),
+        )
         hosts = chain.query(STAKE_QUERY + "Hosts", query_pb2.QueryHostsRequest(), query_pb2.QueryHostsResponse)
         assert list(hosts.hosts) == stake.hosts(ctx) and len(hosts.hosts) == 3
         # EpochWeights: epoch 0's, collateral in GNK, recorded at InitChain; none for epoch 1 yet
-        weights = chain.query(STAKE_QUERY + "EpochWeights", query_pb2.QueryEpochWeightsRequest(epoch=0),
-                              query_pb2.QueryEpochWeightsResponse)
+        weights = chain.query(
+            STAKE_QUERY + "EpochWeights",
+            query_pb2.QueryEpochWeightsRequest(epoch=0),
+            query_pb2.QueryEpochWeightsResponse,
+        )
         assert weights.epoch == 0
-        assert {w.operator: w.weight for w in weights.weights} == {address_of(KEYS[i]): a // GNK
-                                                                 for i, a in enumerate(amounts)}
-        none_yet = chain.app.query(abci.RequestQuery(path=STAKE_QUERY + "EpochWeights",
-                                                     data=query_pb2.QueryEpochWeightsRequest(epoch=1).SerializeToString()))
+        assert {w.operator: w.weight for w in weights.weights} == {
+            address_of(KEYS[i]): a // GNK for i, a in enumerate(amounts)
+        }
+        none_yet = chain.app.query(
+            abci.RequestQuery(
+                path=STAKE_QUERY + "EpochWeights", data=query_pb2.QueryEpochWeightsRequest(epoch=1).SerializeToString()
+            )
+        )
         assert (none_yet.codespace, none_yet.code) == ("sdk", 38)
         # After epoch 1's set-validators stage (9) the weights are epoch 1's; a jailed host is unbonded
         blocks_to(chain, 9)
-        weights = chain.query(STAKE_QUERY + "EpochWeights", query_pb2.QueryEpochWeightsRequest(epoch=1),
-                              query_pb2.QueryEpochWeightsResponse)
-        assert {w.operator: w.weight for w in weights.weights} == {address_of(KEYS[i]): a // GNK
-                                                                 for i, a in enumerate(amounts)}
+        weights = chain.query(
+            STAKE_QUERY + "EpochWeights",
+            query_pb2.QueryEpochWeightsRequest(epoch=1),
+            query_pb2.QueryEpochWeightsResponse,
+        )
+        assert {w.operator: w.weight for w in weights.weights} == {
+            address_of(KEYS[i]): a // GNK for i, a in enumerate(amounts)
+        }
         app = chain.app
         response = chain.block(during=lambda c: app.stake_keeper.jail(c, operator(KEYS[2])))
         assert updates(response) == [(consensus_key(2), 0)]
         assert powers(chain) == {address_of(KEYS[0]): 200, address_of(KEYS[1]): 200}
-        jailed = chain.query(COSMOS_QUERY + "Validator", cosmos_query.QueryValidatorRequest(
-            validator_addr=valoper(KEYS[2])), cosmos_query.QueryValidatorResponse).validator
+        jailed = chain.query(
+            COSMOS_QUERY + "Validator",
+            cosmos_query.QueryValidatorRequest(validator_addr=valoper(KEYS[2])),
+            cosmos_query.QueryValidatorResponse,
+        ).validator
         assert (jailed.jailed, jailed.status) == (True, staking_pb2.BOND_STATUS_UNBONDED)
         assert host(chain, KEYS[2]).jailed
 
@@ -475,13 +582,25 @@ def test_cli_create_validator_refuses_bad_input_in_one_line(tmp_path: Path) -> N
 
     def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "GONKA_KEYRING_PASSPHRASE": "unused"}
-        return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60,
-                              env=env)
+        return subprocess.run(
+            [sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60, env=env
+        )
 
     home = tmp_path / "node"
     assert gonkad("init", "n0", "--chain-id", CHAIN, "--home", str(home)).returncode == 0
-    flags = ["--moniker", "late", "--home", str(home), "--from", "op", "--keyring-backend", "test", "-y",
-             "--node", "tcp://127.0.0.1:1"]
+    flags = [
+        "--moniker",
+        "late",
+        "--home",
+        str(home),
+        "--from",
+        "op",
+        "--keyring-backend",
+        "test",
+        "-y",
+        "--node",
+        "tcp://127.0.0.1:1",
+    ]
     (home / "config" / "bls_key.json").unlink()
     cases = [
         (["1000ngonka", "--key-home", str(tmp_path / "none")], "priv_validator_key.json"),

@@ -64,9 +64,7 @@ def ref_root(model: dict[bytes, bytes]) -> bytes:
 
 
 def model_iter(model: dict[bytes, bytes], prefix: bytes, start: bytes | None, end: bytes | None, reverse: bool):
-    ks = sorted(
-        k for k in model if k.startswith(prefix) and (start is None or k >= start) and (end is None or k < end)
-    )
+    ks = sorted(k for k in model if k.startswith(prefix) and (start is None or k >= start) and (end is None or k < end))
     if reverse:
         ks.reverse()
     return [(k, model[k]) for k in ks]
@@ -162,8 +160,11 @@ def test_matches_model_over_versions(history: list[dict[bytes, bytes | None]], k
 
 
 @SETTINGS
-@given(final=st.dictionaries(keys_st, values_st, max_size=25), noise=st.dictionaries(keys_st, values_st, max_size=10),
-       seed=st.integers(0, 2**32))
+@given(
+    final=st.dictionaries(keys_st, values_st, max_size=25),
+    noise=st.dictionaries(keys_st, values_st, max_size=10),
+    seed=st.integers(0, 2**32),
+)
 def test_root_independent_of_history(final: dict[bytes, bytes], noise: dict[bytes, bytes], seed: int) -> None:
     rnd = random.Random(seed)
     with opened() as (a, _), opened() as (b, _):
@@ -316,8 +317,16 @@ def test_verifiers_never_raise_on_garbage() -> None:
         root = store.root_hash
         _, p = store.prove(b"k", 1)
         assert verify_membership(root, b"k", b"v", p)
-        for args in [(b"", b"k", p), (root, b"k", None), (root, None, p), ("x", b"k", p), (root, b"k", "proof"),
-                     (root, b"", p), (root, b"k", b""), (root, b"k", b"\xff" * 40)]:
+        for args in [
+            (b"", b"k", p),
+            (root, b"k", None),
+            (root, None, p),
+            ("x", b"k", p),
+            (root, b"k", "proof"),
+            (root, b"", p),
+            (root, b"k", b""),
+            (root, b"k", b"\xff" * 40),
+        ]:
             assert verify_nonmembership(*args) is False  # type: ignore[arg-type]
             assert verify_membership(args[0], args[1], b"v", args[2]) is False  # type: ignore[arg-type]
         assert verify_membership(root, b"k", None, p) is False  # type: ignore[arg-type]
@@ -402,20 +411,25 @@ def test_version_snapshot_reads_its_version_on_another_thread_after_it_is_pruned
         def read() -> list[object]:
             with snapshot:
                 points = {k: snapshot.get(k) for k in keys}
-                ranges = [list(snapshot.iterate(*bounds, reverse=reverse))
-                          for bounds in ((), (b"a",), (b"", b"ab", b"b"), (b"", None, b"\x80"))
-                          for reverse in (False, True)]
+                ranges = [
+                    list(snapshot.iterate(*bounds, reverse=reverse))
+                    for bounds in ((), (b"a",), (b"", b"ab", b"b"), (b"", None, b"\x80"))
+                    for reverse in (False, True)
+                ]
                 return [points, ranges, {k: snapshot.get(k) for k in keys}]
 
         with ThreadPoolExecutor(1) as worker:
             points, ranges, points_after_iterating = worker.submit(read).result()
         assert points == points_after_iterating == {k: expected.get(k) for k in keys}
         view = VersionView(1, sorted(expected.items()))
-        assert ranges == [list(view.iterate(*bounds, reverse=reverse))
-                          for bounds in ((), (b"a",), (b"", b"ab", b"b"), (b"", None, b"\x80"))
-                          for reverse in (False, True)]
-        assert ranges[0] == sorted(expected.items()) and ranges[2] == [(k, v) for k, v in sorted(expected.items())
-                                                                       if k.startswith(b"a")]
+        assert ranges == [
+            list(view.iterate(*bounds, reverse=reverse))
+            for bounds in ((), (b"a",), (b"", b"ab", b"b"), (b"", None, b"\x80"))
+            for reverse in (False, True)
+        ]
+        assert ranges[0] == sorted(expected.items()) and ranges[2] == [
+            (k, v) for k, v in sorted(expected.items()) if k.startswith(b"a")
+        ]
 
 
 def test_keep_recent_enabled_after_unpruned_history() -> None:
@@ -609,13 +623,17 @@ def test_sigkill_while_committing_leaves_a_version_that_replays_to_its_root() ->
     moments come from a seed, printed and named in any failure (``GONKA_STORE_KILL_SEED`` repeats it)."""
     seed = int(os.environ.get(KILL_SEED_ENV) or int.from_bytes(os.urandom(4), "big"))
     delays = _kill_delays(seed)
-    print(f"kill test: seed {seed}, kills {', '.join(f'{d:.3f}' for d in delays)} s after a version "
-          f"({KILL_SEED_ENV}={seed} repeats them)")
+    print(
+        f"kill test: seed {seed}, kills {', '.join(f'{d:.3f}' for d in delays)} s after a version "
+        f"({KILL_SEED_ENV}={seed} repeats them)"
+    )
     try:
         _kill_and_replay(delays)
     except Exception as failure:  # a failed check, or a store that does not reopen
-        failure.add_note(f"kill timings from seed {seed} ({', '.join(f'{d:.3f}' for d in delays)} s): "
-                         f"rerun with {KILL_SEED_ENV}={seed}")
+        failure.add_note(
+            f"kill timings from seed {seed} ({', '.join(f'{d:.3f}' for d in delays)} s): "
+            f"rerun with {KILL_SEED_ENV}={seed}"
+        )
         raise
 
 
@@ -630,8 +648,9 @@ def _kill_and_replay(delays: list[float]) -> None:
         path = os.path.join(d, "db")
         roots: dict[int, str] = {}
         for delay in delays:
-            child = subprocess.Popen([sys.executable, "-c", _COMMITTER, path, os.path.dirname(__file__)],
-                                     stdout=subprocess.PIPE, text=True)
+            child = subprocess.Popen(
+                [sys.executable, "-c", _COMMITTER, path, os.path.dirname(__file__)], stdout=subprocess.PIPE, text=True
+            )
             assert child.stdout is not None
             try:
                 version, root = child.stdout.readline().split()  # at least one more version committed

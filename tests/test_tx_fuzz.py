@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from chain import InProcessChain
 from cosmpy.protos.cosmos.bank.v1beta1 import bank_pb2
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
@@ -17,12 +18,11 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
 from sdk.coins import parse_coins
 from sdk.crypto import bech32, secp256k1
 from sdk.errors import ABCIError
 from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, decode_tx, sign_doc_bytes
-from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
-from chain import InProcessChain
 
 KEY = secp256k1.PrivateKey(b"\x05" * 32)
 VALID = sign_tx(KEY, [send_msg(address_of(KEY), address_of(KEY), parse_coins("1ngonka"))], "fuzz", 0, 0)
@@ -38,7 +38,7 @@ def mutated_tx(draw: st.DrawFn) -> bytes:
         if op == "flip" and data:
             data[pos] ^= draw(st.integers(1, 255))
         elif op == "cut":
-            del data[pos: pos + draw(st.integers(1, 8))]
+            del data[pos : pos + draw(st.integers(1, 8))]
         elif op == "insert":
             data[pos:pos] = draw(st.binary(min_size=1, max_size=8))
         else:
@@ -81,7 +81,10 @@ def test_checktx_never_crashes(chain: InProcessChain) -> None:
         if response.code == 0:  # only the signed content itself may pass, however it was re-framed
             tx, valid = decode_tx(data), decode_tx(VALID)
             assert (tx.raw.body_bytes, tx.raw.auth_info_bytes, list(tx.raw.signatures)) == (
-                valid.raw.body_bytes, valid.raw.auth_info_bytes, list(valid.raw.signatures))
+                valid.raw.body_bytes,
+                valid.raw.auth_info_bytes,
+                list(valid.raw.signatures),
+            )
 
     check()
     assert chain.app.store.root_hash == root
@@ -104,27 +107,40 @@ def hostile_tx(draw: st.DrawFn, sequence: int) -> bytes:
     coin = coin_pb2.Coin(denom="ngonka", amount=amount)
     if kind == "create-validator":
         msg: Message = staking_tx.MsgCreateValidator(
-            description=staking_pb2.Description(moniker="fuzz"), value=coin,
+            description=staking_pb2.Description(moniker="fuzz"),
+            value=coin,
             validator_address=bech32.encode(bech32.decode(sender), bech32.VALOPER_PREFIX),
             pubkey=AnyPb(type_url="/cosmos.crypto.ed25519.PubKey", value=draw(st.binary(max_size=40))),
         )
     elif kind == "multi-send":
-        msg = bank_tx.MsgMultiSend(inputs=[bank_pb2.Input(address=sender, coins=[coin])],
-                                   outputs=[bank_pb2.Output(address=sender, coins=[coin])])
+        msg = bank_tx.MsgMultiSend(
+            inputs=[bank_pb2.Input(address=sender, coins=[coin])],
+            outputs=[bank_pb2.Output(address=sender, coins=[coin])],
+        )
     else:
         msg = bank_tx.MsgSend(from_address=sender, to_address=sender, amount=[coin])
     public_key = keys_pb2.PubKey(key=KEY.public_key).SerializeToString()
     if kind == "account-key":
-        public_key = draw(st.one_of(st.binary(max_size=40), st.binary(min_size=33, max_size=33).map(
-            lambda k: keys_pb2.PubKey(key=k).SerializeToString())))
+        public_key = draw(
+            st.one_of(
+                st.binary(max_size=40),
+                st.binary(min_size=33, max_size=33).map(lambda k: keys_pb2.PubKey(key=k).SerializeToString()),
+            )
+        )
     fee = draw(amount_texts) if kind == "fee" else "0"
     body = tx_pb2.TxBody(messages=[pack(msg)]).SerializeToString()
     auth_info = tx_pb2.AuthInfo(
-        signer_infos=[tx_pb2.SignerInfo(
-            public_key=AnyPb(type_url=SECP256K1_PUBKEY_URL, value=public_key),
-            mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)), sequence=sequence)],
-        fee=tx_pb2.Fee(amount=[coin_pb2.Coin(denom="ngonka", amount=fee)],
-                       gas_limit=draw(st.one_of(st.just(400_000), st.integers(0, (1 << 64) - 1)))),
+        signer_infos=[
+            tx_pb2.SignerInfo(
+                public_key=AnyPb(type_url=SECP256K1_PUBKEY_URL, value=public_key),
+                mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)),
+                sequence=sequence,
+            )
+        ],
+        fee=tx_pb2.Fee(
+            amount=[coin_pb2.Coin(denom="ngonka", amount=fee)],
+            gas_limit=draw(st.one_of(st.just(400_000), st.integers(0, (1 << 64) - 1))),
+        ),
     ).SerializeToString()
     signature = KEY.sign(sign_doc_bytes(body, auth_info, "fuzz", 0))
     return tx_pb2.TxRaw(body_bytes=body, auth_info_bytes=auth_info, signatures=[signature]).SerializeToString()

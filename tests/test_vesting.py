@@ -17,22 +17,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query, tx_pb2 as bank_tx
+from chain import InProcessChain
+from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
+from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
+from test_stake import KEYS, SHORT_EPOCHS, consensus_key, deliver, deposit, events, withdraw
 
 from gonkad import genesis
 from protogen.gonka.vesting.v1 import query_pb2, tx_pb2, vesting_pb2
 from sdk.address import module_address
+from sdk.client.txbuilder import address_of
 from sdk.coins import Coins
 from sdk.crypto import bech32, secp256k1
-from sdk.client.txbuilder import address_of
 from sdk.errors import ABCIError, ErrInsufficientFunds, ErrInvalidRequest
 from sdk.services import gonka
 from sdk.store import PRESENT
 from x.genutil.gentx import build_gentx
 from x.vesting import keys as vesting_keys
 from x.vesting.keeper import split
-from chain import InProcessChain
-from test_stake import KEYS, SHORT_EPOCHS, consensus_key, deliver, deposit, events, withdraw
 
 CHAIN = "gonka-stake"
 DENOM = "ngonka"
@@ -47,23 +48,30 @@ QUERY = gonka("vesting").query
 S = 10**9
 
 
-def vesting_chain(path: Path, collateral: tuple[int, ...] = (), vesting: dict[str, Any] | None = None,
-                  accounts: dict[str, list[tuple[str, int]]] | None = None) -> InProcessChain:
+def vesting_chain(
+    path: Path,
+    collateral: tuple[int, ...] = (),
+    vesting: dict[str, Any] | None = None,
+    accounts: dict[str, list[tuple[str, int]]] | None = None,
+) -> InProcessChain:
     state = genesis.default_app_state()
     state["epochs"] = {"params": dict(SHORT_EPOCHS)}
     if "rewards" in state:
         state["rewards"]["params"]["initial_epoch_reward"] = "0"
     if vesting is not None:
         state["vesting"] = vesting
-    gentxs = [build_gentx(KEYS[i], f"host{i}", consensus_key(i), (DENOM, amount), CHAIN)
-              for i, amount in enumerate(collateral)]
+    gentxs = [
+        build_gentx(KEYS[i], f"host{i}", consensus_key(i), (DENOM, amount), CHAIN)
+        for i, amount in enumerate(collateral)
+    ]
     state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gentxs]}
-    funded = {address_of(k): [(DENOM, FUNDS)] for k in KEYS[:len(collateral)]}
+    funded = {address_of(k): [(DENOM, FUNDS)] for k in KEYS[: len(collateral)]}
     funded[bech32.encode(PAYER_ADDRESS)] = [(DENOM, FUNDS), ("uother", 100)]
     funded[address_of(VESTEE)] = [(DENOM, FREE)]
     funded.update(accounts or {})
-    return InProcessChain(path, funded, chain_id=CHAIN, app_state=state,
-                          authority=secp256k1.address_bytes(AUTHORITY.public_key))
+    return InProcessChain(
+        path, funded, chain_id=CHAIN, app_state=state, authority=secp256k1.address_bytes(AUTHORITY.public_key)
+    )
 
 
 def vest(chain: InProcessChain, to: bytes, coins: Coins, epochs: int) -> Any:
@@ -75,26 +83,33 @@ def raw(key: secp256k1.PrivateKey) -> bytes:
 
 
 def locked(chain: InProcessChain, address: bytes, denom: str = DENOM) -> int:
-    reply = chain.query(QUERY + "Locked", query_pb2.QueryLockedRequest(address=bech32.encode(address)),
-                        query_pb2.QueryLockedResponse)
+    reply = chain.query(
+        QUERY + "Locked", query_pb2.QueryLockedRequest(address=bech32.encode(address)), query_pb2.QueryLockedResponse
+    )
     return sum(int(c.amount) for c in reply.locked if c.denom == denom)
 
 
 def locked_reply(chain: InProcessChain, address: bytes) -> query_pb2.QueryLockedResponse:
-    return chain.query(QUERY + "Locked", query_pb2.QueryLockedRequest(address=bech32.encode(address)),
-                       query_pb2.QueryLockedResponse)
+    return chain.query(
+        QUERY + "Locked", query_pb2.QueryLockedRequest(address=bech32.encode(address)), query_pb2.QueryLockedResponse
+    )
 
 
 def spendable(chain: InProcessChain, address: bytes, denom: str = DENOM) -> int:
-    reply = chain.query("/cosmos.bank.v1beta1.Query/SpendableBalanceByDenom",
-                        bank_query.QuerySpendableBalanceByDenomRequest(address=bech32.encode(address), denom=denom),
-                        bank_query.QuerySpendableBalanceByDenomResponse)
+    reply = chain.query(
+        "/cosmos.bank.v1beta1.Query/SpendableBalanceByDenom",
+        bank_query.QuerySpendableBalanceByDenomRequest(address=bech32.encode(address), denom=denom),
+        bank_query.QuerySpendableBalanceByDenomResponse,
+    )
     return int(reply.balance.amount)
 
 
 def schedule(chain: InProcessChain, address: bytes) -> query_pb2.QueryScheduleResponse:
-    return chain.query(QUERY + "Schedule", query_pb2.QueryScheduleRequest(address=bech32.encode(address)),
-                       query_pb2.QueryScheduleResponse)
+    return chain.query(
+        QUERY + "Schedule",
+        query_pb2.QueryScheduleRequest(address=bech32.encode(address)),
+        query_pb2.QueryScheduleResponse,
+    )
 
 
 def parts(chain: InProcessChain, address: bytes) -> list[tuple[int, dict[str, int]]]:
@@ -102,8 +117,9 @@ def parts(chain: InProcessChain, address: bytes) -> list[tuple[int, dict[str, in
 
 
 def send(key: secp256k1.PrivateKey, to: str, amount: int) -> bank_tx.MsgSend:
-    return bank_tx.MsgSend(from_address=address_of(key), to_address=to,
-                           amount=[{"denom": DENOM, "amount": str(amount)}])
+    return bank_tx.MsgSend(
+        from_address=address_of(key), to_address=to, amount=[{"denom": DENOM, "amount": str(amount)}]
+    )
 
 
 # --- unit ---------------------------------------------------------------------------------------------------
@@ -126,13 +142,23 @@ def test_vest_exact_parts_released_at_each_epoch_start(tmp_path: Path) -> None:
     with vesting_chain(tmp_path) as chain:
         payer = chain.balance(PAYER_ADDRESS)
         response = vest(chain, vestee, Coins(((DENOM, 1003), ("uother", 2))), 4)  # height 2, epoch 0
-        assert events(response, "vest") == [{"recipient": address_of(VESTEE), "sender": bech32.encode(PAYER_ADDRESS),
-                                             "amount": "1003ngonka,2uother", "epochs": "4",
-                                             "first_release_epoch": "1"}]
+        assert events(response, "vest") == [
+            {
+                "recipient": address_of(VESTEE),
+                "sender": bech32.encode(PAYER_ADDRESS),
+                "amount": "1003ngonka,2uother",
+                "epochs": "4",
+                "first_release_epoch": "1",
+            }
+        ]
         assert chain.balance(PAYER_ADDRESS) == payer - 1003
         assert chain.balance(vestee) == FREE + 1003
-        assert parts(chain, vestee) == [(1, {DENOM: 253, "uother": 2}), (2, {DENOM: 250}), (3, {DENOM: 250}),
-                                        (4, {DENOM: 250})]
+        assert parts(chain, vestee) == [
+            (1, {DENOM: 253, "uother": 2}),
+            (2, {DENOM: 250}),
+            (3, {DENOM: 250}),
+            (4, {DENOM: 250}),
+        ]
         reply = locked_reply(chain, vestee)
         assert [(c.denom, c.amount) for c in reply.locked] == [(DENOM, "1003"), ("uother", "2")]
         assert spendable(chain, vestee) == FREE and spendable(chain, vestee, "uother") == 0
@@ -260,18 +286,40 @@ def test_a_new_schedule_is_locked_even_after_deposited_vesting_coins_vested(tmp_
 def test_continuous_and_delayed_genesis_accounts_unlock_by_block_time(tmp_path: Path) -> None:
     cont, delayed = secp256k1.PrivateKey(b"\x61" * 32), secp256k1.PrivateKey(b"\x62" * 32)
     accounts = {address_of(cont): [(DENOM, 1_000 + FREE)], address_of(delayed): [(DENOM, 700)]}
-    vesting = {"params": {"reward_vesting_epochs": 3},
-               "continuous_vesting_accounts": [{"base_vesting_account": {
-                   "base_account": {"address": address_of(cont)}, "original_vesting": [{"denom": DENOM, "amount": "1000"}],
-                   "end_time": "2000"}, "start_time": "1000"}],
-               "delayed_vesting_accounts": [{"base_vesting_account": {
-                   "base_account": {"address": address_of(delayed)},
-                   "original_vesting": [{"denom": DENOM, "amount": "700"}], "end_time": "1500"}}]}
+    vesting = {
+        "params": {"reward_vesting_epochs": 3},
+        "continuous_vesting_accounts": [
+            {
+                "base_vesting_account": {
+                    "base_account": {"address": address_of(cont)},
+                    "original_vesting": [{"denom": DENOM, "amount": "1000"}],
+                    "end_time": "2000",
+                },
+                "start_time": "1000",
+            }
+        ],
+        "delayed_vesting_accounts": [
+            {
+                "base_vesting_account": {
+                    "base_account": {"address": address_of(delayed)},
+                    "original_vesting": [{"denom": DENOM, "amount": "700"}],
+                    "end_time": "1500",
+                }
+            }
+        ],
+    }
     with vesting_chain(tmp_path, vesting=vesting, accounts=accounts) as chain:
         assert chain.app.vesting_keeper.vesting_epochs(chain.context()) == 3
         for seconds, nanos, expect_cont, expect_delayed in (
-                (500, 0, 1000, 700), (1000, 999_999_999, 1000, 700), (1001, 0, 999, 700), (1250, 5, 750, 700),
-                (1499, 999_999_999, 501, 700), (1500, 0, 500, 0), (1999, 0, 1, 0), (2000, 0, 0, 0)):
+            (500, 0, 1000, 700),
+            (1000, 999_999_999, 1000, 700),
+            (1001, 0, 999, 700),
+            (1250, 5, 750, 700),
+            (1499, 999_999_999, 501, 700),
+            (1500, 0, 500, 0),
+            (1999, 0, 1, 0),
+            (2000, 0, 0, 0),
+        ):
             chain.block(time_ns=seconds * S + nanos)
             assert (locked(chain, raw(cont)), locked(chain, raw(delayed))) == (expect_cont, expect_delayed), seconds
             assert spendable(chain, raw(cont)) == 1_000 + FREE - expect_cont
@@ -283,21 +331,47 @@ def test_continuous_and_delayed_genesis_accounts_unlock_by_block_time(tmp_path: 
         assert exported["delayed_vesting_accounts"][0]["base_vesting_account"]["end_time"] == "1500"
 
 
-@pytest.mark.parametrize("edit,words", [
-    (lambda v: v["continuous_vesting_accounts"][0].update(start_time="3000"), "start_time must be before"),
-    (lambda v: v["continuous_vesting_accounts"][0]["base_vesting_account"]["original_vesting"][0].update(
-        amount="5000"), "locked"),
-    (lambda v: v["continuous_vesting_accounts"][0]["base_vesting_account"].update(
-        delegated_free=[{"denom": DENOM, "amount": "1"}]), "belong in the accounts list"),
-    (lambda v: v.update(parts=[{"address": address_of(VESTEE), "release_epoch": "3",
-                                "amount": [{"denom": DENOM, "amount": "5"}]}]), "no totals"),
-    (lambda v: v.update(params={"reward_vesting_epochs": 0}), "reward_vesting_epochs"),
-])
+@pytest.mark.parametrize(
+    "edit,words",
+    [
+        (lambda v: v["continuous_vesting_accounts"][0].update(start_time="3000"), "start_time must be before"),
+        (
+            lambda v: v["continuous_vesting_accounts"][0]["base_vesting_account"]["original_vesting"][0].update(
+                amount="5000"
+            ),
+            "locked",
+        ),
+        (
+            lambda v: v["continuous_vesting_accounts"][0]["base_vesting_account"].update(
+                delegated_free=[{"denom": DENOM, "amount": "1"}]
+            ),
+            "belong in the accounts list",
+        ),
+        (
+            lambda v: v.update(
+                parts=[
+                    {"address": address_of(VESTEE), "release_epoch": "3", "amount": [{"denom": DENOM, "amount": "5"}]}
+                ]
+            ),
+            "no totals",
+        ),
+        (lambda v: v.update(params={"reward_vesting_epochs": 0}), "reward_vesting_epochs"),
+    ],
+)
 def test_invalid_vesting_genesis_is_refused(tmp_path: Path, edit: Any, words: str) -> None:
     cont = secp256k1.PrivateKey(b"\x61" * 32)
-    vesting: dict[str, Any] = {"continuous_vesting_accounts": [{"base_vesting_account": {
-        "base_account": {"address": address_of(cont)}, "original_vesting": [{"denom": DENOM, "amount": "1000"}],
-        "end_time": "2000"}, "start_time": "1000"}]}
+    vesting: dict[str, Any] = {
+        "continuous_vesting_accounts": [
+            {
+                "base_vesting_account": {
+                    "base_account": {"address": address_of(cont)},
+                    "original_vesting": [{"denom": DENOM, "amount": "1000"}],
+                    "end_time": "2000",
+                },
+                "start_time": "1000",
+            }
+        ]
+    }
     edit(vesting)
     with pytest.raises(Exception) as refused:
         vesting_chain(tmp_path, vesting=vesting, accounts={address_of(cont): [(DENOM, 1_000)]})
@@ -310,11 +384,21 @@ def test_invalid_vesting_genesis_is_refused(tmp_path: Path, edit: Any, words: st
 def test_export_import_round_trip(tmp_path: Path) -> None:
     host, C = raw(KEYS[0]), 1_000 * GNK
     cont = secp256k1.PrivateKey(b"\x61" * 32)
-    vesting = {"continuous_vesting_accounts": [{"base_vesting_account": {
-        "base_account": {"address": address_of(cont)}, "original_vesting": [{"denom": DENOM, "amount": "1000"}],
-        "end_time": "2000"}, "start_time": "1000"}]}
-    with vesting_chain(tmp_path / "old", collateral=(C, C), vesting=vesting,
-                       accounts={address_of(cont): [(DENOM, 1_000)]}) as chain:
+    vesting = {
+        "continuous_vesting_accounts": [
+            {
+                "base_vesting_account": {
+                    "base_account": {"address": address_of(cont)},
+                    "original_vesting": [{"denom": DENOM, "amount": "1000"}],
+                    "end_time": "2000",
+                },
+                "start_time": "1000",
+            }
+        ]
+    }
+    with vesting_chain(
+        tmp_path / "old", collateral=(C, C), vesting=vesting, accounts={address_of(cont): [(DENOM, 1_000)]}
+    ) as chain:
         vest(chain, host, Coins(((DENOM, 6_000),)), 3)
         vest(chain, raw(VESTEE), Coins(((DENOM, 10),)), 4)
         assert deliver(chain, KEYS[0], deposit(KEYS[0], chain.balance(host) - 10))[0].code == 0
@@ -324,23 +408,32 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
         assert section["last_block_time_ns"] == str(1500 * S)
         assert len(section["parts"]) == 3 + 4 and len(section["accounts"]) >= 3
         height = chain.height
-        before = {a: locked(chain, bech32.decode(a)) for a in (address_of(KEYS[0]), address_of(VESTEE),
-                                                                address_of(cont))}
+        before = {
+            a: locked(chain, bech32.decode(a)) for a in (address_of(KEYS[0]), address_of(VESTEE), address_of(cont))
+        }
         assert before[address_of(cont)] == 500
-        with InProcessChain(tmp_path / "new", {}, chain_id=CHAIN, app_state=json.loads(json.dumps(exported)),
-                            initial_height=height + 1, first_block=False) as new:
+        with InProcessChain(
+            tmp_path / "new",
+            {},
+            chain_id=CHAIN,
+            app_state=json.loads(json.dumps(exported)),
+            initial_height=height + 1,
+            first_block=False,
+        ) as new:
             new.block(time_ns=1500 * S)  # commits the imported state (the same block time)
             assert new.app.export_app_state()["vesting"] == section
             assert {a: locked(new, bech32.decode(a)) for a in before} == before
             prefix = vesting_keys.STORE_PREFIX
             assert [(k, v) for k, v in new.app.store.items_at(new.height) if k.startswith(prefix)] == [
-                (k, v) for k, v in chain.app.store.items_at(height) if k.startswith(prefix)]
+                (k, v) for k, v in chain.app.store.items_at(height) if k.startswith(prefix)
+            ]
 
 
 def test_params_change_only_by_the_authority(tmp_path: Path) -> None:
     with vesting_chain(tmp_path, accounts={address_of(AUTHORITY): [(DENOM, FREE)]}) as chain:
-        msg = tx_pb2.MsgUpdateParams(authority=address_of(AUTHORITY),
-                                     params=vesting_pb2.Params(reward_vesting_epochs=3))
+        msg = tx_pb2.MsgUpdateParams(
+            authority=address_of(AUTHORITY), params=vesting_pb2.Params(reward_vesting_epochs=3)
+        )
         assert deliver(chain, AUTHORITY, msg)[0].code == 0
         reply = chain.query(QUERY + "Params", query_pb2.QueryParamsRequest(), query_pb2.QueryParamsResponse)
         assert reply.params.reward_vesting_epochs == 3
@@ -363,8 +456,12 @@ def test_invariants_catch_broken_accounting(tmp_path: Path) -> None:
         assert invariants["vesting/locked-held"](ctx) is None
         store = ctx.kv(vesting_keys.STORE_PREFIX)
         # epoch 2's part one short: the rate (50) falls by 1 at epoch 2 and by 49, not 50, at epoch 3
-        store.set(vesting_keys.change_key(2, vestee), vesting_pb2.RateChange(
-            address=bech32.encode(vestee), epoch=2, decrease=[{"denom": DENOM, "amount": "1"}]).SerializeToString())
+        store.set(
+            vesting_keys.change_key(2, vestee),
+            vesting_pb2.RateChange(
+                address=bech32.encode(vestee), epoch=2, decrease=[{"denom": DENOM, "amount": "1"}]
+            ).SerializeToString(),
+        )
         store.set(vesting_keys.account_change_key(vestee, 2), PRESENT)
         key = vesting_keys.change_key(3, vestee)
         change = vesting_pb2.RateChange.FromString(store.get(key))
@@ -380,7 +477,10 @@ def test_cli_queries_are_registered() -> None:
     from gonkad.cli import build_parser
 
     parser = build_parser()
-    for argv in (["query", "vesting", "schedule", address_of(VESTEE)], ["query", "vesting", "locked", address_of(VESTEE)],
-                 ["query", "vesting", "params"]):
+    for argv in (
+        ["query", "vesting", "schedule", address_of(VESTEE)],
+        ["query", "vesting", "locked", address_of(VESTEE)],
+        ["query", "vesting", "params"],
+    ):
         args = parser.parse_args(argv)
         assert callable(args.func)

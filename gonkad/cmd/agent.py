@@ -51,12 +51,25 @@ def cmd_start(args: argparse.Namespace) -> None:
     try:
         chain_id = view.chain_id()  # the node answers …
         view.models()  # … and so do its queries (over gRPC when given)
-        agent = Agent(AgentConfig(key=key, chain=view, host=args.host, port=port, offload_chain_calls=True,
-                                  queue_bound=int(args.queue_bound)))
+        agent = Agent(
+            AgentConfig(
+                key=key,
+                chain=view,
+                host=args.host,
+                port=port,
+                offload_chain_calls=True,
+                queue_bound=int(args.queue_bound),
+            )
+        )
         listener, url = listen(args.host, port)
-        serve(uvicorn_config(agent, args.host, port), listener, Path(args.home), PID_NAME,
-              {"url": url, "address": agent.address, "chain_id": chain_id, "pid": os.getpid()},
-              "the Transfer Agent did not start: its first read of the chain failed (see the log above)")
+        serve(
+            uvicorn_config(agent, args.host, port),
+            listener,
+            Path(args.home),
+            PID_NAME,
+            {"url": url, "address": agent.address, "chain_id": chain_id, "pid": os.getpid()},
+            "the Transfer Agent did not start: its first read of the chain failed (see the log above)",
+        )
     finally:
         view.close()
     log.info("agent stopped")
@@ -76,6 +89,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chain-id", default=None, help="defaults to the node's network")
     p.add_argument("--gas", default=str(DEFAULT_GAS_LIMIT), help="gas limit of each start transaction")
     p.add_argument("--fees", default="", help="fee of each start transaction, e.g. 100ngonka")
-    p.add_argument("--queue-bound", default=str(AgentConfig.model_fields["queue_bound"].default),
-                   help="requests waiting for a busy node at most; beyond it 429 with Retry-After")
+    p.add_argument(
+        "--queue-bound",
+        default=str(AgentConfig.model_fields["queue_bound"].default),
+        help="requests waiting for a busy node at most; beyond it 429 with Retry-After",
+    )
     p.set_defaults(func=cmd_start)

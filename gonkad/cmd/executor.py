@@ -58,21 +58,45 @@ def cmd_start(args: argparse.Namespace) -> None:
     fees = parse_coins(args.fees) if args.fees else Coins()
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
-    finisher = Finisher(node, key, grpc_addr, chain_id=args.chain_id or "", gas_per_message=gas, fees=fees,
-                        max_batch=int(args.max_batch), journal=Path(args.home) / JOURNAL_NAME)
+    finisher = Finisher(
+        node,
+        key,
+        grpc_addr,
+        chain_id=args.chain_id or "",
+        gas_per_message=gas,
+        fees=fees,
+        max_batch=int(args.max_batch),
+        journal=Path(args.home) / JOURNAL_NAME,
+    )
     try:
         chain_id = finisher.chain_id()  # the node answers …
-        finisher.querier.query(INFERENCE + "Params", query_pb2.QueryParamsRequest(),  # … so do its queries
-                               query_pb2.QueryParamsResponse)
+        finisher.querier.query(
+            INFERENCE + "Params",
+            query_pb2.QueryParamsRequest(),  # … so do its queries
+            query_pb2.QueryParamsResponse,
+        )
         query_account(finisher.rpc, finisher.address)  # … and the host's account exists
-        executor = Executor(ExecutorConfig(mlnode=mlnode, finisher=finisher, admission=StartAdmission(finisher),
-                                           release_key=key, host=args.host, port=port))
+        executor = Executor(
+            ExecutorConfig(
+                mlnode=mlnode,
+                finisher=finisher,
+                admission=StartAdmission(finisher),
+                release_key=key,
+                host=args.host,
+                port=port,
+            )
+        )
         listener, url = listen(args.host, port)
         finisher.start()
         try:
-            serve(uvicorn_config(executor, args.host, port), listener, Path(args.home), PID_NAME,
-                  {"url": url, "address": finisher.address, "chain_id": chain_id, "mlnode": mlnode, "pid": os.getpid()},
-                  "the executor proxy did not start (see the log above)")
+            serve(
+                uvicorn_config(executor, args.host, port),
+                listener,
+                Path(args.home),
+                PID_NAME,
+                {"url": url, "address": finisher.address, "chain_id": chain_id, "mlnode": mlnode, "pid": os.getpid()},
+                "the executor proxy did not start (see the log above)",
+            )
         finally:
             finisher.stop(drain_s)
     finally:
@@ -82,10 +106,14 @@ def cmd_start(args: argparse.Namespace) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     executor = sub.add_parser("executor", help="a host's executor proxy").add_subparsers(
-        dest="executor_command", required=True)
+        dest="executor_command", required=True
+    )
     p = executor.add_parser("start", help="serve the executor proxy in front of an ML node (host/README.md)")
-    p.add_argument("--home", default=str(DEFAULT_HOME),
-                   help="the home whose keyring holds --from; the pid file, the finish journal")
+    p.add_argument(
+        "--home",
+        default=str(DEFAULT_HOME),
+        help="the home whose keyring holds --from; the pid file, the finish journal",
+    )
     p.add_argument("--node", default=DEFAULT_NODE, help="CometBFT RPC address: status and transactions")
     p.add_argument("--grpc-addr", default=None, help="the node's gRPC HOST:PORT for queries (else RPC)")
     p.add_argument("--from", dest="from_", required=True, help="the host's key name or address")

@@ -34,8 +34,9 @@ def open_stopped_store(home: Path) -> CommitStore:
         return CommitStore(str(path))
     except plyvel.IOError as exc:
         if "lock" in str(exc).lower():
-            raise ValueError(f"{path} is locked by a running node: stop it first (`gonkad export` reads a stopped "
-                             "node's store)") from None
+            raise ValueError(
+                f"{path} is locked by a running node: stop it first (`gonkad export` reads a stopped node's store)"
+            ) from None
         raise
 
 

@@ -14,12 +14,12 @@ from google.protobuf.message import Message
 
 from app import GonkaApp
 from gonkad import genesis
+from gonkad.cmd.keys import open_keyring
+from gonkad.config import read_cometbft_config
 from sdk.cli.flags import add_home, checked_address
 from sdk.cli.jsonfile import read_json_object
 from sdk.coins import parse_coins
 from sdk.crypto import bech32
-from gonkad.cmd.keys import open_keyring
-from gonkad.config import read_cometbft_config
 from sdk.store.commitstore import CommitStore
 from x.bls.keyfile import load_secret
 from x.genutil import gentx
@@ -61,10 +61,13 @@ def validate_genesis(path: Path, doc: dict[str, Any]) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         store = CommitStore(str(Path(tmp) / "db"))
         try:
-            GonkaApp(store).init_chain(abci.RequestInitChain(
-                chain_id=doc["chain_id"], initial_height=int(doc.get("initial_height") or 1),
-                app_state_bytes=json.dumps(doc.get("app_state") or {}).encode(),
-            ))
+            GonkaApp(store).init_chain(
+                abci.RequestInitChain(
+                    chain_id=doc["chain_id"],
+                    initial_height=int(doc.get("initial_height") or 1),
+                    app_state_bytes=json.dumps(doc.get("app_state") or {}).encode(),
+                )
+            )
         finally:
             store.close()
     return doc["chain_id"]
@@ -80,8 +83,14 @@ def cmd_gentx(args: argparse.Namespace) -> None:
         raise ValueError(f"the self-stake must be in {BOND_DENOM}")
     moniker = args.moniker or read_cometbft_config(home)["moniker"]
     bls_secret = None if args.no_bls_key else load_secret(home)  # config/bls_key.json, made by `gonkad init`
-    raw = gentx.build_gentx(keyring.private_key(info.name), moniker, gentx.consensus_pubkey(home), (BOND_DENOM, amount),
-                            args.chain_id or doc["chain_id"], bls_secret=bls_secret)
+    raw = gentx.build_gentx(
+        keyring.private_key(info.name),
+        moniker,
+        gentx.consensus_pubkey(home),
+        (BOND_DENOM, amount),
+        args.chain_id or doc["chain_id"],
+        bls_secret=bls_secret,
+    )
     print(f"Genesis transaction written to {gentx.write_gentx(home, gentx.node_id(home), raw)}")
 
 
@@ -94,7 +103,8 @@ def validator_messages(args: argparse.Namespace) -> Callable[[str], list[Message
     pubkey = gentx.consensus_pubkey(home)
     bls_secret = None if args.no_bls_key else load_secret(home)
     return lambda operator: gentx.create_validator_messages(
-        bech32.decode(operator), args.moniker, pubkey, (coin.denom, int(coin.amount)), bls_secret)
+        bech32.decode(operator), args.moniker, pubkey, (coin.denom, int(coin.amount)), bls_secret
+    )
 
 
 def cmd_collect_gentxs(args: argparse.Namespace) -> None:
@@ -120,7 +130,8 @@ def cmd_validate(args: argparse.Namespace) -> None:
 
 def register(commands: argparse._SubParsersAction) -> None:
     sub = commands.add_parser("genesis", help="edit and check the genesis file").add_subparsers(
-        dest="genesis_command", required=True)
+        dest="genesis_command", required=True
+    )
     p = sub.add_parser("add-genesis-account", help="fund an address or a keyring key at genesis")
     p.add_argument("address_or_key")
     p.add_argument("coins", help="e.g. 1000000ngonka")
@@ -132,8 +143,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("amount", help=f"self-stake, e.g. 1000000000000{BOND_DENOM}")
     p.add_argument("--moniker", default="")
     p.add_argument("--chain-id", default="")
-    p.add_argument("--no-bls-key", action="store_true",
-                   help="do not register the node's BLS key (config/bls_key.json) in the gentx")
+    p.add_argument(
+        "--no-bls-key",
+        action="store_true",
+        help="do not register the node's BLS key (config/bls_key.json) in the gentx",
+    )
     add_home(p)
     p.add_argument("--keyring-backend", choices=["file", "test"], default="file")
     p.set_defaults(func=cmd_gentx)

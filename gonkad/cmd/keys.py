@@ -46,8 +46,10 @@ def _read_mnemonic() -> str:
 def _text(info: KeyInfo) -> str:
     """The YAML-like block ``keys show`` prints in Cosmos' text output."""
     d = info.as_dict()
-    return (f"- address: {d['address']}\n  name: {d['name']}\n"
-            f"  pubkey: '{json.dumps(d['pubkey'], separators=(',', ':'))}'\n  type: {d['type']}")
+    return (
+        f"- address: {d['address']}\n  name: {d['name']}\n"
+        f"  pubkey: '{json.dumps(d['pubkey'], separators=(',', ':'))}'\n  type: {d['type']}"
+    )
 
 
 def _print_key(args: argparse.Namespace, info: KeyInfo) -> None:
@@ -65,8 +67,10 @@ def cmd_add(args: argparse.Namespace) -> None:
     elif args.output == "json":
         print(json.dumps({**info.as_dict(), "mnemonic": phrase}))
     else:
-        print(f"{_text(info)}\n\n**Important** write this mnemonic phrase in a safe place.\n"
-              f"It is the only way to recover your account if you ever forget your password.\n\n{phrase}")
+        print(
+            f"{_text(info)}\n\n**Important** write this mnemonic phrase in a safe place.\n"
+            f"It is the only way to recover your account if you ever forget your password.\n\n{phrase}"
+        )
 
 
 def cmd_list(args: argparse.Namespace) -> None:
@@ -124,8 +128,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``keys`` and its actions to gonkad's top-level sub-commands."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--home", default=str(DEFAULT_HOME))
-    common.add_argument("--keyring-backend", choices=["test", "file"], default="file",
-                        help="file: encrypted with a passphrase; test: unencrypted, for localnets")
+    common.add_argument(
+        "--keyring-backend",
+        choices=["test", "file"],
+        default="file",
+        help="file: encrypted with a passphrase; test: unencrypted, for localnets",
+    )
     common.add_argument("--output", "-o", choices=["json", "text"], default="text")
     derivation = argparse.ArgumentParser(add_help=False)
     derivation.add_argument("--account", type=int, help="BIP-44 account (default 0)")
@@ -169,7 +177,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_import)
 
     bls_actions = actions.add_parser("bls", help="the node's BLS key (HOME/config/bls_key.json)").add_subparsers(
-        dest="bls_action", required=True)
+        dest="bls_action", required=True
+    )
     p = bls_actions.add_parser("show", help="the BLS public key and proof of possession, hex, as JSON")
     p.add_argument("--home", default=str(DEFAULT_HOME))
     p.set_defaults(func=cmd_bls_show)

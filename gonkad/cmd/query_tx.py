@@ -17,16 +17,19 @@ def cmd_tx(args: argparse.Namespace) -> None:
         raise ValueError(f"invalid tx hash {args.hash!r}: expected 64 hex characters")
     found = CometRPC(args.node).tx(bytes.fromhex(args.hash))
     result = found["tx_result"]
-    print_output(args.output, {
-        "height": found["height"],
-        "txhash": found["hash"],
-        "code": int(result.get("code", 0)),
-        "codespace": result.get("codespace", ""),
-        "raw_log": result.get("log", ""),
-        "gas_wanted": result.get("gas_wanted", "0"),
-        "gas_used": result.get("gas_used", "0"),
-        "events": plain_events(result),
-    })
+    print_output(
+        args.output,
+        {
+            "height": found["height"],
+            "txhash": found["hash"],
+            "code": int(result.get("code", 0)),
+            "codespace": result.get("codespace", ""),
+            "raw_log": result.get("log", ""),
+            "gas_wanted": result.get("gas_wanted", "0"),
+            "gas_used": result.get("gas_used", "0"),
+            "events": plain_events(result),
+        },
+    )
 
 
 def register_query(commands: argparse._SubParsersAction) -> None:

@@ -8,5 +8,21 @@ from mlnode.sprint.proof import DISTANCE_SCALE, Proof
 from mlnode.sprint.race import RaceModel, distances, run_race
 from mlnode.sprint.verifier import RaceVerdict, VerifyPolicy, verify, verify_proofs
 
-__all__ = ["DISTANCE_SCALE", "Commitment", "Opening", "Proof", "RaceModel", "RaceParams", "SamplePlan", "RaceVerdict",
-           "VerifyPolicy", "commit", "distances", "plan_samples", "respond", "run_race", "verify", "verify_proofs"]
+__all__ = [
+    "DISTANCE_SCALE",
+    "Commitment",
+    "Opening",
+    "Proof",
+    "RaceModel",
+    "RaceParams",
+    "SamplePlan",
+    "RaceVerdict",
+    "VerifyPolicy",
+    "commit",
+    "distances",
+    "plan_samples",
+    "respond",
+    "run_race",
+    "verify",
+    "verify_proofs",
+]

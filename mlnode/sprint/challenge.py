@@ -18,5 +18,7 @@ def sample_indices(root: bytes, randomness: bytes, count: int, samples: int) -> 
     if count == 0:
         return []
     prefix = CHALLENGE_TAG + root + randomness
-    return [int.from_bytes(hashlib.sha256(prefix + j.to_bytes(4, "big")).digest()[:8], "big") % count
-            for j in range(samples)]
+    return [
+        int.from_bytes(hashlib.sha256(prefix + j.to_bytes(4, "big")).digest()[:8], "big") % count
+        for j in range(samples)
+    ]

@@ -97,12 +97,18 @@ def batch_distances(race: RaceModel, pubkey: bytes, nonces: Sequence[int]) -> li
 def distances(race: RaceModel, pubkey: bytes, nonces: Sequence[int]) -> list[int]:
     """Fixed-point distances of any number of nonces, ``params.batch_size`` per forward pass."""
     size = race.params.batch_size
-    return [distance for start in range(0, len(nonces), size)
-            for distance in batch_distances(race, pubkey, nonces[start:start + size])]
+    return [
+        distance
+        for start in range(0, len(nonces), size)
+        for distance in batch_distances(race, pubkey, nonces[start : start + size])
+    ]
 
 
 def run_race(race: RaceModel, pubkey: bytes, nonce_start: int, nonce_count: int) -> list[Proof]:
     """The proofs of a nonce range: every nonce whose distance is under r_target, in nonce order."""
     nonces = range(nonce_start, nonce_start + nonce_count)
-    return [Proof(nonce, distance) for nonce, distance in zip(nonces, distances(race, pubkey, nonces))
-            if distance < race.r_target]
+    return [
+        Proof(nonce, distance)
+        for nonce, distance in zip(nonces, distances(race, pubkey, nonces))
+        if distance < race.r_target
+    ]

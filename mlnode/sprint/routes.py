@@ -28,8 +28,10 @@ def race_and_commit(races: RaceSource, body: RunRequest) -> RunResponse:
     race = races(body.seed)
     proofs = run_race(race, body.pubkey, body.nonce_start, body.nonce_count)
     commitment, _ = commit(proofs, race.r_target, body.seed, body.pubkey)
-    return RunResponse(commitment=CommitmentBody.of(commitment),
-                       proofs=[ProofBody(nonce=proof.nonce, distance=proof.distance) for proof in proofs])
+    return RunResponse(
+        commitment=CommitmentBody.of(commitment),
+        proofs=[ProofBody(nonce=proof.nonce, distance=proof.distance) for proof in proofs],
+    )
 
 
 def judge(races: RaceSource, policy: VerifyPolicy, body: VerifyRequest) -> VerifyResponse:

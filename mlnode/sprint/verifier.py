@@ -59,20 +59,31 @@ def commitment_problem(commitment: Commitment, race: RaceModel) -> str:
 
 
 def leaf_passes(proof: Proof, recomputed: int, r_target: int, tolerance: int) -> bool:
-    return (proof.distance < r_target and abs(recomputed - proof.distance) <= tolerance
-            and recomputed < r_target + tolerance)
+    return (
+        proof.distance < r_target
+        and abs(recomputed - proof.distance) <= tolerance
+        and recomputed < r_target + tolerance
+    )
 
 
 def proven_leaves(commitment: Commitment, indices: Sequence[int], openings: Sequence[Opening]) -> dict[int, Proof]:
     """The sampled leaves whose opening's path holds; a missing opening counts as a failed path."""
     by_index = {opening.index: opening for opening in openings}
-    return {index: by_index[index].proof for index in sorted(set(indices))
-            if index in by_index and path_holds(commitment.root, commitment.count, index,
-                                                by_index[index].proof, by_index[index].path)}
+    return {
+        index: by_index[index].proof
+        for index in sorted(set(indices))
+        if index in by_index
+        and path_holds(commitment.root, commitment.count, index, by_index[index].proof, by_index[index].path)
+    }
 
 
-def verify(commitment: Commitment, randomness: bytes, openings: Sequence[Opening], race: RaceModel,
-           policy: VerifyPolicy = VerifyPolicy()) -> RaceVerdict:
+def verify(
+    commitment: Commitment,
+    randomness: bytes,
+    openings: Sequence[Opening],
+    race: RaceModel,
+    policy: VerifyPolicy = VerifyPolicy(),
+) -> RaceVerdict:
     """Sample, check paths, recompute the proven leaves in batches, count failures against k*."""
     plan = policy.plan
     problem = commitment_problem(commitment, race)
@@ -81,15 +92,28 @@ def verify(commitment: Commitment, randomness: bytes, openings: Sequence[Opening
     indices = sample_indices(commitment.root, randomness, commitment.count, plan.samples)
     proven = proven_leaves(commitment, indices, openings)
     recomputed = dict(zip(proven, distances(race, commitment.pubkey, [proof.nonce for proof in proven.values()])))
-    failures = sum(1 for index in indices if index not in proven
-                   or not leaf_passes(proven[index], recomputed[index], race.r_target, policy.tolerance))
+    failures = sum(
+        1
+        for index in indices
+        if index not in proven or not leaf_passes(proven[index], recomputed[index], race.r_target, policy.tolerance)
+    )
     fraud = failures >= plan.threshold
-    return RaceVerdict(len(indices), failures, plan.threshold, fraud,
-                   f"{failures} of {len(indices)} sampled leaves failed" if fraud else "")
+    return RaceVerdict(
+        len(indices),
+        failures,
+        plan.threshold,
+        fraud,
+        f"{failures} of {len(indices)} sampled leaves failed" if fraud else "",
+    )
 
 
-def verify_proofs(commitment: Commitment, randomness: bytes, proofs: Sequence[Proof], race: RaceModel,
-                  policy: VerifyPolicy = VerifyPolicy()) -> RaceVerdict:
+def verify_proofs(
+    commitment: Commitment,
+    randomness: bytes,
+    proofs: Sequence[Proof],
+    race: RaceModel,
+    policy: VerifyPolicy = VerifyPolicy(),
+) -> RaceVerdict:
     """Verification from the full proof list: it must rebuild the committed root, then sampling as usual."""
     tree = MerkleTree.build(proofs)
     if tree.root != commitment.root or len(proofs) != commitment.count:

@@ -9,8 +9,18 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer,
-                      ValidationInfo, WithJsonSchema, field_validator, model_validator)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from mlnode.sprint.commitment import Commitment, Opening
 from mlnode.sprint.derive import PUBKEY_BYTES, SEED_BYTES, check_pubkey
@@ -33,8 +43,12 @@ def _from_hex(value: Any) -> Any:
     return value
 
 
-HexBytes = Annotated[bytes, BeforeValidator(_from_hex), PlainSerializer(bytes.hex, return_type=str),
-                     WithJsonSchema({"type": "string", "pattern": "^([0-9a-fA-F]{2})*$"})]
+HexBytes = Annotated[
+    bytes,
+    BeforeValidator(_from_hex),
+    PlainSerializer(bytes.hex, return_type=str),
+    WithJsonSchema({"type": "string", "pattern": "^([0-9a-fA-F]{2})*$"}),
+]
 Hash = Annotated[HexBytes, Field(min_length=32, max_length=32)]
 Seed = Annotated[HexBytes, Field(min_length=SEED_BYTES, max_length=SEED_BYTES)]
 PubKey = Annotated[HexBytes, Field(min_length=PUBKEY_BYTES, max_length=PUBKEY_BYTES), AfterValidator(check_pubkey)]
@@ -77,8 +91,13 @@ class CommitmentBody(Body):
 
     @classmethod
     def of(cls, commitment: Commitment) -> CommitmentBody:
-        return cls(root=commitment.root, count=commitment.count, r_target=commitment.r_target,
-                   seed=commitment.seed, pubkey=commitment.pubkey)
+        return cls(
+            root=commitment.root,
+            count=commitment.count,
+            r_target=commitment.r_target,
+            seed=commitment.seed,
+            pubkey=commitment.pubkey,
+        )
 
     def commitment(self) -> Commitment:
         return Commitment(self.root, self.count, self.r_target, self.seed, self.pubkey)
@@ -128,5 +147,10 @@ class VerifyResponse(Body):
 
     @classmethod
     def of(cls, verdict: RaceVerdict) -> VerifyResponse:
-        return cls(fraud=verdict.fraud, failures=verdict.failures, samples=verdict.samples,
-                   threshold=verdict.threshold, reason=verdict.reason)
+        return cls(
+            fraud=verdict.fraud,
+            failures=verdict.failures,
+            samples=verdict.samples,
+            threshold=verdict.threshold,
+            reason=verdict.reason,
+        )

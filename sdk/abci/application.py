@@ -44,9 +44,7 @@ class Application:
     def query(self, req: abci.RequestQuery) -> abci.ResponseQuery:
         return abci.ResponseQuery(code=CODE_TYPE_OK)
 
-    def begin_query(
-        self, req: abci.RequestQuery
-    ) -> abci.ResponseQuery | Callable[[], abci.ResponseQuery]:
+    def begin_query(self, req: abci.RequestQuery) -> abci.ResponseQuery | Callable[[], abci.ResponseQuery]:
         """What the server calls for a Query, on the loop: the answer, or a job to
         compute it that is safe on a worker thread.  Default: answer at once."""
         return self.query(req)
@@ -54,9 +52,7 @@ class Application:
     def check_tx(self, req: abci.RequestCheckTx) -> abci.ResponseCheckTx:
         return abci.ResponseCheckTx(code=CODE_TYPE_OK)
 
-    def prepare_proposal(
-        self, req: abci.RequestPrepareProposal
-    ) -> abci.ResponsePrepareProposal:
+    def prepare_proposal(self, req: abci.RequestPrepareProposal) -> abci.ResponsePrepareProposal:
         """Keep the proposed txs in order, stopping before max_tx_bytes is exceeded.
 
         CometBFT rejects a proposal whose txs exceed max_tx_bytes (counted as
@@ -65,54 +61,32 @@ class Application:
         """
         return abci.ResponsePrepareProposal(txs=fit_txs(req.txs, req.max_tx_bytes))
 
-    def process_proposal(
-        self, req: abci.RequestProcessProposal
-    ) -> abci.ResponseProcessProposal:
-        return abci.ResponseProcessProposal(
-            status=abci.ResponseProcessProposal.ACCEPT
-        )
+    def process_proposal(self, req: abci.RequestProcessProposal) -> abci.ResponseProcessProposal:
+        return abci.ResponseProcessProposal(status=abci.ResponseProcessProposal.ACCEPT)
 
     def extend_vote(self, req: abci.RequestExtendVote) -> abci.ResponseExtendVote:
         return abci.ResponseExtendVote()
 
-    def verify_vote_extension(
-        self, req: abci.RequestVerifyVoteExtension
-    ) -> abci.ResponseVerifyVoteExtension:
-        return abci.ResponseVerifyVoteExtension(
-            status=abci.ResponseVerifyVoteExtension.ACCEPT
-        )
+    def verify_vote_extension(self, req: abci.RequestVerifyVoteExtension) -> abci.ResponseVerifyVoteExtension:
+        return abci.ResponseVerifyVoteExtension(status=abci.ResponseVerifyVoteExtension.ACCEPT)
 
-    def finalize_block(
-        self, req: abci.RequestFinalizeBlock
-    ) -> abci.ResponseFinalizeBlock:
+    def finalize_block(self, req: abci.RequestFinalizeBlock) -> abci.ResponseFinalizeBlock:
         """One OK result per tx: CometBFT requires len(tx_results) == len(txs)."""
-        return abci.ResponseFinalizeBlock(
-            tx_results=[abci.ExecTxResult(code=CODE_TYPE_OK) for _ in req.txs]
-        )
+        return abci.ResponseFinalizeBlock(tx_results=[abci.ExecTxResult(code=CODE_TYPE_OK) for _ in req.txs])
 
     def commit(self, req: abci.RequestCommit) -> abci.ResponseCommit:
         return abci.ResponseCommit()
 
-    def list_snapshots(
-        self, req: abci.RequestListSnapshots
-    ) -> abci.ResponseListSnapshots:
+    def list_snapshots(self, req: abci.RequestListSnapshots) -> abci.ResponseListSnapshots:
         return abci.ResponseListSnapshots()
 
-    def offer_snapshot(
-        self, req: abci.RequestOfferSnapshot
-    ) -> abci.ResponseOfferSnapshot:
+    def offer_snapshot(self, req: abci.RequestOfferSnapshot) -> abci.ResponseOfferSnapshot:
         """REJECT: this snapshot is unusable; CometBFT may try others or block sync."""
         return abci.ResponseOfferSnapshot(result=abci.ResponseOfferSnapshot.REJECT)
 
-    def load_snapshot_chunk(
-        self, req: abci.RequestLoadSnapshotChunk
-    ) -> abci.ResponseLoadSnapshotChunk:
+    def load_snapshot_chunk(self, req: abci.RequestLoadSnapshotChunk) -> abci.ResponseLoadSnapshotChunk:
         return abci.ResponseLoadSnapshotChunk()
 
-    def apply_snapshot_chunk(
-        self, req: abci.RequestApplySnapshotChunk
-    ) -> abci.ResponseApplySnapshotChunk:
+    def apply_snapshot_chunk(self, req: abci.RequestApplySnapshotChunk) -> abci.ResponseApplySnapshotChunk:
         """ABORT: no snapshot was accepted, so restoration cannot proceed."""
-        return abci.ResponseApplySnapshotChunk(
-            result=abci.ResponseApplySnapshotChunk.ABORT
-        )
+        return abci.ResponseApplySnapshotChunk(result=abci.ResponseApplySnapshotChunk.ABORT)

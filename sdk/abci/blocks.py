@@ -106,8 +106,11 @@ def block_info(
         ),
         misbehavior=tuple(
             Misbehavior(
-                kind=abci.MisbehaviorType.Name(m.type).lower(), validator=m.validator.address,
-                power=m.validator.power, height=m.height, time_ns=time_ns(m.time),
+                kind=abci.MisbehaviorType.Name(m.type).lower(),
+                validator=m.validator.address,
+                power=m.validator.power,
+                height=m.height,
+                time_ns=time_ns(m.time),
                 total_voting_power=m.total_voting_power,
             )
             for m in req.misbehavior
@@ -217,4 +220,4 @@ def _read_field(raw: bytes, pos: int) -> tuple[bytes, int]:
         raise ValueError("length too long")
     if pos + length > len(raw):
         raise ValueError("truncated field")
-    return raw[pos:pos + length], pos + length
+    return raw[pos : pos + length], pos + length

@@ -100,9 +100,7 @@ class FrameDecoder:
                     raise self._fail("frame length varint overflows 64 bits")
                 value |= byte << (7 * i)
                 if value > self.max_frame:
-                    raise self._fail(
-                        f"frame length {value} exceeds maximum {self.max_frame}"
-                    )
+                    raise self._fail(f"frame length {value} exceeds maximum {self.max_frame}")
                 return i + 1, value
             value |= (byte & 0x7F) << (7 * i)
         if len(self._buf) >= MAX_VARINT_LEN:

@@ -31,9 +31,10 @@ from concurrent.futures import Executor
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import DecodeError, Message
 
+from sdk.workers import run_job
+
 from .application import Application
 from .framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameError, encode_frame
-from sdk.workers import run_job
 
 log = logging.getLogger("sdk.abci")
 QueryJob = Callable[[], abci.ResponseQuery]
@@ -80,9 +81,7 @@ class ABCIServer:
     async def start(self) -> None:
         """Bind and listen; ``self.port`` then holds the real port (useful with 0)."""
         self._stopped.clear()
-        self._server = await asyncio.start_server(
-            self._serve_connection, self.host, self.port, limit=READ_CHUNK
-        )
+        self._server = await asyncio.start_server(self._serve_connection, self.host, self.port, limit=READ_CHUNK)
         self.port = self._server.sockets[0].getsockname()[1]
         log.info("ABCI server listening on %s:%d", self.host, self.port)
 
@@ -105,9 +104,7 @@ class ABCIServer:
         await self._server.wait_closed()
         self._server = None
 
-    async def _serve_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._handlers.add(task)
@@ -153,9 +150,7 @@ class ABCIServer:
                     if not keep_open:
                         break
             except (FrameError, ProtocolError) as exc:
-                log.error(
-                    "closing ABCI connection %s: malformed frame: %s", peer, exc
-                )
+                log.error("closing ABCI connection %s: malformed frame: %s", peer, exc)
                 keep_open = False
             if out:
                 writer.write(b"".join(out))
@@ -200,9 +195,7 @@ class ABCIServer:
 def _response(kind: str, result: Message) -> bytes:
     expected = _RESPONSE_TYPES[kind]
     if not isinstance(result, expected):
-        raise TypeError(
-            f"{kind} returned {type(result).__name__}, expected {expected.__name__}"
-        )
+        raise TypeError(f"{kind} returned {type(result).__name__}, expected {expected.__name__}")
     return abci.Response(**{kind: result}).SerializeToString()
 
 

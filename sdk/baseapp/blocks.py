@@ -46,13 +46,14 @@ class Blocks(Transactions):
         if self.index_events:
             mark_events_to_index(self.index_events, [ctx.events, *(r.events for r in results)])
         return abci.ResponseFinalizeBlock(
-            events=ctx.events, tx_results=results, app_hash=app_hash, validator_updates=ctx.validator_updates,
+            events=ctx.events,
+            tx_results=results,
+            app_hash=app_hash,
+            validator_updates=ctx.validator_updates,
             consensus_param_updates=changed_consensus_params(consensus_params_before, stored_consensus_params(state)),
         )
 
-    def run_in_branch(
-        self, ctx: Context, module: str, hook: str, call: Callable[[Context], None]
-    ) -> Exception | None:
+    def run_in_branch(self, ctx: Context, module: str, hook: str, call: Callable[[Context], None]) -> Exception | None:
         """A module's block hook, run by ``run_hook`` (sdk/module.py): only a hook that returns keeps its
         writes, so a bug in one module's hook never stops the chain."""
         return run_hook(ctx, f"{hook} of module {module}", call)
@@ -65,14 +66,15 @@ class Blocks(Transactions):
             module = self.module_named(name)
         except ValueError as exc:
             return result_of(ErrInvalidRequest.wrap(f"injected entry: {exc}"), 0, 0)
-        failure = self.run_in_branch(
-            ctx, name, "deliver_entry", lambda c: module.deliver_entry(c, block, payload)
-        )
+        failure = self.run_in_branch(ctx, name, "deliver_entry", lambda c: module.deliver_entry(c, block, payload))
         if isinstance(failure, ABCIError):
             return result_of(failure, 0, 0)
         if failure is not None:
-            return abci.ExecTxResult(code=INTERNAL_ERROR, codespace="sdk",
-                                     log=f"injected entry of module {name} failed: {type(failure).__name__}")
+            return abci.ExecTxResult(
+                code=INTERNAL_ERROR,
+                codespace="sdk",
+                log=f"injected entry of module {name} failed: {type(failure).__name__}",
+            )
         return abci.ExecTxResult(code=0)
 
     def assert_invariants(self, ctx: Context) -> None:

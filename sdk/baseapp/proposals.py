@@ -13,8 +13,16 @@ from collections.abc import Sequence
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
 from sdk.abci.blocks import (
-    BlockInfo, VoteExtension, block_info, decode_injected_entry, decode_vote_extension, encode_injected_entry,
-    encode_vote_extension, fit_txs, is_injected_entry, proto_tx_size,
+    BlockInfo,
+    VoteExtension,
+    block_info,
+    decode_injected_entry,
+    decode_vote_extension,
+    encode_injected_entry,
+    encode_vote_extension,
+    fit_txs,
+    is_injected_entry,
+    proto_tx_size,
 )
 from sdk.baseapp.core import Core, log
 from sdk.baseapp.state import stored_chain_id
@@ -120,8 +128,9 @@ class Proposals(Core):
         try:
             parts = decode_vote_extension(req.vote_extension, [m.name for m in self.modules])
         except ValueError as exc:
-            log.info("rejecting the vote extension of %s at height %d: %s",
-                     req.validator_address.hex(), req.height, exc)
+            log.info(
+                "rejecting the vote extension of %s at height %d: %s", req.validator_address.hex(), req.height, exc
+            )
             return reject
         block = BlockInfo(height=req.height, time_ns=0, hash=req.hash, app_hash=self.header_app_hash())
         for module in self.modules:
@@ -133,7 +142,11 @@ class Proposals(Core):
                 log.exception("verify_vote_extension of module %s failed at height %d", module.name, req.height)
                 accepted = False
             if not accepted:
-                log.info("module %s rejects the vote extension of %s at height %d",
-                         module.name, req.validator_address.hex(), req.height)
+                log.info(
+                    "module %s rejects the vote extension of %s at height %d",
+                    module.name,
+                    req.validator_address.hex(),
+                    req.height,
+                )
                 return reject
         return abci.ResponseVerifyVoteExtension(status=abci.ResponseVerifyVoteExtension.ACCEPT)

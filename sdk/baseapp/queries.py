@@ -161,9 +161,7 @@ class Queries(Transactions):
         except UnprovableError as exc:
             raise ErrInvalidRequest.wrap(str(exc)) from None
         op = proof_pb2.ProofOp(type=PROOF_OP_TYPE, key=key, data=proof)
-        return abci.ResponseQuery(
-            key=key, value=value or b"", height=height, proof_ops=proof_pb2.ProofOps(ops=[op])
-        )
+        return abci.ResponseQuery(key=key, value=value or b"", height=height, proof_ops=proof_pb2.ProofOps(ops=[op]))
 
     # --- committed-state jobs (ABCI Query and the gRPC server) -------------------------------------
 

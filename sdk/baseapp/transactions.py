@@ -31,7 +31,11 @@ INTERNAL_ERROR = 1
 
 def result_of(err: ABCIError, gas_wanted: int, gas_used: int, events: Sequence[abci.Event] = ()) -> abci.ExecTxResult:
     return abci.ExecTxResult(
-        code=err.code, codespace=err.codespace, log=err.log, gas_wanted=gas_wanted, gas_used=gas_used,
+        code=err.code,
+        codespace=err.codespace,
+        log=err.log,
+        gas_wanted=gas_wanted,
+        gas_used=gas_used,
         events=list(events),
     )
 
@@ -44,8 +48,12 @@ class Transactions(Core):
         ctx = Context(self.check_state, self._check_header(), mode, min_gas_prices=self.min_gas_prices)
         result = self.run_tx_safely(ctx, req.tx)
         return abci.ResponseCheckTx(
-            code=result.code, codespace=result.codespace, log=result.log, gas_wanted=result.gas_wanted,
-            gas_used=result.gas_used, events=result.events,
+            code=result.code,
+            codespace=result.codespace,
+            log=result.log,
+            gas_wanted=result.gas_wanted,
+            gas_used=result.gas_used,
+            events=result.events,
         )
 
     def _check_header(self) -> BlockHeader:
@@ -105,7 +113,11 @@ class Transactions(Core):
         return self._run_messages(ctx, ante_ctx, messages, gas_wanted, meter)
 
     def _run_messages(
-        self, ctx: Context, ante_ctx: Context, messages: list[tuple[MsgRoute, Message]], gas_wanted: int,
+        self,
+        ctx: Context,
+        ante_ctx: Context,
+        messages: list[tuple[MsgRoute, Message]],
+        gas_wanted: int,
         meter: GasMeter,
     ) -> abci.ExecTxResult:
         """The messages of a transaction whose ante handler passed, in one branch written only if all succeed."""
@@ -123,8 +135,11 @@ class Transactions(Core):
         msg_branch.write()
         ctx.validator_updates.extend(msg_ctx.validator_updates)
         return abci.ExecTxResult(
-            code=0, data=responses.SerializeToString(), gas_wanted=gas_wanted, gas_used=meter.consumed,
-            events=[*ante_ctx.events, *msg_ctx.events]
+            code=0,
+            data=responses.SerializeToString(),
+            gas_wanted=gas_wanted,
+            gas_used=meter.consumed,
+            events=[*ante_ctx.events, *msg_ctx.events],
         )
 
     def run_tx_safely(self, ctx: Context, raw: bytes) -> abci.ExecTxResult:

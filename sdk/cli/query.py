@@ -14,8 +14,13 @@ from sdk.client.querier import Querier
 
 
 def add_module_query(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str, path: str,
-    request_type: type[Message], response_type: type[Message], fields: Sequence[str] = (),
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_text: str,
+    path: str,
+    request_type: type[Message],
+    response_type: type[Message],
+    fields: Sequence[str] = (),
 ) -> argparse.ArgumentParser:
     """A query command whose positionals are the request's ``fields``, in order (their text is parsed as
     the field's JSON value, so a bad number is one ``Error:`` line)."""

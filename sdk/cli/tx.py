@@ -30,7 +30,10 @@ def broadcast_messages(args: argparse.Namespace, build: Callable[[str], list[Mes
     except ABCIError as exc:
         raise TxError(exc.log) from None
     raw, limit = sign_messages(querier, key, messages, chain_id, options)
-    if not args.yes and not confirm(f"sign and broadcast {len(messages)} message(s) from {key_info.address}, gas {limit}, fees {options.fees or '0'}?"):
+    if not args.yes and not confirm(
+        f"sign and broadcast {len(messages)} message(s) from {key_info.address}, gas {limit}, "
+        f"fees {options.fees or '0'}?"
+    ):
         raise TxError("canceled by the user")
     response = {**broadcast(querier, raw, args.broadcast_mode), "gas_wanted": str(limit)}
     print_output(args.output, response)

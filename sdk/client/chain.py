@@ -65,9 +65,19 @@ class ChainClient:
     """What a program with a key on the chain shares: queries (gRPC when ``grpc_addr`` is given), CometBFT's
     ``status`` (cached ``status_ttl_s``), and its ``TxSigner`` (CheckTx refusals raised as ``refused`` makes them)."""
 
-    def __init__(self, node: str, key: secp256k1.PrivateKey, grpc_addr: str | None, chain_id: str, gas_limit: int,
-                 fees: Coins, timeout_s: float, status_ttl_s: float, clock: Callable[[], float],
-                 refused: Refusal = TxRefused) -> None:
+    def __init__(
+        self,
+        node: str,
+        key: secp256k1.PrivateKey,
+        grpc_addr: str | None,
+        chain_id: str,
+        gas_limit: int,
+        fees: Coins,
+        timeout_s: float,
+        status_ttl_s: float,
+        clock: Callable[[], float],
+        refused: Refusal = TxRefused,
+    ) -> None:
         self.querier = ChannelQuerier(node, grpc_addr, timeout_s)
         self.rpc = self.querier.rpc
         self.key = key
@@ -92,7 +102,9 @@ class ChainClient:
 
     def spendable(self, address: str, denom: str) -> int:
         """What ``address`` can spend of ``denom`` now (bank's ``SpendableBalanceByDenom``)."""
-        reply = self._query(cosmos("bank").query + "SpendableBalanceByDenom",
-                            bank_query.QuerySpendableBalanceByDenomRequest(address=address, denom=denom),
-                            bank_query.QuerySpendableBalanceByDenomResponse)
+        reply = self._query(
+            cosmos("bank").query + "SpendableBalanceByDenom",
+            bank_query.QuerySpendableBalanceByDenomRequest(address=address, denom=denom),
+            bank_query.QuerySpendableBalanceByDenomResponse,
+        )
         return int(reply.balance.amount or 0)

@@ -47,8 +47,15 @@ class TxSigner:
     more. Any other CheckTx refusal is raised as ``refused`` makes it; an unreachable node is ``RPCError`` (the
     sequence is then fetched again)."""
 
-    def __init__(self, rpc: CometRPC, key: secp256k1.PrivateKey, chain_id: Callable[[], str], gas_limit: int,
-                 fees: Coins = Coins(), refused: Refusal = TxRefused) -> None:
+    def __init__(
+        self,
+        rpc: CometRPC,
+        key: secp256k1.PrivateKey,
+        chain_id: Callable[[], str],
+        gas_limit: int,
+        fees: Coins = Coins(),
+        refused: Refusal = TxRefused,
+    ) -> None:
         self.rpc = rpc
         self.key = key
         self.address = address_of(key)

@@ -24,15 +24,19 @@ from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import sign_request
 
 
-def request_headers(key: secp256k1.PrivateKey, body: bytes, ta_address: str,
-                    timestamp_ns: int | None = None) -> dict[str, str]:
+def request_headers(
+    key: secp256k1.PrivateKey, body: bytes, ta_address: str, timestamp_ns: int | None = None
+) -> dict[str, str]:
     """The signed-request headers for ``body`` sent to the TA whose bech32 address is ``ta_address``."""
     timestamp = time.time_ns() if timestamp_ns is None else timestamp_ns
     signature = sign_request(key, body, timestamp, bech32.decode(ta_address))
     pubkey = key.public_key
-    return {"Authorization": "Bearer " + base64.b64encode(signature).decode(),
-            "X-Requester-Address": bech32.encode(secp256k1.address_bytes(pubkey)),
-            "X-Requester-Pubkey": pubkey.hex(), "X-Timestamp": str(timestamp)}
+    return {
+        "Authorization": "Bearer " + base64.b64encode(signature).decode(),
+        "X-Requester-Address": bech32.encode(secp256k1.address_bytes(pubkey)),
+        "X-Requester-Pubkey": pubkey.hex(),
+        "X-Timestamp": str(timestamp),
+    }
 
 
 class SignedRequests(httpx.Auth):
@@ -40,8 +44,7 @@ class SignedRequests(httpx.Auth):
 
     requires_request_body = True
 
-    def __init__(self, key: secp256k1.PrivateKey, ta_address: str,
-                 clock: Callable[[], int] = time.time_ns) -> None:
+    def __init__(self, key: secp256k1.PrivateKey, ta_address: str, clock: Callable[[], int] = time.time_ns) -> None:
         self.key = key
         self.ta_address = ta_address
         self.clock = clock

@@ -103,8 +103,9 @@ def sign_messages(
     account = query_account(querier.rpc, address_of(key))
 
     def signed(limit: int) -> bytes:
-        return sign_tx(key, messages, chain_id, account.account_number, account.sequence, options.fees, limit,
-                       options.memo)
+        return sign_tx(
+            key, messages, chain_id, account.account_number, account.sequence, options.fees, limit, options.memo
+        )
 
     limit = gas_limit(options, querier, signed)
     return signed(limit), limit
@@ -135,7 +136,11 @@ def wait_for_tx(querier: Querier, txhash: str, timeout_s: float) -> dict[str, An
 
 
 def deliver(
-    querier: Querier, key: secp256k1.PrivateKey, messages: Sequence[Message], chain_id: str, options: TxOptions,
+    querier: Querier,
+    key: secp256k1.PrivateKey,
+    messages: Sequence[Message],
+    chain_id: str,
+    options: TxOptions,
     timeout_s: float = 60.0,
 ) -> Delivered:
     """Sign, broadcast and wait for the block; TxFailed carries the chain's code when any stage refuses it."""
@@ -149,6 +154,11 @@ def deliver(
     committed = wait_for_tx(querier, sent["txhash"], timeout_s)
     result = committed["tx_result"]
     if int(result.get("code", 0)):
-        raise TxFailed("failed in its block", result.get("codespace", ""), int(result["code"]), result.get("log", ""),
-                       sent["txhash"])
+        raise TxFailed(
+            "failed in its block",
+            result.get("codespace", ""),
+            int(result["code"]),
+            result.get("log", ""),
+            sent["txhash"],
+        )
     return Delivered(sent["txhash"], int(committed["height"]), int(result.get("gas_used", 0)), plain_events(result))

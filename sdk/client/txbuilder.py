@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2, query_pb2 as auth_query
+from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
+from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2 as auth_query
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.message import Message
 
+from sdk.client.rpc import CometRPC, RPCError
 from sdk.coins import Coins
 from sdk.crypto import bech32, secp256k1
-from sdk.client.rpc import CometRPC, RPCError
 from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, sign_doc_bytes
 
 
@@ -55,8 +56,9 @@ def address_of(key: secp256k1.PrivateKey) -> str:
 
 def query_account(rpc: CometRPC, address: str) -> auth_pb2.BaseAccount:
     """The account's number and sequence from the chain, through ABCI query."""
-    reply = rpc.abci_query("/cosmos.auth.v1beta1.Query/Account",
-                           auth_query.QueryAccountRequest(address=address).SerializeToString())
+    reply = rpc.abci_query(
+        "/cosmos.auth.v1beta1.Query/Account", auth_query.QueryAccountRequest(address=address).SerializeToString()
+    )
     if reply.get("code"):
         raise RPCError(reply.get("log", "account query failed"))
     account = auth_pb2.BaseAccount()

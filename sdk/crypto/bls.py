@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 from blspy import G1Element, G2Element, PopSchemeMPL, PrivateKey
 

@@ -56,8 +56,12 @@ def signing_message(chain_id: str, height: int, commitment: bytes) -> bytes:
     if len(cid) > MAX_CHAIN_ID or len(commitment) > 0xFFFF or not 0 <= height < 1 << 64:
         raise ValueError("chain id, height or commitment out of range")
     return hashlib.sha256(
-        DOMAIN + len(cid).to_bytes(2, "big") + cid + height.to_bytes(8, "big")
-        + len(commitment).to_bytes(2, "big") + commitment
+        DOMAIN
+        + len(cid).to_bytes(2, "big")
+        + cid
+        + height.to_bytes(8, "big")
+        + len(commitment).to_bytes(2, "big")
+        + commitment
     ).digest()
 
 
@@ -103,7 +107,10 @@ def signer_keys(validators: Sequence[Validator], bitmap: bytes) -> list[bytes]:
 
 
 def verify(
-    message: bytes, bitmap: bytes, signature: bytes, validators: Sequence[Validator],
+    message: bytes,
+    bitmap: bytes,
+    signature: bytes,
+    validators: Sequence[Validator],
     fast_aggregate_verify: FastAggregateVerify = bls.fast_aggregate_verify,
 ) -> None:
     """Raise CertificateError unless the certificate is valid for ``message`` and ``validators`` (in order)."""

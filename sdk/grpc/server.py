@@ -150,21 +150,28 @@ class GRPCServer:
         for service in own:
             if service.NAME in services:
                 raise ValueError(f"service {service.NAME} is also registered by a module")
-            services[service.NAME] = {method: (request_type, _without_context(handler))
-                                      for method, (request_type, handler) in service.methods().items()}
+            services[service.NAME] = {
+                method: (request_type, _without_context(handler))
+                for method, (request_type, handler) in service.methods().items()
+            }
         return services
 
     async def start(self) -> None:
         """Bind and serve; must run inside the loop that serves ABCI."""
         server = grpc.aio.server()
         services = self.services()
-        server.add_generic_rpc_handlers([
-            grpc.method_handlers_generic_handler(name, {
-                method: unary_handler(f"/{name}/{method}", request_type, handler)
-                for method, (request_type, handler) in methods.items()
-            })
-            for name, methods in services.items()
-        ])
+        server.add_generic_rpc_handlers(
+            [
+                grpc.method_handlers_generic_handler(
+                    name,
+                    {
+                        method: unary_handler(f"/{name}/{method}", request_type, handler)
+                        for method, (request_type, handler) in methods.items()
+                    },
+                )
+                for name, methods in services.items()
+            ]
+        )
         reflection.enable_server_reflection([*sorted(services), reflection.SERVICE_NAME], server)
         self.port = server.add_insecure_port(self.address)
         await server.start()

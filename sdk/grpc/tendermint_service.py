@@ -12,12 +12,14 @@ import base64
 from typing import Any, TypeVar
 
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
-from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2, types_pb2 as sdk_types
+from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2
+from cosmpy.protos.cosmos.base.tendermint.v1beta1 import types_pb2 as sdk_types
 from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2 as secp256k1
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.p2p import types_pb2 as p2p
-from cosmpy.protos.tendermint.types import block_pb2, types_pb2 as tm_types
+from cosmpy.protos.tendermint.types import block_pb2
+from cosmpy.protos.tendermint.types import types_pb2 as tm_types
 from google.protobuf import json_format
 from google.protobuf.any_pb2 import Any as AnyPb
 
@@ -30,10 +32,21 @@ from sdk.grpc.methods import Methods
 
 APP_NAME = "gonkad"
 VALCONS_PREFIX = bech32.ACCOUNT_PREFIX + "valcons"
-_HEX_FIELDS = frozenset({
-    "hash", "last_commit_hash", "data_hash", "validators_hash", "next_validators_hash", "consensus_hash",
-    "app_hash", "last_results_hash", "evidence_hash", "proposer_address", "validator_address",
-})
+_HEX_FIELDS = frozenset(
+    {
+        "hash",
+        "last_commit_hash",
+        "data_hash",
+        "validators_hash",
+        "next_validators_hash",
+        "consensus_hash",
+        "app_hash",
+        "last_results_hash",
+        "evidence_hash",
+        "proposer_address",
+        "validator_address",
+    }
+)
 _RENAMED = {"parts": "part_set_header"}
 
 _PUBKEY_TYPES = {"tendermint/PubKeyEd25519": ed25519.PubKey, "tendermint/PubKeySecp256k1": secp256k1.PubKey}
@@ -49,7 +62,8 @@ def _proto_json(value: Any) -> Any:
     """CometBFT's JSON as protobuf JSON: hex fields to base64, ``parts`` to ``part_set_header``."""
     if isinstance(value, dict):
         return {
-            _RENAMED.get(k, k): base64.b64encode(bytes.fromhex(v)).decode() if k in _HEX_FIELDS and isinstance(v, str)
+            _RENAMED.get(k, k): base64.b64encode(bytes.fromhex(v)).decode()
+            if k in _HEX_FIELDS and isinstance(v, str)
             else _proto_json(v)
             for k, v in value.items()
         }
@@ -149,9 +163,7 @@ class TendermintService:
     async def get_latest_block(self, req: query_pb2.GetLatestBlockRequest) -> query_pb2.GetLatestBlockResponse:
         return block_response(query_pb2.GetLatestBlockResponse, await asyncio.to_thread(self.rpc.call, "block"))
 
-    async def get_block_by_height(
-        self, req: query_pb2.GetBlockByHeightRequest
-    ) -> query_pb2.GetBlockByHeightResponse:
+    async def get_block_by_height(self, req: query_pb2.GetBlockByHeightRequest) -> query_pb2.GetBlockByHeightResponse:
         self.check_committed(req.height)
         result = await asyncio.to_thread(self.rpc.block, req.height)
         return block_response(query_pb2.GetBlockByHeightResponse, result)
@@ -178,6 +190,10 @@ class TendermintService:
         """One page of CometBFT's ``/validators`` (paged by offset and limit; a key is ignored, as by the SDK)."""
         page, per_page = comet_page(pagination.offset, pagination.limit)
         return await call_with_client_input(
-            self.rpc, "validators", f"validator set page {page} ({per_page} per page)", page=str(page),
-            per_page=str(per_page), **height,
+            self.rpc,
+            "validators",
+            f"validator set page {page} ({per_page} per page)",
+            page=str(page),
+            per_page=str(per_page),
+            **height,
         )

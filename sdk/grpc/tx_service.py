@@ -52,9 +52,11 @@ def message_logs(events: Sequence[abci.Event]) -> list[sdk_abci.ABCIMessageLog]:
         if event.type == "message" and any(a.key == "action" for a in event.attributes):
             logs.append(sdk_abci.ABCIMessageLog(msg_index=len(logs)))
         if logs:
-            logs[-1].events.append(sdk_abci.StringEvent(
-                type=event.type, attributes=[sdk_abci.Attribute(key=a.key, value=a.value) for a in event.attributes]
-            ))
+            logs[-1].events.append(
+                sdk_abci.StringEvent(
+                    type=event.type, attributes=[sdk_abci.Attribute(key=a.key, value=a.value) for a in event.attributes]
+                )
+            )
     return logs
 
 
@@ -144,13 +146,15 @@ class TxService:
                 "BROADCAST_MODE_SYNC or BROADCAST_MODE_ASYNC"
             )
         result = await asyncio.to_thread(self.rpc.call, method, tx=base64.b64encode(req.tx_bytes).decode())
-        return service_pb2.BroadcastTxResponse(tx_response=sdk_abci.TxResponse(
-            txhash=result["hash"].upper(),
-            code=int(result["code"]),
-            codespace=result.get("codespace") or "",
-            raw_log=result.get("log") or "",
-            data=base64.b64decode(result.get("data") or "").hex().upper(),
-        ))
+        return service_pb2.BroadcastTxResponse(
+            tx_response=sdk_abci.TxResponse(
+                txhash=result["hash"].upper(),
+                code=int(result["code"]),
+                codespace=result.get("codespace") or "",
+                raw_log=result.get("log") or "",
+                data=base64.b64decode(result.get("data") or "").hex().upper(),
+            )
+        )
 
     async def simulate(self, req: service_pb2.SimulateRequest) -> service_pb2.SimulateResponse:
         raw = req.tx_bytes
@@ -196,8 +200,13 @@ class TxService:
         query = events_query(req)
         page, size = txs_page(req)
         found = await call_with_client_input(
-            self.rpc, "tx_search", f"search {query!r}, page {page} ({size} per page)",
-            query=query, page=str(page), per_page=str(size), order_by=_ORDER_BY.get(req.order_by, ""),
+            self.rpc,
+            "tx_search",
+            f"search {query!r}, page {page} ({size} per page)",
+            query=query,
+            page=str(page),
+            per_page=str(size),
+            order_by=_ORDER_BY.get(req.order_by, ""),
         )
         # A module's injected proposal entry (sdk/abci/blocks.py) is indexed by CometBFT like a tx (tx.height)
         # but is none: it is left out, and out of the total.
@@ -206,6 +215,8 @@ class TxService:
         txs = [tx_of(t, times[t["height"]]) for t in entries]
         total = int(found["total_count"]) - (len(found["txs"]) - len(entries))
         return service_pb2.GetTxsEventResponse(
-            txs=[tx for tx, _ in txs], tx_responses=[response for _, response in txs],
-            pagination=pagination_pb2.PageResponse(total=total), total=total,
+            txs=[tx for tx, _ in txs],
+            tx_responses=[response for _, response in txs],
+            pagination=pagination_pb2.PageResponse(total=total),
+            total=total,
         )

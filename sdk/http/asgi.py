@@ -59,8 +59,16 @@ def uvicorn_config(app: Any, host: str, port: int, **options: Any) -> Any:
     (each costs a noticeable share of the TA's per-request budget); ``options`` override (``uvicorn.Config``'s)."""
     import uvicorn
 
-    settings: dict[str, Any] = {"host": host, "port": port, "loop": "uvloop", "http": "httptools",
-                                "access_log": False, "proxy_headers": False, "lifespan": "on",
-                                "log_level": "warning", "backlog": 2048}
+    settings: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "loop": "uvloop",
+        "http": "httptools",
+        "access_log": False,
+        "proxy_headers": False,
+        "lifespan": "on",
+        "log_level": "warning",
+        "backlog": 2048,
+    }
     settings.update(options)
     return uvicorn.Config(app, **settings)

@@ -9,8 +9,15 @@ import json
 class ApiError(Exception):
     """A refusal: the HTTP ``status``, OpenAI's error fields and any ``headers`` to send with it."""
 
-    def __init__(self, status: int, message: str, type: str = "invalid_request_error", code: str | None = None,
-                 param: str | None = None, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type: str = "invalid_request_error",
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -20,8 +27,9 @@ class ApiError(Exception):
         self.headers = headers or {}
 
     def body(self) -> bytes:
-        return json.dumps({"error": {"message": self.message, "type": self.type, "param": self.param,
-                                     "code": self.code}}).encode()
+        return json.dumps(
+            {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+        ).encode()
 
 
 def unauthorized(message: str, code: str) -> ApiError:

@@ -26,6 +26,7 @@ from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import inference_id, verify_request
 from sdk.http.errors import unauthorized
 
+
 @dataclass(frozen=True)
 class Requester:
     """A request whose signature checked: who signed what, when, and its inference id."""
@@ -51,8 +52,10 @@ def signed_headers(headers: dict[bytes, bytes]) -> tuple[bytes, str, bytes, int]
     pubkey_hex = header(headers, b"x-requester-pubkey")
     timestamp_text = header(headers, b"x-timestamp")
     if not authorization or not address or not pubkey_hex or not timestamp_text:
-        raise unauthorized("Signed requests need the headers Authorization, X-Requester-Address, "
-                           "X-Requester-Pubkey and X-Timestamp.", "missing_signature")
+        raise unauthorized(
+            "Signed requests need the headers Authorization, X-Requester-Address, X-Requester-Pubkey and X-Timestamp.",
+            "missing_signature",
+        )
     if authorization[:7].lower() == "bearer ":
         authorization = authorization[7:]
     try:
@@ -60,13 +63,15 @@ def signed_headers(headers: dict[bytes, bytes]) -> tuple[bytes, str, bytes, int]
         pubkey = bytes.fromhex(pubkey_hex)
         timestamp_ns = int(timestamp_text)
     except (ValueError, binascii.Error):
-        raise unauthorized("Authorization must be base64, X-Requester-Pubkey hex and X-Timestamp an integer.",
-                           "invalid_signature") from None
+        raise unauthorized(
+            "Authorization must be base64, X-Requester-Pubkey hex and X-Timestamp an integer.", "invalid_signature"
+        ) from None
     return signature, address, pubkey, timestamp_ns
 
 
-def verify_signed(signature: bytes, address: str, pubkey: bytes, timestamp_ns: int, body: bytes,
-                  ta_address: bytes) -> Requester:
+def verify_signed(
+    signature: bytes, address: str, pubkey: bytes, timestamp_ns: int, body: bytes, ta_address: bytes
+) -> Requester:
     """The requester of ``body`` signed for the TA ``ta_address``; 401 when the key is not the address's or the
     signature does not verify."""
     try:
@@ -78,8 +83,9 @@ def verify_signed(signature: bytes, address: str, pubkey: bytes, timestamp_ns: i
     body_hash = hashlib.sha256(body).digest()
     if not verify_request(pubkey, body_hash, timestamp_ns, ta_address, signature):
         raise unauthorized("The signature does not verify for this body, timestamp and TA.", "invalid_signature")
-    return Requester(address, pubkey, signature, timestamp_ns, body_hash, inference_id(requester, body_hash,
-                                                                                        timestamp_ns))
+    return Requester(
+        address, pubkey, signature, timestamp_ns, body_hash, inference_id(requester, body_hash, timestamp_ns)
+    )
 
 
 WHITESPACE = b" \t\r\n"
@@ -91,8 +97,8 @@ def with_seed(body: bytes, seed: int) -> bytes:
     end = len(body.rstrip(WHITESPACE))
     if not body[:end].endswith(b"}"):
         raise ValueError("the body is not a JSON object")
-    separator = b"" if body[:end - 1].rstrip(WHITESPACE).endswith(b"{") else b","
-    return body[:end - 1] + separator + b'"seed":' + str(seed).encode() + body[end - 1:]
+    separator = b"" if body[: end - 1].rstrip(WHITESPACE).endswith(b"{") else b","
+    return body[: end - 1] + separator + b'"seed":' + str(seed).encode() + body[end - 1 :]
 
 
 def without_seed(forwarded: bytes, seed: str) -> bytes | None:
@@ -103,22 +109,24 @@ def without_seed(forwarded: bytes, seed: str) -> bytes | None:
     tail = b'"seed":' + seed.encode() + b"}"
     if not forwarded[:end].endswith(tail):
         return None
-    head = forwarded[:end - len(tail)]
+    head = forwarded[: end - len(tail)]
     if head.endswith(b","):
         head = head[:-1]
-    return head + forwarded[end - 1:]
+    return head + forwarded[end - 1 :]
 
 
 def forward_headers(requester: Requester, ta_address: str, seed: int | None, start_tx: bytes = b"") -> bytes:
     """The header lines (each ending CRLF) the TA adds to the request it forwards: the requester's signed-request
     headers, ``X-TA-Address``, ``X-Inference-Id``, when the TA chose the seed ``X-Seed``, and ``X-Start-Tx`` (base64
     of the start transaction CheckTx took, for the executor's admission: ``host.admission``)."""
-    lines = [b"authorization: " + base64.b64encode(requester.signature),
-             b"x-requester-address: " + requester.address.encode(),
-             b"x-requester-pubkey: " + requester.pubkey.hex().encode(),
-             b"x-timestamp: " + str(requester.timestamp_ns).encode(),
-             b"x-ta-address: " + ta_address.encode(),
-             b"x-inference-id: " + requester.inference_id.hex().encode()]
+    lines = [
+        b"authorization: " + base64.b64encode(requester.signature),
+        b"x-requester-address: " + requester.address.encode(),
+        b"x-requester-pubkey: " + requester.pubkey.hex().encode(),
+        b"x-timestamp: " + str(requester.timestamp_ns).encode(),
+        b"x-ta-address: " + ta_address.encode(),
+        b"x-inference-id: " + requester.inference_id.hex().encode(),
+    ]
     if seed is not None:
         lines.append(b"x-seed: " + str(seed).encode())
     if start_tx:
@@ -135,8 +143,9 @@ def check_forwarded(headers: dict[bytes, bytes], body: bytes) -> tuple[Requester
     ta_text = header(headers, b"x-ta-address")
     id_text = header(headers, b"x-inference-id")
     if not ta_text or not id_text:
-        raise unauthorized("A forwarded request needs the headers X-TA-Address and X-Inference-Id.",
-                           "missing_signature")
+        raise unauthorized(
+            "A forwarded request needs the headers X-TA-Address and X-Inference-Id.", "missing_signature"
+        )
     try:
         ta_address = bech32.decode(ta_text)
     except ValueError as error:

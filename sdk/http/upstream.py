@@ -20,8 +20,14 @@ class UpstreamError(Exception):
 
 
 class Response:
-    def __init__(self, pool: "Pool", reader: asyncio.StreamReader, writer: asyncio.StreamWriter, status: int,
-                 headers: dict[str, str]) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        status: int,
+        headers: dict[str, str],
+    ) -> None:
         self.pool = pool
         self.reader = reader
         self.writer = writer
@@ -109,13 +115,29 @@ class Pool:
         except (OSError, TimeoutError) as error:
             raise UpstreamError(f"{self.url}: cannot connect: {error!r}") from None
 
-    async def request(self, method: str, path: str, body: bytes = b"", timeout_s: float | None = 60.0,
-                      content_type: bytes = b"application/json", extra_headers: bytes = b"") -> Response:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        timeout_s: float | None = 60.0,
+        content_type: bytes = b"application/json",
+        extra_headers: bytes = b"",
+    ) -> Response:
         """Send one request and read the status and headers (within ``timeout_s``, when given: else the caller
         times the exchange); the body is the caller's."""
-        head = (f"{method} {self.prefix}{path} HTTP/1.1\r\n".encode() + b"host: " + self.host_header
-                + b"\r\ncontent-type: " + content_type + b"\r\ncontent-length: " + str(len(body)).encode()
-                + b"\r\n" + extra_headers + b"\r\n")
+        head = (
+            f"{method} {self.prefix}{path} HTTP/1.1\r\n".encode()
+            + b"host: "
+            + self.host_header
+            + b"\r\ncontent-type: "
+            + content_type
+            + b"\r\ncontent-length: "
+            + str(len(body)).encode()
+            + b"\r\n"
+            + extra_headers
+            + b"\r\n"
+        )
         while self._idle:
             reader, writer = self._idle.pop()
             if reader.at_eof() or writer.is_closing():
@@ -131,8 +153,9 @@ class Pool:
         except _Stale as stale:
             raise UpstreamError(f"{self.url}: the connection closed before an answer: {stale.cause!r}") from None
 
-    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data: bytes,
-                        timeout_s: float | None) -> Response:
+    async def _exchange(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data: bytes, timeout_s: float | None
+    ) -> Response:
         try:
             writer.write(data)
             if timeout_s is None:

@@ -111,8 +111,7 @@ def derive_from_seed(seed: bytes, path: str) -> tuple[bytes, bytes]:
     return secret, chain_code
 
 
-def derive_private_key(mnemonic: str, bip39_passphrase: str = "",
-                       path: str = DEFAULT_HD_PATH) -> secp256k1.PrivateKey:
+def derive_private_key(mnemonic: str, bip39_passphrase: str = "", path: str = DEFAULT_HD_PATH) -> secp256k1.PrivateKey:
     """The account key a Cosmos wallet gets from this mnemonic, passphrase and path."""
     secret, _ = derive_from_seed(mnemonic_to_seed(mnemonic, bip39_passphrase), path)
     return secp256k1.PrivateKey(secret)

@@ -53,8 +53,12 @@ class KeyInfo:
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of ``keys show -o json`` (Cosmos style, pubkey as an Any)."""
-        return {"name": self.name, "type": KEY_TYPE, "address": self.address,
-                "pubkey": {"@type": PUBKEY_TYPE_URL, "key": base64.b64encode(self.pubkey).decode()}}
+        return {
+            "name": self.name,
+            "type": KEY_TYPE,
+            "address": self.address,
+            "pubkey": {"@type": PUBKEY_TYPE_URL, "key": base64.b64encode(self.pubkey).decode()},
+        }
 
 
 def _scrypt_key(passphrase: str, salt: bytes, n: int, r: int, p: int) -> bytes:
@@ -65,8 +69,16 @@ def _seal(passphrase: str, plaintext: bytes, aad: bytes) -> dict[str, Any]:
     """Encrypt under a new salt and nonce; the KDF parameters travel with the ciphertext."""
     salt, nonce = os.urandom(16), os.urandom(12)
     ciphertext = AESGCM(_scrypt_key(passphrase, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)).encrypt(nonce, plaintext, aad)
-    return {"cipher": "aes-256-gcm", "kdf": "scrypt", "n": SCRYPT_N, "r": SCRYPT_R, "p": SCRYPT_P,
-            "salt": salt.hex(), "nonce": nonce.hex(), "ciphertext": ciphertext.hex()}
+    return {
+        "cipher": "aes-256-gcm",
+        "kdf": "scrypt",
+        "n": SCRYPT_N,
+        "r": SCRYPT_R,
+        "p": SCRYPT_P,
+        "salt": salt.hex(),
+        "nonce": nonce.hex(),
+        "ciphertext": ciphertext.hex(),
+    }
 
 
 def _open_sealed(passphrase: str, sealed: dict[str, Any], aad: bytes) -> bytes:
@@ -159,8 +171,11 @@ class Keyring:
             info = KeyInfo(record["name"], record["address"], base64.b64decode(record["pubkey"], validate=True))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise KeyringError(f"key record {path} is unreadable: {exc}") from None
-        if (info.name != path.stem or len(info.pubkey) != secp256k1.PUBKEY_LEN
-                or info.address != bech32.encode(secp256k1.address_bytes(info.pubkey))):
+        if (
+            info.name != path.stem
+            or len(info.pubkey) != secp256k1.PUBKEY_LEN
+            or info.address != bech32.encode(secp256k1.address_bytes(info.pubkey))
+        ):
             raise KeyringError(f"key record {path} is corrupted")
         return info, record
 
@@ -175,8 +190,12 @@ class Keyring:
                 raise KeyringError(f"address {info.address} is already in the keyring as key {other.name!r}")
         passphrase = self._need_passphrase() if self.backend == "file" else None
         self._ensure_dir()
-        record: dict[str, Any] = {"name": name, "type": KEY_TYPE, "address": info.address,
-                                  "pubkey": base64.b64encode(info.pubkey).decode()}
+        record: dict[str, Any] = {
+            "name": name,
+            "type": KEY_TYPE,
+            "address": info.address,
+            "pubkey": base64.b64encode(info.pubkey).decode(),
+        }
         if passphrase is None:
             record["privkey"] = key.secret.hex()
         else:
@@ -191,8 +210,9 @@ class Keyring:
     def _aad(info: KeyInfo) -> bytes:
         return f"gonka-keyring:{info.name}:{info.address}".encode()
 
-    def add(self, name: str, mnemonic: str | None = None, bip39_passphrase: str = "",
-            hd_path: str = hd.DEFAULT_HD_PATH) -> tuple[KeyInfo, str]:
+    def add(
+        self, name: str, mnemonic: str | None = None, bip39_passphrase: str = "", hd_path: str = hd.DEFAULT_HD_PATH
+    ) -> tuple[KeyInfo, str]:
         """Derive a key from ``mnemonic`` (a fresh 24-word one when None); returns it with the mnemonic."""
         validate_name(name)
         phrase = hd.generate_mnemonic() if mnemonic is None else mnemonic
@@ -203,8 +223,9 @@ class Keyring:
             raise KeyringError(str(exc)) from None
         return self._store(name, key), phrase
 
-    def recover(self, name: str, mnemonic: str, bip39_passphrase: str = "",
-                hd_path: str = hd.DEFAULT_HD_PATH) -> KeyInfo:
+    def recover(
+        self, name: str, mnemonic: str, bip39_passphrase: str = "", hd_path: str = hd.DEFAULT_HD_PATH
+    ) -> KeyInfo:
         """Re-create a key from its mnemonic."""
         return self.add(name, mnemonic, bip39_passphrase, hd_path)[0]
 
@@ -284,7 +305,7 @@ def _parse_armor(armored: str) -> dict[str, Any]:
     try:
         sealed: dict[str, Any] = {field: int(headers[field]) for field in ("n", "r", "p")}
         sealed.update(salt=bytes.fromhex(headers["salt"]).hex(), nonce=bytes.fromhex(headers["nonce"]).hex())
-        sealed["ciphertext"] = base64.b64decode("".join(lines[blank + 1:-1]), validate=True).hex()
+        sealed["ciphertext"] = base64.b64decode("".join(lines[blank + 1 : -1]), validate=True).hex()
     except (KeyError, ValueError) as exc:
         raise KeyringError(f"invalid armored key: {exc}") from None
     n, r, p = sealed["n"], sealed["r"], sealed["p"]

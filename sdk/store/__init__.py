@@ -2,7 +2,13 @@
 
 from .cachekv import PRESENT, CacheKV, KVStore
 from .commitstore import (
-    EMPTY_ROOT, CommitStore, Snapshot, UnprovableError, VersionSnapshot, VersionUnavailableError, VersionView,
+    EMPTY_ROOT,
+    CommitStore,
+    Snapshot,
+    UnprovableError,
+    VersionSnapshot,
+    VersionUnavailableError,
+    VersionView,
 )
 from .proof import PROOF_OP_TYPE, proof_spec, verify_membership, verify_nonmembership
 

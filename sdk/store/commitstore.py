@@ -470,4 +470,3 @@ class CommitStore:
         self.node_reads += len(keys)
         get = self._db.get
         return [get(k) for k in keys]
-

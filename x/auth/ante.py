@@ -18,11 +18,11 @@ from sdk.context import Context, ExecMode
 from sdk.crypto import bech32, secp256k1
 from sdk.errors import (
     ErrInsufficientFee,
-    ErrMemoTooLarge,
-    ErrTooManySignatures,
     ErrInvalidPubKey,
     ErrInvalidRequest,
+    ErrMemoTooLarge,
     ErrNoSignatures,
+    ErrTooManySignatures,
     ErrTxTimeoutHeight,
     ErrUnauthorized,
     ErrUnknownAddress,
@@ -32,7 +32,6 @@ from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, Tx
 from x.auth import keys
 from x.auth.expected_keepers import BankKeeper
 from x.auth.keeper import AccountKeeper
-
 
 # Simulation has no real signatures; a recheck after a block re-runs a tx whose signature CheckTx
 # already verified and that nothing since could have changed (the Cosmos SDK skips it too).
@@ -77,7 +76,9 @@ def check_timeout_height(ctx: Context, tx: Tx) -> None:
 
 def check_memo_and_size(ctx: Context, tx: Tx, params: auth_pb2.Params) -> None:
     if len(tx.body.memo) > params.max_memo_characters:
-        raise ErrMemoTooLarge.wrap(f"maximum number of characters is {params.max_memo_characters} but received {len(tx.body.memo)}")
+        raise ErrMemoTooLarge.wrap(
+            f"maximum number of characters is {params.max_memo_characters} but received {len(tx.body.memo)}"
+        )
     ctx.gas.consume(params.tx_size_cost_per_byte * tx.size, "txSize")
 
 
@@ -128,7 +129,8 @@ def public_key_of(account, info, signer: bytes) -> bytes:  # type: ignore[no-unt
         return signer_key(account.pub_key, signer)
     if given is None:
         raise ErrInvalidPubKey.wrap(
-            f"account {bech32.encode(signer)} has no public key yet: its signer info must carry one")
+            f"account {bech32.encode(signer)} has no public key yet: its signer info must carry one"
+        )
     return given
 
 
@@ -139,7 +141,8 @@ def signer_key(packed: AnyPb, signer: bytes) -> bytes:
     key = decode(keys_pb2.PubKey, packed.value, "secp256k1 public key", ErrInvalidPubKey).key
     if len(key) != secp256k1.PUBKEY_LEN:
         raise ErrInvalidPubKey.wrap(
-            f"malformed secp256k1 public key: {len(key)} bytes, expected {secp256k1.PUBKEY_LEN}")
+            f"malformed secp256k1 public key: {len(key)} bytes, expected {secp256k1.PUBKEY_LEN}"
+        )
     if secp256k1.address_bytes(key) != signer:
         raise ErrInvalidPubKey.wrap("public key does not match the signer address")
     return key

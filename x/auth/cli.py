@@ -15,7 +15,8 @@ from sdk.services import cosmos
 def cmd_account(args: argparse.Namespace) -> None:
     query = cosmos("auth").query
     reply = Querier(args.node, args.grpc_addr).query(
-        query + "Account", query_pb2.QueryAccountRequest(address=checked_address(args.address)),
+        query + "Account",
+        query_pb2.QueryAccountRequest(address=checked_address(args.address)),
         query_pb2.QueryAccountResponse,
     )
     print_output(args.output, message_dict(reply))

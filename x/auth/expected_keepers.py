@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sdk.context import Context
 from sdk.coins import Coins
+from sdk.context import Context
 
 
 class BankKeeper(Protocol):

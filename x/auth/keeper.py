@@ -19,7 +19,9 @@ _MODULE_URL = "/" + auth_pb2.ModuleAccount.DESCRIPTOR.full_name
 class AccountKeeper:
     """Owns the ``auth/`` prefix; other modules reach accounts only through these methods."""
 
-    def __init__(self, module_accounts: Mapping[str, Iterable[str]] | None = None, authority: bytes = GOV_AUTHORITY) -> None:
+    def __init__(
+        self, module_accounts: Mapping[str, Iterable[str]] | None = None, authority: bytes = GOV_AUTHORITY
+    ) -> None:
         """``module_accounts``: the module accounts the app declares with their permissions (the SDK's
         ``maccPerms``: ``minter``, ``burner``, ``staking``), which the module account queries list and find by
         name and bank enforces; ``authority``: who may change the params (``MsgUpdateParams``)."""

@@ -1,8 +1,8 @@
 """x/auth store layout, under the module prefix ``auth/``.
 
-    0x01 | addr(20)        -> cosmos.auth.v1beta1.BaseAccount | ModuleAccount (packed in Any)
-    0x02                   -> next account number (8 bytes, big-endian)
-    0x03                   -> cosmos.auth.v1beta1.Params
+0x01 | addr(20)        -> cosmos.auth.v1beta1.BaseAccount | ModuleAccount (packed in Any)
+0x02                   -> next account number (8 bytes, big-endian)
+0x03                   -> cosmos.auth.v1beta1.Params
 """
 
 from __future__ import annotations

@@ -25,11 +25,17 @@ def cmd_balances(args: argparse.Namespace) -> None:
     querier = Querier(args.node, args.grpc_addr)
     address = checked_address(args.address)
     if args.denom:
-        reply = querier.query(query + "Balance", query_pb2.QueryBalanceRequest(address=address, denom=args.denom),
-                              query_pb2.QueryBalanceResponse)
+        reply = querier.query(
+            query + "Balance",
+            query_pb2.QueryBalanceRequest(address=address, denom=args.denom),
+            query_pb2.QueryBalanceResponse,
+        )
     else:
-        reply = querier.query(query + "AllBalances", query_pb2.QueryAllBalancesRequest(address=address),
-                              query_pb2.QueryAllBalancesResponse)
+        reply = querier.query(
+            query + "AllBalances",
+            query_pb2.QueryAllBalancesRequest(address=address),
+            query_pb2.QueryAllBalancesResponse,
+        )
     print_output(args.output, message_dict(reply))
 
 

@@ -36,7 +36,11 @@ def init_genesis(ctx: Context, keeper: BankKeeper, state: dict[str, Any]) -> Non
 
 def export_genesis(ctx: Context, keeper: BankKeeper) -> dict[str, Any]:
     """Params, every balance (module accounts' too), the supply and the denom metadata, in key order."""
-    return message_dict(genesis_pb2.GenesisState(
-        params=keeper.get_params(ctx), balances=keeper.all_balances(ctx),
-        supply=keeper.get_total_supply(ctx).to_proto(), denom_metadata=keeper.all_denom_metadata(ctx),
-    ))
+    return message_dict(
+        genesis_pb2.GenesisState(
+            params=keeper.get_params(ctx),
+            balances=keeper.all_balances(ctx),
+            supply=keeper.get_total_supply(ctx).to_proto(),
+            denom_metadata=keeper.all_denom_metadata(ctx),
+        )
+    )

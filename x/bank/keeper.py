@@ -69,8 +69,12 @@ class BankKeeper:
         for denom, amount in coins:
             self._set_balance(ctx, sender, denom, self.get_balance(ctx, sender, denom) - amount)
         self.add_coins(ctx, recipient_module_address, coins)
-        ctx.emit("transfer", recipient=bech32.encode(recipient_module_address), sender=bech32.encode(sender),
-                 amount=str(coins))
+        ctx.emit(
+            "transfer",
+            recipient=bech32.encode(recipient_module_address),
+            sender=bech32.encode(sender),
+            amount=str(coins),
+        )
 
     def undelegate_coins(self, ctx: Context, module_address: bytes, recipient: bytes, coins: Coins) -> None:
         """Collateral paid back from a module account (the SDK's ``UndelegateCoins``): the tracker lowers what
@@ -79,8 +83,9 @@ class BankKeeper:
         self.add_coins(ctx, recipient, coins)
         if self.delegation_tracker is not None:
             self.delegation_tracker.track_undelegation(ctx, recipient, coins)
-        ctx.emit("transfer", recipient=bech32.encode(recipient), sender=bech32.encode(module_address),
-                 amount=str(coins))
+        ctx.emit(
+            "transfer", recipient=bech32.encode(recipient), sender=bech32.encode(module_address), amount=str(coins)
+        )
 
     def is_send_enabled(self, ctx: Context, denom: str) -> bool:
         """The denom's own ``send_enabled`` entry in the params, else ``default_send_enabled``."""
@@ -106,9 +111,7 @@ class BankKeeper:
 
     def get_all_balances(self, ctx: Context, address: bytes) -> Coins:
         prefix = keys.address_balances_prefix(address)
-        pairs = [
-            (k[len(prefix):].decode(), int(v)) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)
-        ]
+        pairs = [(k[len(prefix) :].decode(), int(v)) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
         return make_coins(pairs)
 
     def spendable_coins(self, ctx: Context, address: bytes) -> Coins:
@@ -137,9 +140,7 @@ class BankKeeper:
 
     def get_total_supply(self, ctx: Context) -> Coins:
         n = len(keys.SUPPLY_PREFIX)
-        return make_coins(
-            [(k[n:].decode(), int(v)) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.SUPPLY_PREFIX)]
-        )
+        return make_coins([(k[n:].decode(), int(v)) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.SUPPLY_PREFIX)])
 
     def _set_supply(self, ctx: Context, denom: str, amount: int) -> None:
         store = ctx.kv(keys.STORE_PREFIX)

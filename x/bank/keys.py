@@ -1,12 +1,12 @@
 """x/bank store layout, under the module prefix ``bank/``.
 
-    0x00 | denom              -> total supply (decimal string)
-    0x02 | len(addr) | addr | denom -> balance (decimal string); absent means zero
-    0x01 | denom              -> cosmos.bank.v1beta1.Metadata
-    0x05                      -> cosmos.bank.v1beta1.Params
-    0x06 | denom              -> supply at genesis (decimal string)
-    0x07 | denom              -> minted since genesis (decimal string)
-    0x08 | denom              -> burned since genesis (decimal string)
+0x00 | denom              -> total supply (decimal string)
+0x02 | len(addr) | addr | denom -> balance (decimal string); absent means zero
+0x01 | denom              -> cosmos.bank.v1beta1.Metadata
+0x05                      -> cosmos.bank.v1beta1.Params
+0x06 | denom              -> supply at genesis (decimal string)
+0x07 | denom              -> minted since genesis (decimal string)
+0x08 | denom              -> burned since genesis (decimal string)
 """
 
 from __future__ import annotations

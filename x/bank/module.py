@@ -29,8 +29,11 @@ class BankModule(BaseModule):
         return genesis.export_genesis(ctx, self.keeper)
 
     def invariants(self) -> dict[str, Invariant]:
-        return {"nonnegative-balances": invariants.nonnegative_balances, "total-supply": invariants.total_supply,
-                "supply-accounted": invariants.supply_accounted}
+        return {
+            "nonnegative-balances": invariants.nonnegative_balances,
+            "total-supply": invariants.total_supply,
+            "supply-accounted": invariants.supply_accounted,
+        }
 
     def msg_routes(self) -> dict[str, MsgRoute]:
         return msg_server.routes(self.keeper)

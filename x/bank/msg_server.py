@@ -58,7 +58,9 @@ def validate_multi_send(msg: tx_pb2.MsgMultiSend) -> None:
         parse_address(io.address, "address")
         if not coins_from_proto(io.coins):
             raise ErrInvalidCoins.wrap("empty coins in multi-send")
-    if _total([coins_from_proto(i.coins) for i in msg.inputs]) != _total([coins_from_proto(o.coins) for o in msg.outputs]):
+    if _total([coins_from_proto(i.coins) for i in msg.inputs]) != _total(
+        [coins_from_proto(o.coins) for o in msg.outputs]
+    ):
         raise ErrInvalidCoins.wrap("sum of inputs does not equal sum of outputs")
 
 
@@ -80,10 +82,15 @@ def handle_multi_send(ctx: Context, bank: BankKeeper, msg: tx_pb2.MsgMultiSend) 
 def routes(bank: BankKeeper) -> dict[str, MsgRoute]:
     return {
         type_url(tx_pb2.MsgSend): MsgRoute(
-            tx_pb2.MsgSend, send_signers, validate_send, lambda ctx, msg: handle_send(ctx, bank, msg),
+            tx_pb2.MsgSend,
+            send_signers,
+            validate_send,
+            lambda ctx, msg: handle_send(ctx, bank, msg),
         ),
         type_url(tx_pb2.MsgMultiSend): MsgRoute(
-            tx_pb2.MsgMultiSend, multi_send_signers, validate_multi_send,
+            tx_pb2.MsgMultiSend,
+            multi_send_signers,
+            validate_multi_send,
             lambda ctx, msg: handle_multi_send(ctx, bank, msg),
         ),
         type_url(tx_pb2.MsgUpdateParams): update_params_route(

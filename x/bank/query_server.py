@@ -54,9 +54,7 @@ class QueryServer:
         amount = self.keeper.get_balance(ctx, address, req.denom)
         return query_pb2.QueryBalanceResponse(balance={"denom": req.denom, "amount": str(amount)})
 
-    def all_balances(
-        self, ctx: Context, req: query_pb2.QueryAllBalancesRequest
-    ) -> query_pb2.QueryAllBalancesResponse:
+    def all_balances(self, ctx: Context, req: query_pb2.QueryAllBalancesRequest) -> query_pb2.QueryAllBalancesResponse:
         entries, page = _balances_page(ctx, _address(req.address), req.pagination)
         balances = [{"denom": denom.decode(), "amount": amount.decode()} for denom, amount in entries]
         return query_pb2.QueryAllBalancesResponse(balances=balances, pagination=page)
@@ -68,9 +66,7 @@ class QueryServer:
         address = _address(req.address)
         entries, page = _balances_page(ctx, address, req.pagination)
         spendable = dict(self.keeper.spendable_coins(ctx, address))
-        balances = [
-            {"denom": denom.decode(), "amount": str(spendable.get(denom.decode(), 0))} for denom, _ in entries
-        ]
+        balances = [{"denom": denom.decode(), "amount": str(spendable.get(denom.decode(), 0))} for denom, _ in entries]
         return query_pb2.QuerySpendableBalancesResponse(balances=balances, pagination=page)
 
     def spendable_balance_by_denom(
@@ -79,9 +75,7 @@ class QueryServer:
         amount = dict(self.keeper.spendable_coins(ctx, _address(req.address))).get(req.denom, 0)
         return query_pb2.QuerySpendableBalanceByDenomResponse(balance={"denom": req.denom, "amount": str(amount)})
 
-    def total_supply(
-        self, ctx: Context, req: query_pb2.QueryTotalSupplyRequest
-    ) -> query_pb2.QueryTotalSupplyResponse:
+    def total_supply(self, ctx: Context, req: query_pb2.QueryTotalSupplyRequest) -> query_pb2.QueryTotalSupplyResponse:
         return query_pb2.QueryTotalSupplyResponse(supply=self.keeper.get_total_supply(ctx).to_proto())
 
 

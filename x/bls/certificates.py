@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from protogen.gonka.bls.v1 import bls_pb2
-from sdk.baseapp import stored_consensus_params
 from sdk.abci.blocks import BlockInfo, VoteExtension
+from sdk.baseapp import stored_consensus_params
 from sdk.context import Context
 from sdk.crypto import bls, certificate
 from x.bls.keeper import BlsKeeper
@@ -71,8 +71,11 @@ def extensions_enabled(ctx: Context, height: int) -> bool:
 def certificate_required(ctx: Context, validator_set: bls_pb2.ValidatorSet, height: int) -> bool:
     """Block H+1 must carry height H's certificate when H's votes had extensions and every validator of H had a
     key in force: then every vote of the commit came with a verified share, so > 2/3 of the power signed."""
-    return (extensions_enabled(ctx, height) and len(validator_set.validators) > 0
-            and all(v.public_key for v in validator_set.validators))
+    return (
+        extensions_enabled(ctx, height)
+        and len(validator_set.validators) > 0
+        and all(v.public_key for v in validator_set.validators)
+    )
 
 
 def _signed_power(validator_set: bls_pb2.ValidatorSet, indexes: Sequence[int]) -> tuple[int, int]:
@@ -81,7 +84,11 @@ def _signed_power(validator_set: bls_pb2.ValidatorSet, indexes: Sequence[int]) -
 
 
 def build_certificate(
-    keeper: BlsKeeper, ctx: Context, block: BlockInfo, extensions: Sequence[VoteExtension], fault: str = "",
+    keeper: BlsKeeper,
+    ctx: Context,
+    block: BlockInfo,
+    extensions: Sequence[VoteExtension],
+    fault: str = "",
 ) -> bytes | None:
     """As proposer of ``block``: the last height's certificate from the shares CometBFT handed over (each
     committed validator's extension part), or None when they do not reach > 2/3 of the power.
@@ -114,8 +121,9 @@ def build_certificate(
     if signature is None:
         return None
     flags = [i in shares for i in range(len(validator_set.validators))]
-    return bls_pb2.BlockCertificate(height=height, signers=certificate.encode_signers(flags),
-                                    signature=signature).SerializeToString()
+    return bls_pb2.BlockCertificate(
+        height=height, signers=certificate.encode_signers(flags), signature=signature
+    ).SerializeToString()
 
 
 def _aggregate(shares: Sequence[tuple[int, bytes]], key: dict[int, bytes], message: bytes) -> bytes | None:
@@ -129,8 +137,9 @@ def _aggregate(shares: Sequence[tuple[int, bytes]], key: dict[int, bytes], messa
     return signature if bls.fast_aggregate_verify([key[i] for i, _ in shares], message, signature) else None
 
 
-def _faulty(fault: str, validator_set: bls_pb2.ValidatorSet, shares: dict[int, bytes], message: bytes,
-            signature: bytes | None) -> tuple[dict[int, bytes], bytes | None]:
+def _faulty(
+    fault: str, validator_set: bls_pb2.ValidatorSet, shares: dict[int, bytes], message: bytes, signature: bytes | None
+) -> tuple[dict[int, bytes], bytes | None]:
     """The test faults (FAULTS): the signers and signature a broken or malicious proposer would put in."""
     if fault == "weak-certificate":  # the first signers while they hold at most 2/3
         _, total = _signed_power(validator_set, [])
@@ -165,8 +174,12 @@ def check_certificate(keeper: BlsKeeper, ctx: Context, block: BlockInfo, entry: 
         flags = certificate.decode_signers(cert.signers, len(validators))
         if any(flag and not vote.signed for flag, vote in zip(flags, block.decided_last_commit)):
             return "a signer whose vote is not in the block's last commit"
-        certificate.verify(certificate.signing_message(ctx.header.chain_id, height, commitment),
-                           cert.signers, cert.signature, validators)
+        certificate.verify(
+            certificate.signing_message(ctx.header.chain_id, height, commitment),
+            cert.signers,
+            cert.signature,
+            validators,
+        )
     except certificate.CertificateError as exc:
         return str(exc)
     return None

@@ -15,7 +15,9 @@ TENDERMINT = "/cosmos.base.tendermint.v1beta1.Service/"
 
 
 def verify_certificate(
-    answer: query_pb2.QueryCertificateResponse, header_app_hash: bytes, chain_id: str,
+    answer: query_pb2.QueryCertificateResponse,
+    header_app_hash: bytes,
+    chain_id: str,
     fast_aggregate_verify: FastAggregateVerify = bls.fast_aggregate_verify,
 ) -> None:
     """Raise CertificateError unless ``answer`` proves that validators holding more than 2/3 of its set's power
@@ -31,15 +33,23 @@ def verify_certificate(
 
 
 def fetch_and_verify(
-    grpc_address: str, height: int, chain_id: str,
+    grpc_address: str,
+    height: int,
+    chain_id: str,
     fast_aggregate_verify: FastAggregateVerify = bls.fast_aggregate_verify,
 ) -> query_pb2.QueryCertificateResponse:
     """``height``'s certificate from a node's gRPC, checked against the same node's block header of that height
     (``cosmos.base.tendermint.v1beta1.Service/GetBlockByHeight``); raises CertificateError if it fails."""
     querier = Querier("", grpc_address)
-    answer = querier.query(gonka("bls").query + "Certificate", query_pb2.QueryCertificateRequest(height=height),
-                           query_pb2.QueryCertificateResponse)
-    block = querier.query(TENDERMINT + "GetBlockByHeight", tendermint_query.GetBlockByHeightRequest(height=height),
-                          tendermint_query.GetBlockByHeightResponse)
+    answer = querier.query(
+        gonka("bls").query + "Certificate",
+        query_pb2.QueryCertificateRequest(height=height),
+        query_pb2.QueryCertificateResponse,
+    )
+    block = querier.query(
+        TENDERMINT + "GetBlockByHeight",
+        tendermint_query.GetBlockByHeightRequest(height=height),
+        tendermint_query.GetBlockByHeightResponse,
+    )
     verify_certificate(answer, bytes(block.sdk_block.header.app_hash), chain_id, fast_aggregate_verify)
     return answer

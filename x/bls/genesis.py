@@ -46,6 +46,9 @@ def init_genesis(ctx: Context, keeper: BlsKeeper, state: dict[str, Any]) -> None
 
 
 def export_genesis(ctx: Context, keeper: BlsKeeper) -> dict[str, Any]:
-    return message_dict(genesis_pb2.GenesisState(
-        keys=[bls_pb2.BlsKey(operator=bech32.encode(op), public_key=pk) for op, pk in keeper.all_keys(ctx)],
-        params=keeper.get_params(ctx)))
+    return message_dict(
+        genesis_pb2.GenesisState(
+            keys=[bls_pb2.BlsKey(operator=bech32.encode(op), public_key=pk) for op, pk in keeper.all_keys(ctx)],
+            params=keeper.get_params(ctx),
+        )
+    )

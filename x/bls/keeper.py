@@ -54,12 +54,12 @@ class BlsKeeper:
     def all_keys(self, ctx: Context) -> list[tuple[bytes, bytes]]:
         """Every (operator, key) in operator order."""
         prefix = keys.KEY_PREFIX
-        return [(k[len(prefix):], v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
+        return [(k[len(prefix) :], v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
 
     def operator_index(self, ctx: Context) -> list[tuple[bytes, bytes]]:
         """Every (key, operator) of the reverse index, in key order."""
         prefix = keys.OPERATOR_INDEX_PREFIX
-        return [(k[len(prefix):], v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
+        return [(k[len(prefix) :], v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
 
     def set_key(self, ctx: Context, operator: bytes, public_key: bytes) -> bytes | None:
         """Register ``public_key`` (already checked: KeyValidate, proof) for the host ``operator``; returns the
@@ -115,9 +115,14 @@ class BlsKeeper:
         validators = []
         for vote in votes:
             operator, key = self.validator_key(ctx, vote.validator, height)
-            validators.append(bls_pb2.SigningValidator(
-                address=vote.validator, operator=bech32.encode(operator) if operator else "", power=vote.power,
-                public_key=key or b""))
+            validators.append(
+                bls_pb2.SigningValidator(
+                    address=vote.validator,
+                    operator=bech32.encode(operator) if operator else "",
+                    power=vote.power,
+                    public_key=key or b"",
+                )
+            )
         return bls_pb2.ValidatorSet(validators=validators)
 
     def store_certificate(self, ctx: Context, cert: bls_pb2.Certificate, validator_set: bls_pb2.ValidatorSet) -> None:
@@ -141,8 +146,9 @@ class BlsKeeper:
 
     def certificates(self, ctx: Context) -> list[bls_pb2.Certificate]:
         """Every kept certificate, in height order."""
-        return [bls_pb2.Certificate.FromString(v)
-                for _, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.CERTIFICATE_PREFIX)]
+        return [
+            bls_pb2.Certificate.FromString(v) for _, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.CERTIFICATE_PREFIX)
+        ]
 
     def validator_set(self, ctx: Context, set_hash: bytes) -> bls_pb2.ValidatorSet | None:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.validator_set_key(set_hash))
@@ -150,11 +156,11 @@ class BlsKeeper:
 
     def validator_set_refs(self, ctx: Context) -> dict[bytes, int]:
         prefix = keys.VALIDATOR_SET_REFS_PREFIX
-        return {k[len(prefix):]: _u64(v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)}
+        return {k[len(prefix) :]: _u64(v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)}
 
     def stored_validator_sets(self, ctx: Context) -> list[bytes]:
         prefix = keys.VALIDATOR_SET_PREFIX
-        return [k[len(prefix):] for k, _ in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
+        return [k[len(prefix) :] for k, _ in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
 
     def latest_certified_height(self, ctx: Context) -> int | None:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.LATEST_CERTIFIED_KEY)

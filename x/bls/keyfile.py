@@ -22,8 +22,11 @@ def key_file(home: Path) -> Path:
 
 
 def key_document(secret: bytes) -> dict[str, str]:
-    return {"secret_key": secret.hex(), "public_key": bls.public_key(secret).hex(),
-            "proof_of_possession": bls.pop_prove(secret).hex()}
+    return {
+        "secret_key": secret.hex(),
+        "public_key": bls.public_key(secret).hex(),
+        "proof_of_possession": bls.pop_prove(secret).hex(),
+    }
 
 
 def create_key_file(home: Path, seed: bytes | None = None) -> bool:

@@ -4,7 +4,8 @@
     0x21 | operator(20)        -> public_key (48 bytes, compressed G1): the host's registered BLS key
     0x22 | public_key(48)      -> operator(20): the reverse index (a key belongs to one host at most)
     0x23 | height(8)           -> Certificate: the certificate of that height's votes
-    0x24                       -> height(8) | commitment: the last finalized block's work commitment (with vote extensions)
+    0x24                       -> height(8) | commitment: the last finalized block's work commitment
+                                  (with vote extensions)
     0x25 | set_hash(32)        -> ValidatorSet: a set some kept certificate names
     0x26 | set_hash(32)        -> u64: how many kept certificates name it
     0x27 | operator(20)        -> height(8) | previous key (0 or 48 bytes): the host's last registration
@@ -26,8 +27,13 @@ VALIDATOR_SET_PREFIX = b"\x25"
 VALIDATOR_SET_REFS_PREFIX = b"\x26"
 REGISTRATION_PREFIX = b"\x27"
 LATEST_CERTIFIED_KEY = b"\x28"
-HISTORY_PREFIXES = (CERTIFICATE_PREFIX, COMMITMENT_KEY, VALIDATOR_SET_PREFIX, VALIDATOR_SET_REFS_PREFIX,
-                    LATEST_CERTIFIED_KEY)
+HISTORY_PREFIXES = (
+    CERTIFICATE_PREFIX,
+    COMMITMENT_KEY,
+    VALIDATOR_SET_PREFIX,
+    VALIDATOR_SET_REFS_PREFIX,
+    LATEST_CERTIFIED_KEY,
+)
 """What the chain's blocks wrote about themselves (certificates, their sets, what the last votes signed): not
 exported, since a chain started from an export certifies its own blocks."""
 

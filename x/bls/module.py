@@ -71,9 +71,12 @@ class BlsModule(BaseModule):
         share = certificates.vote_share(self.keeper, ctx, block, self.node_key)
         if not share and self.node_key is not None and not self.warned:
             self.warned = True  # once: the node signs again as soon as its key is the registered one
-            log.warning("this node's BLS key %s… is not the key in force for any host at height %d: its votes carry "
-                        "no share, and other validators refuse them", self.node_key.public_key.hex()[:16],
-                        block.height)
+            log.warning(
+                "this node's BLS key %s… is not the key in force for any host at height %d: its votes carry "
+                "no share, and other validators refuse them",
+                self.node_key.public_key.hex()[:16],
+                block.height,
+            )
         return share
 
     def verify_vote_extension(self, ctx: Context, block: BlockInfo, validator: bytes, extension: bytes) -> bool:
@@ -95,9 +98,17 @@ class BlsModule(BaseModule):
         if record is None or record[0] != cert.height or cert.height != block.height - 1:
             raise ValueError(f"certificate of height {cert.height} in block {block.height}")
         validator_set = self.keeper.signing_set(ctx, block.decided_last_commit, cert.height)
-        self.keeper.store_certificate(ctx, bls_pb2.Certificate(
-            height=cert.height, signers=cert.signers, signature=cert.signature, commitment=record[1],
-            included_height=block.height), validator_set)
+        self.keeper.store_certificate(
+            ctx,
+            bls_pb2.Certificate(
+                height=cert.height,
+                signers=cert.signers,
+                signature=cert.signature,
+                commitment=record[1],
+                included_height=block.height,
+            ),
+            validator_set,
+        )
 
     def invariants(self) -> dict[str, Invariant]:
         return {

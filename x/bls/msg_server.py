@@ -33,18 +33,22 @@ def validate_register(msg: tx_pb2.MsgRegisterBlsKey) -> None:
     check_key(msg.public_key)
     if len(msg.proof_of_possession) != bls.SIGNATURE_SIZE:
         raise ErrInvalidProof.wrap(
-            f"proof of possession must be {bls.SIGNATURE_SIZE} bytes, got {len(msg.proof_of_possession)}")
+            f"proof of possession must be {bls.SIGNATURE_SIZE} bytes, got {len(msg.proof_of_possession)}"
+        )
     if not bls.pop_verify(msg.public_key, msg.proof_of_possession):
         raise ErrInvalidProof.wrap("the proof does not verify for this public key")
 
 
-def handle_register(ctx: Context, keeper: BlsKeeper, msg: tx_pb2.MsgRegisterBlsKey
-                    ) -> tx_pb2.MsgRegisterBlsKeyResponse:
+def handle_register(ctx: Context, keeper: BlsKeeper, msg: tx_pb2.MsgRegisterBlsKey) -> tx_pb2.MsgRegisterBlsKeyResponse:
     """Stateful: the operator is a host, the key no other host's. A host may replace its own key."""
     operator = parse_address(msg.operator, "operator")
     previous = keeper.set_key(ctx, operator, bytes(msg.public_key))
-    ctx.emit("register_bls_key", operator=msg.operator, public_key=bytes(msg.public_key).hex(),
-             replaced=previous.hex() if previous is not None and previous != msg.public_key else "")
+    ctx.emit(
+        "register_bls_key",
+        operator=msg.operator,
+        public_key=bytes(msg.public_key).hex(),
+        replaced=previous.hex() if previous is not None and previous != msg.public_key else "",
+    )
     ctx.emit("message", module="bls", sender=msg.operator)
     return tx_pb2.MsgRegisterBlsKeyResponse()
 
@@ -53,9 +57,12 @@ def routes(keeper: BlsKeeper, authority: bytes) -> dict[str, MsgRoute]:
     """``authority``: who may change the params (the app's, as x/bls's keeper holds none)."""
     return {
         type_url(tx_pb2.MsgRegisterBlsKey): MsgRoute(
-            tx_pb2.MsgRegisterBlsKey, operator_signers, validate_register,
+            tx_pb2.MsgRegisterBlsKey,
+            operator_signers,
+            validate_register,
             lambda ctx, msg: handle_register(ctx, keeper, msg),
         ),
         type_url(tx_pb2.MsgUpdateParams): update_params_route(
-            tx_pb2.MsgUpdateParams, authority, validate_params, keeper.set_params),
+            tx_pb2.MsgUpdateParams, authority, validate_params, keeper.set_params
+        ),
     }

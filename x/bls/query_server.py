@@ -13,6 +13,7 @@ from sdk.services import gonka
 from x.bls import keys
 from x.bls.keeper import BlsKeeper
 
+
 class QueryServer:
     def __init__(self, keeper: BlsKeeper) -> None:
         self.keeper = keeper
@@ -37,7 +38,8 @@ class QueryServer:
     def keys(self, ctx: Context, req: query_pb2.QueryKeysRequest) -> query_pb2.QueryKeysResponse:
         entries, page = paginate(ctx.kv(keys.STORE_PREFIX), keys.KEY_PREFIX, req.pagination)
         return query_pb2.QueryKeysResponse(
-            keys=[bls_pb2.BlsKey(operator=bech32.encode(op), public_key=pk) for op, pk in entries], pagination=page)
+            keys=[bls_pb2.BlsKey(operator=bech32.encode(op), public_key=pk) for op, pk in entries], pagination=page
+        )
 
     def certified(self, ctx: Context, height: int) -> bls_pb2.Certificate:
         """``height``'s certificate (0: the latest); ``sdk/38`` if there is none (not certified, or pruned)."""
@@ -48,17 +50,20 @@ class QueryServer:
             raise ErrNotFound.wrap(f"no certificate of height {height} is kept")
         return cert
 
-    def certificate(self, ctx: Context, req: query_pb2.QueryCertificateRequest
-                    ) -> query_pb2.QueryCertificateResponse:
+    def certificate(self, ctx: Context, req: query_pb2.QueryCertificateRequest) -> query_pb2.QueryCertificateResponse:
         cert = self.certified(ctx, req.height)
         validator_set = self.keeper.validator_set(ctx, cert.validator_set_hash) or bls_pb2.ValidatorSet()
         flags = certificate.decode_signers(cert.signers, len(validator_set.validators))
         powers = [v.power for v in validator_set.validators]
         return query_pb2.QueryCertificateResponse(
-            certificate=cert, validator_set=validator_set, chain_id=ctx.header.chain_id,
+            certificate=cert,
+            validator_set=validator_set,
+            chain_id=ctx.header.chain_id,
             message=certificate.signing_message(ctx.header.chain_id, cert.height, cert.commitment),
-            signed_power=sum(p for p, f in zip(powers, flags) if f), total_power=sum(powers),
-            beacon=certificate.beacon(cert.signature))
+            signed_power=sum(p for p, f in zip(powers, flags) if f),
+            total_power=sum(powers),
+            beacon=certificate.beacon(cert.signature),
+        )
 
     def beacon(self, ctx: Context, req: query_pb2.QueryBeaconRequest) -> query_pb2.QueryBeaconResponse:
         cert = self.certified(ctx, req.height)

@@ -11,5 +11,6 @@ from sdk.cli.params import add_update_params_command
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
     consensus = modules.add_parser("consensus", help="CometBFT's consensus params").add_subparsers(
-        dest="consensus_command", required=True)
+        dest="consensus_command", required=True
+    )
     add_update_params_command(consensus, tx_pb2.MsgUpdateParams)

@@ -20,7 +20,8 @@ def apply(ctx: Context, proposed: params_pb2.ConsensusParams) -> None:
     if proposed.HasField("abci"):
         try:
             validate_vote_extensions_update(
-                current.abci.vote_extensions_enable_height, proposed.abci.vote_extensions_enable_height,
+                current.abci.vote_extensions_enable_height,
+                proposed.abci.vote_extensions_enable_height,
                 ctx.header.height,
             )
         except ValueError as exc:

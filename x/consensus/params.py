@@ -59,7 +59,8 @@ def validate_vote_extensions_update(current: int, proposed: int, height: int) ->
     if proposed == current:
         return
     if current != 0 and current <= height:
-        raise ValueError(f"abci.vote_extensions_enable_height cannot change once vote extensions are enabled "
-                         f"(at {current})")
+        raise ValueError(
+            f"abci.vote_extensions_enable_height cannot change once vote extensions are enabled (at {current})"
+        )
     if proposed != 0 and proposed <= height:
         raise ValueError(f"abci.vote_extensions_enable_height {proposed} must be after the current height {height}")

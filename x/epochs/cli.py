@@ -18,7 +18,19 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
 def register_query(modules: argparse._SubParsersAction) -> None:
     epochs = modules.add_parser("epochs", help="epochs and stages").add_subparsers(dest="epochs_command", required=True)
     query = gonka("epochs").query
-    add_module_query(epochs, "current", "the current epoch, its stage and the next boundaries",
-                     query + "CurrentEpoch", query_pb2.QueryCurrentEpochRequest, query_pb2.QueryCurrentEpochResponse)
-    add_module_query(epochs, "params", "the epoch schedule", query + "Params",
-                     query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
+    add_module_query(
+        epochs,
+        "current",
+        "the current epoch, its stage and the next boundaries",
+        query + "CurrentEpoch",
+        query_pb2.QueryCurrentEpochRequest,
+        query_pb2.QueryCurrentEpochResponse,
+    )
+    add_module_query(
+        epochs,
+        "params",
+        "the epoch schedule",
+        query + "Params",
+        query_pb2.QueryParamsRequest,
+        query_pb2.QueryParamsResponse,
+    )

@@ -10,5 +10,8 @@ from x.epochs.params import validate_params
 
 
 def routes(keeper: EpochsKeeper) -> dict[str, MsgRoute]:
-    return {type_url(tx_pb2.MsgUpdateParams): update_params_route(
-        tx_pb2.MsgUpdateParams, keeper.authority, validate_params, keeper.set_params)}
+    return {
+        type_url(tx_pb2.MsgUpdateParams): update_params_route(
+            tx_pb2.MsgUpdateParams, keeper.authority, validate_params, keeper.set_params
+        )
+    }

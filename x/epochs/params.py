@@ -16,8 +16,13 @@ def default_params() -> epochs_pb2.Params:
 def validate_params(params: epochs_pb2.Params) -> None:
     """Stages in order, each at least one block: 0 (race) < race validation < set validators < inference
     < epoch length."""
-    offsets = (0, params.race_validation_offset, params.set_validators_offset, params.inference_offset,
-               params.epoch_length)
+    offsets = (
+        0,
+        params.race_validation_offset,
+        params.set_validators_offset,
+        params.inference_offset,
+        params.epoch_length,
+    )
     if any(a >= b for a, b in zip(offsets, offsets[1:])):
         raise ValueError(
             "epoch params must satisfy 0 < race_validation_offset < set_validators_offset < inference_offset "

@@ -18,8 +18,7 @@ class QueryServer:
         query = gonka("epochs").query
         return {
             query + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
-            query + "CurrentEpoch": QueryRoute(
-                query_pb2.QueryCurrentEpochRequest, self.current_epoch, bounded=True),
+            query + "CurrentEpoch": QueryRoute(query_pb2.QueryCurrentEpochRequest, self.current_epoch, bounded=True),
         }
 
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
@@ -33,6 +32,10 @@ class QueryServer:
         epoch = self.keeper.current_epoch(ctx)
         stage, stage_height = schedule.next_stage(epoch, height)
         return query_pb2.QueryCurrentEpochResponse(
-            height=height, epoch=epoch, stage=schedule.stage_at(epoch, max(height, epoch.start_height)),
-            next_stage=stage, next_stage_height=stage_height, next_epoch_height=schedule.next_epoch_height(epoch),
+            height=height,
+            epoch=epoch,
+            stage=schedule.stage_at(epoch, max(height, epoch.start_height)),
+            next_stage=stage,
+            next_stage_height=stage_height,
+            next_epoch_height=schedule.next_epoch_height(epoch),
         )

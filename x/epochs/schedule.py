@@ -17,8 +17,12 @@ INFERENCE = epochs_pb2.STAGE_INFERENCE
 
 def stage_starts(params: epochs_pb2.Params) -> list[tuple[int, int]]:
     """(offset, stage) of each stage's first block, in order."""
-    return [(0, RACE), (params.race_validation_offset, RACE_VALIDATION),
-            (params.set_validators_offset, SET_VALIDATORS), (params.inference_offset, INFERENCE)]
+    return [
+        (0, RACE),
+        (params.race_validation_offset, RACE_VALIDATION),
+        (params.set_validators_offset, SET_VALIDATORS),
+        (params.inference_offset, INFERENCE),
+    ]
 
 
 def next_epoch_height(epoch: epochs_pb2.Epoch) -> int:

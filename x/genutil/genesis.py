@@ -19,8 +19,9 @@ def default_genesis() -> dict[str, Any]:
     return {"gen_txs": []}
 
 
-def init_genesis(ctx: Context, deliver: DeliverTx, validator_set_updates: ValidatorSetUpdates,
-                 state: dict[str, Any]) -> None:
+def init_genesis(
+    ctx: Context, deliver: DeliverTx, validator_set_updates: ValidatorSetUpdates, state: dict[str, Any]
+) -> None:
     """Each gentx delivered as a transaction; one that fails makes the genesis invalid. The validator set they
     made becomes InitChain's."""
     for i, encoded in enumerate(state.get("gen_txs", [])):

@@ -14,9 +14,9 @@ from google.protobuf.message import Message
 
 from protogen.gonka.bls.v1 import tx_pb2 as bls_tx
 from sdk.cli.jsonfile import read_json_object
+from sdk.client.txbuilder import sign_tx
 from sdk.crypto import bech32, bls, secp256k1
 from sdk.tx import decode_tx
-from sdk.client.txbuilder import sign_tx
 
 GENTX_GAS = 400_000
 
@@ -40,7 +40,11 @@ REGISTER_BLS_KEY_URL = "/" + bls_tx.MsgRegisterBlsKey.DESCRIPTOR.full_name
 
 
 def create_validator_messages(
-    operator: bytes, moniker: str, pubkey: bytes, collateral: tuple[str, int], bls_secret: bytes | None = None,
+    operator: bytes,
+    moniker: str,
+    pubkey: bytes,
+    collateral: tuple[str, int],
+    bls_secret: bytes | None = None,
 ) -> list[Message]:
     """What a host sends to join: MsgCreateValidator (``operator`` bonds ``collateral``, (denom, amount), and signs
     blocks with the ed25519 ``pubkey``), then, when ``bls_secret`` (the node's BLS secret key) is given,
@@ -57,13 +61,22 @@ def create_validator_messages(
     msg.pubkey.Pack(ed25519.PubKey(key=pubkey), type_url_prefix="/")
     msgs: list[Message] = [msg]
     if bls_secret is not None:
-        msgs.append(bls_tx.MsgRegisterBlsKey(operator=bech32.encode(operator), public_key=bls.public_key(bls_secret),
-                                             proof_of_possession=bls.pop_prove(bls_secret)))
+        msgs.append(
+            bls_tx.MsgRegisterBlsKey(
+                operator=bech32.encode(operator),
+                public_key=bls.public_key(bls_secret),
+                proof_of_possession=bls.pop_prove(bls_secret),
+            )
+        )
     return msgs
 
 
 def build_gentx(
-    key: secp256k1.PrivateKey, moniker: str, pubkey: bytes, collateral: tuple[str, int], chain_id: str,
+    key: secp256k1.PrivateKey,
+    moniker: str,
+    pubkey: bytes,
+    collateral: tuple[str, int],
+    chain_id: str,
     bls_secret: bytes | None = None,
 ) -> bytes:
     """MsgCreateValidator signed with account number 0 and sequence 0, as genesis transactions are.
@@ -72,8 +85,14 @@ def build_gentx(
     node's BLS secret key; when given, the same tx then registers its public key with its proof of
     possession (``gonka.bls.v1.MsgRegisterBlsKey``), so the host has a BLS key from genesis on."""
     operator = secp256k1.address_bytes(key.public_key)
-    return sign_tx(key, create_validator_messages(operator, moniker, pubkey, collateral, bls_secret), chain_id, 0, 0,
-                   gas_limit=GENTX_GAS)
+    return sign_tx(
+        key,
+        create_validator_messages(operator, moniker, pubkey, collateral, bls_secret),
+        chain_id,
+        0,
+        0,
+        gas_limit=GENTX_GAS,
+    )
 
 
 def write_gentx(home: Path, node_id: str, raw: bytes) -> Path:

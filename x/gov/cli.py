@@ -32,8 +32,12 @@ from sdk.dec import legacy_dec_text, parse_dec
 from sdk.params import GOV_AUTHORITY
 from sdk.services import cosmos
 
-OPTIONS = {"yes": gov_pb2.VOTE_OPTION_YES, "no": gov_pb2.VOTE_OPTION_NO, "abstain": gov_pb2.VOTE_OPTION_ABSTAIN,
-           "no_with_veto": gov_pb2.VOTE_OPTION_NO_WITH_VETO}
+OPTIONS = {
+    "yes": gov_pb2.VOTE_OPTION_YES,
+    "no": gov_pb2.VOTE_OPTION_NO,
+    "abstain": gov_pb2.VOTE_OPTION_ABSTAIN,
+    "no_with_veto": gov_pb2.VOTE_OPTION_NO_WITH_VETO,
+}
 PROPOSAL_KEYS = {"messages", "metadata", "deposit", "title", "summary", "expedited"}
 DRAFT_FILE = "draft_proposal.json"
 
@@ -52,8 +56,11 @@ def weighted_options(text: str) -> list[gov_pb2.WeightedVoteOption]:
         name, sep, weight = part.partition("=")
         if not sep:
             raise ValueError(f"weighted vote {part!r}: expected OPTION=WEIGHT, e.g. yes=0.6,no=0.4")
-        options.append(gov_pb2.WeightedVoteOption(option=vote_option(name),
-                                                  weight=legacy_dec_text(parse_dec(weight.strip(), "weight"))))
+        options.append(
+            gov_pb2.WeightedVoteOption(
+                option=vote_option(name), weight=legacy_dec_text(parse_dec(weight.strip(), "weight"))
+            )
+        )
     return options
 
 
@@ -65,7 +72,7 @@ def proposal_id(text: str) -> int:
 
 def pack(message: Any, index: int) -> any_pb2.Any:
     if not isinstance(message, dict) or not isinstance(message.get("@type"), str):
-        raise ValueError(f"messages[{index}] must be a JSON object with an \"@type\"")
+        raise ValueError(f'messages[{index}] must be a JSON object with an "@type"')
     packed = any_pb2.Any()
     try:
         json_format.ParseDict(copy.deepcopy(message), packed)  # ParseDict consumes "@type"
@@ -85,15 +92,20 @@ def read_proposal(path: str, proposer: str) -> tx_pb2.MsgSubmitProposal:
         raise ValueError(f"{path}: unknown fields {', '.join(unknown)} (expected {', '.join(sorted(PROPOSAL_KEYS))})")
     messages = data.get("messages", [])
     if not isinstance(messages, list) or not messages:
-        raise ValueError(f"{path}: \"messages\" must be a non-empty list")
+        raise ValueError(f'{path}: "messages" must be a non-empty list')
     for field in ("metadata", "title", "summary", "deposit"):
         if not isinstance(data.get(field, ""), str):
-            raise ValueError(f"{path}: \"{field}\" must be a string")
+            raise ValueError(f'{path}: "{field}" must be a string')
     deposit = parse_coins(data["deposit"]) if data.get("deposit") else None
     return tx_pb2.MsgSubmitProposal(
-        messages=[pack(m, i) for i, m in enumerate(messages)], proposer=proposer,
-        initial_deposit=deposit.to_proto() if deposit else [], metadata=data.get("metadata", ""),
-        title=data.get("title", ""), summary=data.get("summary", ""), expedited=bool(data.get("expedited", False)))
+        messages=[pack(m, i) for i, m in enumerate(messages)],
+        proposer=proposer,
+        initial_deposit=deposit.to_proto() if deposit else [],
+        metadata=data.get("metadata", ""),
+        title=data.get("title", ""),
+        summary=data.get("summary", ""),
+        expedited=bool(data.get("expedited", False)),
+    )
 
 
 def cmd_submit(args: argparse.Namespace) -> None:
@@ -103,20 +115,24 @@ def cmd_submit(args: argparse.Namespace) -> None:
 
 def cmd_deposit(args: argparse.Namespace) -> None:
     pid, coins = proposal_id(args.proposal_id), parse_coins(args.amount)
-    broadcast_messages(args, lambda depositor: [tx_pb2.MsgDeposit(proposal_id=pid, depositor=depositor,
-                                                                  amount=coins.to_proto())])
+    broadcast_messages(
+        args, lambda depositor: [tx_pb2.MsgDeposit(proposal_id=pid, depositor=depositor, amount=coins.to_proto())]
+    )
 
 
 def cmd_vote(args: argparse.Namespace) -> None:
     pid, option = proposal_id(args.proposal_id), vote_option(args.option)
-    broadcast_messages(args, lambda voter: [tx_pb2.MsgVote(proposal_id=pid, voter=voter, option=option,
-                                                           metadata=args.metadata)])
+    broadcast_messages(
+        args, lambda voter: [tx_pb2.MsgVote(proposal_id=pid, voter=voter, option=option, metadata=args.metadata)]
+    )
 
 
 def cmd_weighted_vote(args: argparse.Namespace) -> None:
     pid, options = proposal_id(args.proposal_id), weighted_options(args.options)
-    broadcast_messages(args, lambda voter: [tx_pb2.MsgVoteWeighted(proposal_id=pid, voter=voter, options=options,
-                                                                   metadata=args.metadata)])
+    broadcast_messages(
+        args,
+        lambda voter: [tx_pb2.MsgVoteWeighted(proposal_id=pid, voter=voter, options=options, metadata=args.metadata)],
+    )
 
 
 def cmd_draft(args: argparse.Namespace) -> None:
@@ -131,12 +147,18 @@ def cmd_draft(args: argparse.Namespace) -> None:
     for field in msg_class.DESCRIPTOR.fields:
         if field.message_type is not None and field.label != field.LABEL_REPEATED:
             getattr(template, field.name).SetInParent()  # e.g. "params": {…} with every field shown
-    message = json_format.MessageToDict(template, preserving_proto_field_name=True,
-                                        always_print_fields_with_no_presence=True)
+    message = json_format.MessageToDict(
+        template, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
     if "authority" in msg_class.DESCRIPTOR.fields_by_name:
         message["authority"] = bech32.encode(GOV_AUTHORITY)
-    draft = {"messages": [{"@type": type_url, **message}], "metadata": "", "deposit": args.deposit,
-             "title": args.title, "summary": args.summary}
+    draft = {
+        "messages": [{"@type": type_url, **message}],
+        "metadata": "",
+        "deposit": args.deposit,
+        "title": args.title,
+        "summary": args.summary,
+    }
     out = Path(args.output_file)
     if out.exists() and not args.overwrite:
         raise ValueError(f"{out} exists; pass --overwrite to replace it")
@@ -146,7 +168,8 @@ def cmd_draft(args: argparse.Namespace) -> None:
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
     gov = modules.add_parser("gov", help="governance: proposals, deposits, votes").add_subparsers(
-        dest="gov_command", required=True)
+        dest="gov_command", required=True
+    )
     p = gov.add_parser("submit-proposal", help="submit a proposal: submit-proposal PROPOSAL.json")
     p.add_argument("proposal_file")
     add_tx_flags(p)
@@ -197,8 +220,15 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     query = cosmos("gov", "v1").query
     gov = modules.add_parser("gov", help="governance").add_subparsers(dest="gov_command", required=True)
     q = query_pb2
-    add_module_query(gov, "proposal", "one proposal", query + "Proposal", q.QueryProposalRequest,
-                     q.QueryProposalResponse, ["proposal_id"])
+    add_module_query(
+        gov,
+        "proposal",
+        "one proposal",
+        query + "Proposal",
+        q.QueryProposalRequest,
+        q.QueryProposalResponse,
+        ["proposal_id"],
+    )
     p = gov.add_parser("proposals", help="proposals, by status, voter, depositor")
     p.add_argument("--status", default="", help="deposit_period, voting_period, passed, rejected, failed")
     p.add_argument("--voter", default="")
@@ -207,15 +237,45 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--offset", type=int, default=0)
     add_query_flags(p)
     p.set_defaults(func=cmd_proposals)
-    add_module_query(gov, "vote", "one voter's vote", query + "Vote", q.QueryVoteRequest, q.QueryVoteResponse,
-                     ["proposal_id", "voter"])
-    add_module_query(gov, "votes", "a proposal's votes", query + "Votes", q.QueryVotesRequest,
-                     q.QueryVotesResponse, ["proposal_id"])
-    add_module_query(gov, "deposit", "one depositor's deposit", query + "Deposit", q.QueryDepositRequest,
-                     q.QueryDepositResponse, ["proposal_id", "depositor"])
-    add_module_query(gov, "deposits", "a proposal's deposits", query + "Deposits", q.QueryDepositsRequest,
-                     q.QueryDepositsResponse, ["proposal_id"])
-    add_module_query(gov, "tally", "the tally (live while voting, final after)", query + "TallyResult",
-                     q.QueryTallyResultRequest, q.QueryTallyResultResponse, ["proposal_id"])
-    add_module_query(gov, "params", "the governance params", query + "Params", q.QueryParamsRequest,
-                     q.QueryParamsResponse)
+    add_module_query(
+        gov,
+        "vote",
+        "one voter's vote",
+        query + "Vote",
+        q.QueryVoteRequest,
+        q.QueryVoteResponse,
+        ["proposal_id", "voter"],
+    )
+    add_module_query(
+        gov, "votes", "a proposal's votes", query + "Votes", q.QueryVotesRequest, q.QueryVotesResponse, ["proposal_id"]
+    )
+    add_module_query(
+        gov,
+        "deposit",
+        "one depositor's deposit",
+        query + "Deposit",
+        q.QueryDepositRequest,
+        q.QueryDepositResponse,
+        ["proposal_id", "depositor"],
+    )
+    add_module_query(
+        gov,
+        "deposits",
+        "a proposal's deposits",
+        query + "Deposits",
+        q.QueryDepositsRequest,
+        q.QueryDepositsResponse,
+        ["proposal_id"],
+    )
+    add_module_query(
+        gov,
+        "tally",
+        "the tally (live while voting, final after)",
+        query + "TallyResult",
+        q.QueryTallyResultRequest,
+        q.QueryTallyResultResponse,
+        ["proposal_id"],
+    )
+    add_module_query(
+        gov, "params", "the governance params", query + "Params", q.QueryParamsRequest, q.QueryParamsResponse
+    )

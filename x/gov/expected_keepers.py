@@ -36,8 +36,8 @@ class PoolKeeper(Protocol):
 
 
 PackedSigners = Callable[[AnyPb], list[bytes]]
-"""The router's ``packed_signers`` (sdk/baseapp.py): decode and validate a packed message, return its signers,
-or raise its ABCIError."""
+"""The router's ``packed_signers`` (sdk/baseapp/transactions.py): decode and validate a packed message, return its
+signers, or raise its ABCIError."""
 ExecutePacked = Callable[[Context, bytes, Sequence[AnyPb]], list[Message]]
-"""The router's ``execute_packed`` (sdk/baseapp.py): run packed messages as a signer, atomically, or raise
+"""The router's ``execute_packed`` (sdk/baseapp/transactions.py): run packed messages as a signer, atomically, or raise
 the failing one's ABCIError."""

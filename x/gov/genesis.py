@@ -31,17 +31,19 @@ def init_genesis(ctx: Context, keeper: GovKeeper, state: dict[str, Any]) -> None
     store = ctx.kv(keys.STORE_PREFIX)
     for proposal in genesis.proposals:
         if not 0 < proposal.id < next_id or keeper.get_proposal(ctx, proposal.id) is not None:
-            raise ValueError(f"gov genesis: proposal id {proposal.id} repeated or not below "
-                             f"starting_proposal_id {next_id}")
+            raise ValueError(
+                f"gov genesis: proposal id {proposal.id} repeated or not below starting_proposal_id {next_id}"
+            )
         keeper.set_proposal(ctx, proposal)
         keeper.queue(ctx, proposal)
     for deposit in genesis.deposits:
         proposal = keeper.get_proposal(ctx, deposit.proposal_id)
         if proposal is None or proposal.status not in (*ACTIVE, FAILED):
-            raise ValueError(f"gov genesis: deposit for proposal {deposit.proposal_id}, neither an active one "
-                             "nor a failed one whose deposits are unsettled")
-        store.set(keys.deposit_key(deposit.proposal_id, bech32.decode(deposit.depositor)),
-                  deposit.SerializeToString())
+            raise ValueError(
+                f"gov genesis: deposit for proposal {deposit.proposal_id}, neither an active one "
+                "nor a failed one whose deposits are unsettled"
+            )
+        store.set(keys.deposit_key(deposit.proposal_id, bech32.decode(deposit.depositor)), deposit.SerializeToString())
     for vote in genesis.votes:
         proposal = keeper.get_proposal(ctx, vote.proposal_id)
         if proposal is None or proposal.status != VOTING_PERIOD:
@@ -54,6 +56,12 @@ def init_genesis(ctx: Context, keeper: GovKeeper, state: dict[str, Any]) -> None
 
 
 def export_genesis(ctx: Context, keeper: GovKeeper) -> dict[str, Any]:
-    return message_dict(genesis_pb2.GenesisState(
-        starting_proposal_id=keeper.next_proposal_id(ctx), params=keeper.get_params(ctx),
-        proposals=keeper.proposals(ctx), deposits=keeper.deposits(ctx), votes=keeper.votes(ctx)))
+    return message_dict(
+        genesis_pb2.GenesisState(
+            starting_proposal_id=keeper.next_proposal_id(ctx),
+            params=keeper.get_params(ctx),
+            proposals=keeper.proposals(ctx),
+            deposits=keeper.deposits(ctx),
+            votes=keeper.votes(ctx),
+        )
+    )

@@ -16,19 +16,27 @@ from sdk.crypto import bech32
 from sdk.dec import legacy_dec_text, parse_share
 from sdk.errors import ABCIError
 from sdk.params import GOV_AUTHORITY
-from sdk.store import PRESENT
+from sdk.store import PRESENT, CacheKV
 from x.gov import keys, tally
 from x.gov.errors import (
-    ErrInactiveProposal, ErrInvalidDepositDenom, ErrInvalidVote, ErrMinDepositTooSmall, ErrNotValidator,
-    ErrUnknownProposal, ErrVotingPeriodEnded,
+    ErrInactiveProposal,
+    ErrInvalidDepositDenom,
+    ErrInvalidVote,
+    ErrMinDepositTooSmall,
+    ErrNotValidator,
+    ErrUnknownProposal,
+    ErrVotingPeriodEnded,
 )
 from x.gov.expected_keepers import AccountKeeper, BankKeeper, ExecutePacked, PoolKeeper, StakeKeeper
 from x.gov.params import default_params, duration_ns, min_deposit, share
 
 DEPOSIT_PERIOD = gov_pb2.PROPOSAL_STATUS_DEPOSIT_PERIOD
 VOTING_PERIOD = gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD
-PASSED, REJECTED, FAILED = (gov_pb2.PROPOSAL_STATUS_PASSED, gov_pb2.PROPOSAL_STATUS_REJECTED,
-                            gov_pb2.PROPOSAL_STATUS_FAILED)
+PASSED, REJECTED, FAILED = (
+    gov_pb2.PROPOSAL_STATUS_PASSED,
+    gov_pb2.PROPOSAL_STATUS_REJECTED,
+    gov_pb2.PROPOSAL_STATUS_FAILED,
+)
 ACTIVE = (DEPOSIT_PERIOD, VOTING_PERIOD)
 POOL_SOURCE = "deposit"
 """x/pool's inflow source for governance deposits it takes instead of a burn."""
@@ -65,10 +73,15 @@ class GovKeeper:
     app's router as the authority."""
 
     def __init__(
-        self, accounts: AccountKeeper, bank: BankKeeper, stake: StakeKeeper, execute_packed: ExecutePacked,
-        pool: PoolKeeper, authority: bytes = GOV_AUTHORITY,
+        self,
+        accounts: AccountKeeper,
+        bank: BankKeeper,
+        stake: StakeKeeper,
+        execute_packed: ExecutePacked,
+        pool: PoolKeeper,
+        authority: bytes = GOV_AUTHORITY,
     ) -> None:
-        """``execute_packed``: the router's (sdk/baseapp.py), bound at wiring; ``authority``: the signer a
+        """``execute_packed``: the router's (sdk/baseapp/transactions.py), bound at wiring; ``authority``: the signer a
         passed proposal's messages run as (every module's MsgUpdateParams authority); ``pool``: x/pool:
         "burned" deposits go to the community pool when its ``deposits_to_pool`` says so."""
         self.accounts = accounts
@@ -117,13 +130,21 @@ class GovKeeper:
         """Put an active proposal in the queue of its period (by the time the period ends)."""
         store = ctx.kv(keys.STORE_PREFIX)
         if proposal.status == DEPOSIT_PERIOD:
-            store.set(keys.queue_key(keys.INACTIVE_QUEUE_PREFIX, ns_of(proposal.deposit_end_time), proposal.id), PRESENT)
+            store.set(
+                keys.queue_key(keys.INACTIVE_QUEUE_PREFIX, ns_of(proposal.deposit_end_time), proposal.id), PRESENT
+            )
         elif proposal.status == VOTING_PERIOD:
             store.set(keys.queue_key(keys.ACTIVE_QUEUE_PREFIX, ns_of(proposal.voting_end_time), proposal.id), PRESENT)
 
     def submit_proposal(
-        self, ctx: Context, messages: Sequence[AnyPb], initial_deposit: Coins, proposer: bytes, metadata: str,
-        title: str, summary: str,
+        self,
+        ctx: Context,
+        messages: Sequence[AnyPb],
+        initial_deposit: Coins,
+        proposer: bytes,
+        metadata: str,
+        title: str,
+        summary: str,
     ) -> int:
         """A new proposal in its deposit period, with the proposer's initial deposit (which may open voting
         at once). The messages were checked without state (``msg_server.validate_submit``)."""
@@ -131,25 +152,35 @@ class GovKeeper:
         self.check_deposit_denoms(params, initial_deposit)
         needed = min_deposit(params)
         ratio = share(params, "min_initial_deposit_ratio")
-        floor = make_coins([(d, -(-a * ratio.numerator // ratio.denominator)) for d, a in needed
-                            if a * ratio.numerator > 0])
+        floor = make_coins(
+            [(d, -(-a * ratio.numerator // ratio.denominator)) for d, a in needed if a * ratio.numerator > 0]
+        )
         if not covers(initial_deposit, floor):
-            raise ErrMinDepositTooSmall.wrap(f"initial deposit {initial_deposit or '0'} is below {floor}, "
-                                             f"{ratio} of the min deposit {needed}")
+            raise ErrMinDepositTooSmall.wrap(
+                f"initial deposit {initial_deposit or '0'} is below {floor}, {ratio} of the min deposit {needed}"
+            )
         proposal_id = self.next_proposal_id(ctx)
         self.set_next_proposal_id(ctx, proposal_id + 1)
         now = ctx.header.time_ns
         proposal = gov_pb2.Proposal(
-            id=proposal_id, messages=list(messages), status=DEPOSIT_PERIOD, submit_time=timestamp(now),
-            deposit_end_time=timestamp(now + duration_ns(params.max_deposit_period)), metadata=metadata,
-            title=title, summary=summary, proposer=bech32.encode(proposer),
-            final_tally_result=gov_pb2.TallyResult(yes_count="0", abstain_count="0", no_count="0",
-                                                   no_with_veto_count="0"),
+            id=proposal_id,
+            messages=list(messages),
+            status=DEPOSIT_PERIOD,
+            submit_time=timestamp(now),
+            deposit_end_time=timestamp(now + duration_ns(params.max_deposit_period)),
+            metadata=metadata,
+            title=title,
+            summary=summary,
+            proposer=bech32.encode(proposer),
+            final_tally_result=gov_pb2.TallyResult(
+                yes_count="0", abstain_count="0", no_count="0", no_with_veto_count="0"
+            ),
         )
         self.set_proposal(ctx, proposal)
         self.queue(ctx, proposal)
-        ctx.emit("submit_proposal", proposal_id=str(proposal_id),
-                 proposal_messages=",".join(m.type_url for m in messages))
+        ctx.emit(
+            "submit_proposal", proposal_id=str(proposal_id), proposal_messages=",".join(m.type_url for m in messages)
+        )
         if initial_deposit:
             self.add_deposit(ctx, proposal_id, proposer, initial_deposit)
         return proposal_id
@@ -161,7 +192,8 @@ class GovKeeper:
         wrong = [denom for denom, _ in amount if denom not in allowed]
         if wrong:
             raise ErrInvalidDepositDenom.wrap(
-                f"deposited {', '.join(wrong)}, but the min deposit is in {', '.join(sorted(allowed))}")
+                f"deposited {', '.join(wrong)}, but the min deposit is in {', '.join(sorted(allowed))}"
+            )
 
     def get_deposit(self, ctx: Context, proposal_id: int, depositor: bytes) -> gov_pb2.Deposit | None:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.deposit_key(proposal_id, depositor))
@@ -180,7 +212,8 @@ class GovKeeper:
         for denom, value in amount:
             if value * ratio.denominator < needed[denom] * ratio.numerator:
                 raise ErrMinDepositTooSmall.wrap(
-                    f"deposit {value}{denom} is below {ratio} of the min deposit {needed[denom]}{denom}")
+                    f"deposit {value}{denom} is below {ratio} of the min deposit {needed[denom]}{denom}"
+                )
         return self.add_deposit(ctx, proposal_id, depositor, amount)
 
     def add_deposit(self, ctx: Context, proposal_id: int, depositor: bytes, amount: Coins) -> bool:
@@ -188,26 +221,32 @@ class GovKeeper:
         deposit opened the voting period."""
         proposal = self.must_get_proposal(ctx, proposal_id)
         if proposal.status not in ACTIVE:
-            raise ErrInactiveProposal.wrap(f"proposal {proposal_id} is {gov_pb2.ProposalStatus.Name(proposal.status)}"
-                                           ", it takes no deposits")
+            raise ErrInactiveProposal.wrap(
+                f"proposal {proposal_id} is {gov_pb2.ProposalStatus.Name(proposal.status)}, it takes no deposits"
+            )
         params = self.get_params(ctx)
         self.check_deposit_denoms(params, amount)
         # the module account comes into being with the first deposit (as other modules' accounts do)
-        self.bank.send_coins(ctx, depositor, self.accounts.ensure_module_account(ctx, keys.DEPOSITS_ACCOUNT),
-                             amount)
+        self.bank.send_coins(ctx, depositor, self.accounts.ensure_module_account(ctx, keys.DEPOSITS_ACCOUNT), amount)
         total = add_coins(coins_from_proto(proposal.total_deposit), amount)
         del proposal.total_deposit[:]
         proposal.total_deposit.extend(total.to_proto())
         record = self.get_deposit(ctx, proposal_id, depositor)
         held = add_coins(coins_from_proto(record.amount), amount) if record else amount
-        ctx.kv(keys.STORE_PREFIX).set(keys.deposit_key(proposal_id, depositor), gov_pb2.Deposit(
-            proposal_id=proposal_id, depositor=bech32.encode(depositor), amount=held.to_proto()).SerializeToString())
-        ctx.emit("proposal_deposit", proposal_id=str(proposal_id), depositor=bech32.encode(depositor),
-                 amount=str(amount))
+        ctx.kv(keys.STORE_PREFIX).set(
+            keys.deposit_key(proposal_id, depositor),
+            gov_pb2.Deposit(
+                proposal_id=proposal_id, depositor=bech32.encode(depositor), amount=held.to_proto()
+            ).SerializeToString(),
+        )
+        ctx.emit(
+            "proposal_deposit", proposal_id=str(proposal_id), depositor=bech32.encode(depositor), amount=str(amount)
+        )
         activated = proposal.status == DEPOSIT_PERIOD and covers(total, min_deposit(params))
         if activated:
-            ctx.kv(keys.STORE_PREFIX).delete(keys.queue_key(
-                keys.INACTIVE_QUEUE_PREFIX, ns_of(proposal.deposit_end_time), proposal_id))
+            ctx.kv(keys.STORE_PREFIX).delete(
+                keys.queue_key(keys.INACTIVE_QUEUE_PREFIX, ns_of(proposal.deposit_end_time), proposal_id)
+            )
             now = ctx.header.time_ns
             proposal.status = VOTING_PERIOD
             proposal.voting_start_time.CopyFrom(timestamp(now))
@@ -243,24 +282,37 @@ class GovKeeper:
 
     # --- votes -------------------------------------------------------------------------------------------
 
-    def vote(self, ctx: Context, proposal_id: int, voter: bytes, options: Sequence[gov_pb2.WeightedVoteOption],
-             metadata: str = "") -> None:
+    def vote(
+        self,
+        ctx: Context,
+        proposal_id: int,
+        voter: bytes,
+        options: Sequence[gov_pb2.WeightedVoteOption],
+        metadata: str = "",
+    ) -> None:
         """A validator's vote (replacing its earlier one) on a proposal in its voting period. Only accounts
         with power in the validator set (x/stake) vote: anyone else gets ``gov/100``."""
         proposal = self.must_get_proposal(ctx, proposal_id)
         if proposal.status in (PASSED, REJECTED, FAILED) or (
-                proposal.status == VOTING_PERIOD and ctx.header.time_ns >= ns_of(proposal.voting_end_time)):
+            proposal.status == VOTING_PERIOD and ctx.header.time_ns >= ns_of(proposal.voting_end_time)
+        ):
             raise ErrVotingPeriodEnded.wrap(
-                f"the voting period of proposal {proposal_id} ended at {proposal.voting_end_time.ToJsonString()}")
+                f"the voting period of proposal {proposal_id} ended at {proposal.voting_end_time.ToJsonString()}"
+            )
         if proposal.status != VOTING_PERIOD:
             raise ErrInactiveProposal.wrap(f"proposal {proposal_id} is in its deposit period, not voting")
         if not self.stake.validator_powers(ctx).get(voter, 0):
             raise ErrNotValidator.wrap(f"{bech32.encode(voter)} holds no power in the validator set")
-        vote = gov_pb2.Vote(proposal_id=proposal_id, voter=bech32.encode(voter), options=list(options),
-                            metadata=metadata)
+        vote = gov_pb2.Vote(
+            proposal_id=proposal_id, voter=bech32.encode(voter), options=list(options), metadata=metadata
+        )
         ctx.kv(keys.STORE_PREFIX).set(keys.vote_key(proposal_id, voter), vote.SerializeToString())
-        ctx.emit("proposal_vote", proposal_id=str(proposal_id), voter=bech32.encode(voter),
-                 option=",".join(f"{gov_pb2.VoteOption.Name(o.option)}:{o.weight}" for o in options))
+        ctx.emit(
+            "proposal_vote",
+            proposal_id=str(proposal_id),
+            voter=bech32.encode(voter),
+            option=",".join(f"{gov_pb2.VoteOption.Name(o.option)}:{o.weight}" for o in options),
+        )
 
     def get_vote(self, ctx: Context, proposal_id: int, voter: bytes) -> gov_pb2.Vote | None:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.vote_key(proposal_id, voter))
@@ -277,8 +329,16 @@ class GovKeeper:
         params = self.get_params(ctx)
         powers = self.stake.validator_powers(ctx)
         totals, cast = tally.count(self.votes(ctx, proposal_id), powers)
-        return tally.decide(totals, cast, sum(powers.values()), share(params, "quorum"), share(params, "threshold"),
-                            share(params, "veto_threshold"), params.burn_vote_quorum, params.burn_vote_veto)
+        return tally.decide(
+            totals,
+            cast,
+            sum(powers.values()),
+            share(params, "quorum"),
+            share(params, "threshold"),
+            share(params, "veto_threshold"),
+            params.burn_vote_quorum,
+            params.burn_vote_veto,
+        )
 
     def end_block(self, ctx: Context) -> None:
         """Proposals whose deposit period ended without the min deposit are dropped (deposits refunded, or
@@ -287,8 +347,10 @@ class GovKeeper:
         one that fails is recorded on that proposal and can neither stall nor undo the others."""
         now = ctx.header.time_ns
         store = ctx.kv(keys.STORE_PREFIX)
-        steps = ((keys.INACTIVE_QUEUE_PREFIX, self._drop, "inactive_proposal"),
-                 (keys.ACTIVE_QUEUE_PREFIX, self._finish, "active_proposal"))
+        steps = (
+            (keys.INACTIVE_QUEUE_PREFIX, self._drop, "inactive_proposal"),
+            (keys.ACTIVE_QUEUE_PREFIX, self._finish, "active_proposal"),
+        )
         for prefix, step, event in steps:
             due = [key for key, _ in store.iterate(prefix, end=prefix + keys.u64(now + 1))]
             for key in due:
@@ -298,7 +360,7 @@ class GovKeeper:
     def _isolated(self, ctx: Context, proposal_id: int, step: Callable[[Context, int], None], event: str) -> None:
         """One proposal's end-block step in a branch written (with its events and validator updates) only if
         it returns; if it raises, the branch is dropped and the failure recorded on the proposal instead."""
-        branch = ctx.store.branch()  # type: ignore[attr-defined]
+        branch = CacheKV(ctx.store)
         sub = ctx.with_store(branch)
         try:
             step(sub, proposal_id)
@@ -325,15 +387,17 @@ class GovKeeper:
             proposal.status = FAILED
             proposal.failed_reason = reason
             self.set_proposal(ctx, proposal)
-        ctx.emit(event, proposal_id=str(proposal_id), proposal_result="proposal_failed", deposits="unsettled",
-                 error=reason)
+        ctx.emit(
+            event, proposal_id=str(proposal_id), proposal_result="proposal_failed", deposits="unsettled", error=reason
+        )
 
     def _drop(self, ctx: Context, proposal_id: int) -> None:
         burn = self.get_params(ctx).burn_proposal_deposit_prevote
         deposits = self._settle_deposits(ctx, proposal_id, burn)
         ctx.kv(keys.STORE_PREFIX).delete(keys.proposal_key(proposal_id))
-        ctx.emit("inactive_proposal", proposal_id=str(proposal_id), proposal_result="proposal_dropped",
-                 deposits=deposits)
+        ctx.emit(
+            "inactive_proposal", proposal_id=str(proposal_id), proposal_result="proposal_dropped", deposits=deposits
+        )
 
     def _finish(self, ctx: Context, proposal_id: int) -> None:
         proposal = self.must_get_proposal(ctx, proposal_id)
@@ -357,8 +421,13 @@ class GovKeeper:
             proposal.status = REJECTED
         proposal.final_tally_result.CopyFrom(outcome.result)
         self.set_proposal(ctx, proposal)
-        ctx.emit("active_proposal", proposal_id=str(proposal_id), proposal_result=result, tally=outcome.reason,
-                 deposits=deposits)
+        ctx.emit(
+            "active_proposal",
+            proposal_id=str(proposal_id),
+            proposal_result=result,
+            tally=outcome.reason,
+            deposits=deposits,
+        )
 
     # --- what must hold -----------------------------------------------------------------------------------
 
@@ -369,14 +438,16 @@ class GovKeeper:
         settling them, which keeps them all."""
         by_proposal: dict[int, Coins] = {}
         for deposit in self.deposits(ctx):
-            by_proposal[deposit.proposal_id] = add_coins(by_proposal.get(deposit.proposal_id, Coins()),
-                                                         coins_from_proto(deposit.amount))
+            by_proposal[deposit.proposal_id] = add_coins(
+                by_proposal.get(deposit.proposal_id, Coins()), coins_from_proto(deposit.amount)
+            )
         total = Coins()
         for proposal in self.proposals(ctx):
             recorded = by_proposal.pop(proposal.id, Coins())
             if proposal.status in ACTIVE or (proposal.status == FAILED and recorded):
-                if coins_from_proto(proposal.total_deposit) != recorded:
-                    return f"proposal {proposal.id} totals {coins_from_proto(proposal.total_deposit)} but its deposits sum to {recorded}"
+                totals = coins_from_proto(proposal.total_deposit)
+                if totals != recorded:
+                    return f"proposal {proposal.id} totals {totals} but its deposits sum to {recorded}"
                 total = add_coins(total, recorded)
             elif recorded:
                 return f"finished proposal {proposal.id} still has deposits {recorded}"

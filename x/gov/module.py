@@ -18,7 +18,8 @@ class GovModule(BaseModule):
     store_prefix = keys.STORE_PREFIX
 
     def __init__(self, keeper: GovKeeper, packed_signers: PackedSigners) -> None:
-        """``packed_signers``: the router's (sdk/baseapp.py), to check a proposal's messages at submission."""
+        """``packed_signers``: the router's (sdk/baseapp/transactions.py), to check a proposal's messages at
+        submission."""
         self.keeper = keeper
         self.packed_signers = packed_signers
 

@@ -19,8 +19,14 @@ from sdk.errors import ABCIError, ErrInvalidCoins, ErrInvalidRequest, ErrUnknown
 from sdk.module import MsgRoute, type_url
 from sdk.params import update_params_route
 from x.gov.errors import (
-    ErrInvalidProposal, ErrInvalidProposalMsg, ErrInvalidSigner, ErrInvalidVote, ErrMetadataTooLong,
-    ErrNoProposalMsgs, ErrSummaryTooLong, ErrUnroutableProposalMsg,
+    ErrInvalidProposal,
+    ErrInvalidProposalMsg,
+    ErrInvalidSigner,
+    ErrInvalidVote,
+    ErrMetadataTooLong,
+    ErrNoProposalMsgs,
+    ErrSummaryTooLong,
+    ErrUnroutableProposalMsg,
 )
 from x.gov.expected_keepers import PackedSigners
 from x.gov.keeper import GovKeeper, parse_options
@@ -66,8 +72,7 @@ def submit_validator(packed_signers: PackedSigners, authority: bytes) -> Callabl
                 raise ErrInvalidProposalMsg.wrap(f"{what}: {err.log}") from None
             if signers != [authority]:
                 got = ", ".join(bech32.encode(s) for s in signers) or "none"
-                raise ErrInvalidSigner.wrap(f"{what} must be signed by exactly the gov authority {expected}, "
-                                            f"got {got}")
+                raise ErrInvalidSigner.wrap(f"{what} must be signed by exactly the gov authority {expected}, got {got}")
             if packed.type_url == SUBMIT_PROPOSAL_URL:
                 raise ErrInvalidProposalMsg.wrap(f"{what}: a proposal may not submit proposals")
 
@@ -75,8 +80,15 @@ def submit_validator(packed_signers: PackedSigners, authority: bytes) -> Callabl
 
 
 def handle_submit(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgSubmitProposal) -> tx_pb2.MsgSubmitProposalResponse:
-    proposal_id = k.submit_proposal(ctx, msg.messages, coins_from_proto(msg.initial_deposit),
-                                    bech32.decode(msg.proposer), msg.metadata, msg.title, msg.summary)
+    proposal_id = k.submit_proposal(
+        ctx,
+        msg.messages,
+        coins_from_proto(msg.initial_deposit),
+        bech32.decode(msg.proposer),
+        msg.metadata,
+        msg.title,
+        msg.summary,
+    )
     return tx_pb2.MsgSubmitProposalResponse(proposal_id=proposal_id)
 
 
@@ -128,20 +140,33 @@ def handle_vote_weighted(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgVoteWeighted
 
 
 def routes(gov: GovKeeper, packed_signers: PackedSigners) -> dict[str, MsgRoute]:
-    """``packed_signers``: the router's (sdk/baseapp.py), to check a proposal's messages at submission."""
+    """``packed_signers``: the router's (sdk/baseapp/transactions.py), to check a proposal's messages at submission."""
     return {
         type_url(tx_pb2.MsgSubmitProposal): MsgRoute(
-            tx_pb2.MsgSubmitProposal, lambda m: [parse_address(m.proposer, "proposer")],
-            submit_validator(packed_signers, gov.authority), lambda ctx, m: handle_submit(ctx, gov, m)),
+            tx_pb2.MsgSubmitProposal,
+            lambda m: [parse_address(m.proposer, "proposer")],
+            submit_validator(packed_signers, gov.authority),
+            lambda ctx, m: handle_submit(ctx, gov, m),
+        ),
         type_url(tx_pb2.MsgDeposit): MsgRoute(
-            tx_pb2.MsgDeposit, lambda m: [parse_address(m.depositor, "depositor")], validate_deposit,
-            lambda ctx, m: handle_deposit(ctx, gov, m)),
+            tx_pb2.MsgDeposit,
+            lambda m: [parse_address(m.depositor, "depositor")],
+            validate_deposit,
+            lambda ctx, m: handle_deposit(ctx, gov, m),
+        ),
         type_url(tx_pb2.MsgVote): MsgRoute(
-            tx_pb2.MsgVote, lambda m: [parse_address(m.voter, "voter")], validate_vote,
-            lambda ctx, m: handle_vote(ctx, gov, m)),
+            tx_pb2.MsgVote,
+            lambda m: [parse_address(m.voter, "voter")],
+            validate_vote,
+            lambda ctx, m: handle_vote(ctx, gov, m),
+        ),
         type_url(tx_pb2.MsgVoteWeighted): MsgRoute(
-            tx_pb2.MsgVoteWeighted, lambda m: [parse_address(m.voter, "voter")], validate_vote_weighted,
-            lambda ctx, m: handle_vote_weighted(ctx, gov, m)),
+            tx_pb2.MsgVoteWeighted,
+            lambda m: [parse_address(m.voter, "voter")],
+            validate_vote_weighted,
+            lambda ctx, m: handle_vote_weighted(ctx, gov, m),
+        ),
         type_url(tx_pb2.MsgUpdateParams): update_params_route(
-            tx_pb2.MsgUpdateParams, gov.authority, validate_params, gov.set_params),
+            tx_pb2.MsgUpdateParams, gov.authority, validate_params, gov.set_params
+        ),
     }

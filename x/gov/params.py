@@ -24,12 +24,19 @@ def default_params() -> gov_pb2.Params:
     never reaches voting. A fresh message each call."""
     return gov_pb2.Params(
         min_deposit=[coin_pb2.Coin(denom=DENOM, amount=str(DEFAULT_MIN_DEPOSIT))],
-        max_deposit_period=Duration(seconds=2 * DAY_S), voting_period=Duration(seconds=2 * DAY_S),
-        quorum="0.334000000000000000", threshold="0.500000000000000000", veto_threshold="0.334000000000000000",
-        min_initial_deposit_ratio="0.000000000000000000", proposal_cancel_ratio="0.500000000000000000",
-        expedited_voting_period=Duration(seconds=DAY_S), expedited_threshold="0.667000000000000000",
+        max_deposit_period=Duration(seconds=2 * DAY_S),
+        voting_period=Duration(seconds=2 * DAY_S),
+        quorum="0.334000000000000000",
+        threshold="0.500000000000000000",
+        veto_threshold="0.334000000000000000",
+        min_initial_deposit_ratio="0.000000000000000000",
+        proposal_cancel_ratio="0.500000000000000000",
+        expedited_voting_period=Duration(seconds=DAY_S),
+        expedited_threshold="0.667000000000000000",
         expedited_min_deposit=[coin_pb2.Coin(denom=DENOM, amount=str(5 * DEFAULT_MIN_DEPOSIT))],
-        burn_vote_quorum=True, burn_proposal_deposit_prevote=False, burn_vote_veto=True,
+        burn_vote_quorum=True,
+        burn_proposal_deposit_prevote=False,
+        burn_vote_veto=True,
         min_deposit_ratio="0.010000000000000000",
     )
 

@@ -23,8 +23,9 @@ class QueryServer:
         query = cosmos("gov", "v1").query
         q = query_pb2
         return {
-            query + "Constitution": QueryRoute(q.QueryConstitutionRequest, lambda c, r: q.QueryConstitutionResponse(),
-                                               bounded=True),
+            query + "Constitution": QueryRoute(
+                q.QueryConstitutionRequest, lambda c, r: q.QueryConstitutionResponse(), bounded=True
+            ),
             query + "Proposal": QueryRoute(q.QueryProposalRequest, self.proposal, bounded=True),
             query + "Proposals": QueryRoute(q.QueryProposalsRequest, self.proposals),
             query + "Vote": QueryRoute(q.QueryVoteRequest, self.vote, bounded=True),
@@ -45,15 +46,21 @@ class QueryServer:
         depositor = parse_address(req.depositor, "depositor") if req.depositor else None
 
         def keep(proposal: gov_pb2.Proposal) -> bool:
-            return ((not req.proposal_status or proposal.status == req.proposal_status)
-                    and (voter is None or k.get_vote(ctx, proposal.id, voter) is not None)
-                    and (depositor is None or k.get_deposit(ctx, proposal.id, depositor) is not None))
+            return (
+                (not req.proposal_status or proposal.status == req.proposal_status)
+                and (voter is None or k.get_vote(ctx, proposal.id, voter) is not None)
+                and (depositor is None or k.get_deposit(ctx, proposal.id, depositor) is not None)
+            )
 
-        entries = [(key, raw) for key, raw in ctx.kv(keys.STORE_PREFIX).iterate(keys.PROPOSAL_PREFIX)
-                   if keep(gov_pb2.Proposal.FromString(raw))]
+        entries = [
+            (key, raw)
+            for key, raw in ctx.kv(keys.STORE_PREFIX).iterate(keys.PROPOSAL_PREFIX)
+            if keep(gov_pb2.Proposal.FromString(raw))
+        ]
         page, reply = _page(entries, len(keys.PROPOSAL_PREFIX), req.pagination)
-        return query_pb2.QueryProposalsResponse(proposals=[gov_pb2.Proposal.FromString(v) for v in page],
-                                                pagination=reply)
+        return query_pb2.QueryProposalsResponse(
+            proposals=[gov_pb2.Proposal.FromString(v) for v in page], pagination=reply
+        )
 
     def vote(self, ctx: Context, req: query_pb2.QueryVoteRequest) -> query_pb2.QueryVoteResponse:
         self._proposal(ctx, req.proposal_id)
@@ -77,8 +84,9 @@ class QueryServer:
     def deposits(self, ctx: Context, req: query_pb2.QueryDepositsRequest) -> query_pb2.QueryDepositsResponse:
         self._proposal(ctx, req.proposal_id)
         items, reply = paginate(ctx.kv(keys.STORE_PREFIX), keys.deposits_prefix(req.proposal_id), req.pagination)
-        return query_pb2.QueryDepositsResponse(deposits=[gov_pb2.Deposit.FromString(v) for _, v in items],
-                                               pagination=reply)
+        return query_pb2.QueryDepositsResponse(
+            deposits=[gov_pb2.Deposit.FromString(v) for _, v in items], pagination=reply
+        )
 
     def tally(self, ctx: Context, req: query_pb2.QueryTallyResultRequest) -> query_pb2.QueryTallyResultResponse:
         """During voting, the tally the votes so far would give with the validator set now; after, the final
@@ -114,8 +122,9 @@ class QueryServer:
         return proposal
 
 
-def _page(entries: list[tuple[bytes, bytes]], strip: int, page: pagination_pb2.PageRequest
-          ) -> tuple[list[bytes], pagination_pb2.PageResponse]:
+def _page(
+    entries: list[tuple[bytes, bytes]], strip: int, page: pagination_pb2.PageRequest
+) -> tuple[list[bytes], pagination_pb2.PageResponse]:
     """Cosmos pagination over an already filtered list of (store key, value): by key or offset, a limit,
     reverse, count_total (as ``sdk/pagination.py`` over a prefix)."""
     if page.key and page.offset:
@@ -128,10 +137,13 @@ def _page(entries: list[tuple[bytes, bytes]], strip: int, page: pagination_pb2.P
         items.reverse()
     start = page.offset
     if page.key:
-        start = next((i for i, (key, _) in enumerate(items)
-                      if (key <= page.key if page.reverse else key >= page.key)), len(items))
-    chosen = items[start:start + limit]
-    following = items[start + limit:start + limit + 1]
+        start = next(
+            (i for i, (key, _) in enumerate(items) if (key <= page.key if page.reverse else key >= page.key)),
+            len(items),
+        )
+    chosen = items[start : start + limit]
+    following = items[start + limit : start + limit + 1]
     total = len(items) if page.count_total and not page.key else 0
-    return [v for _, v in chosen], pagination_pb2.PageResponse(next_key=following[0][0] if following else b"",
-                                                               total=total)
+    return [v for _, v in chosen], pagination_pb2.PageResponse(
+        next_key=following[0][0] if following else b"", total=total
+    )

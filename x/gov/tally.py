@@ -16,8 +16,12 @@ from cosmpy.protos.cosmos.gov.v1 import gov_pb2
 from sdk.crypto import bech32
 from sdk.dec import parse_share
 
-YES, ABSTAIN, NO, VETO = (gov_pb2.VOTE_OPTION_YES, gov_pb2.VOTE_OPTION_ABSTAIN, gov_pb2.VOTE_OPTION_NO,
-                          gov_pb2.VOTE_OPTION_NO_WITH_VETO)
+YES, ABSTAIN, NO, VETO = (
+    gov_pb2.VOTE_OPTION_YES,
+    gov_pb2.VOTE_OPTION_ABSTAIN,
+    gov_pb2.VOTE_OPTION_NO,
+    gov_pb2.VOTE_OPTION_NO_WITH_VETO,
+)
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,23 @@ def count(votes: Iterable[gov_pb2.Vote], powers: Mapping[bytes, int]) -> tuple[d
 
 def tally_result(totals: Mapping[int, Fraction]) -> gov_pb2.TallyResult:
     return gov_pb2.TallyResult(
-        yes_count=str(int(totals[YES])), abstain_count=str(int(totals[ABSTAIN])), no_count=str(int(totals[NO])),
-        no_with_veto_count=str(int(totals[VETO])))
+        yes_count=str(int(totals[YES])),
+        abstain_count=str(int(totals[ABSTAIN])),
+        no_count=str(int(totals[NO])),
+        no_with_veto_count=str(int(totals[VETO])),
+    )
 
 
-def decide(totals: Mapping[int, Fraction], cast: Fraction, total_power: int, quorum: Fraction, threshold: Fraction,
-           veto: Fraction, burn_vote_quorum: bool, burn_vote_veto: bool) -> Outcome:
+def decide(
+    totals: Mapping[int, Fraction],
+    cast: Fraction,
+    total_power: int,
+    quorum: Fraction,
+    threshold: Fraction,
+    veto: Fraction,
+    burn_vote_quorum: bool,
+    burn_vote_veto: bool,
+) -> Outcome:
     """The SDK's ``Tally`` (x/gov keeper/tally.go, v0.50), in its order."""
     result = tally_result(totals)
     if total_power == 0:

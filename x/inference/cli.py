@@ -30,9 +30,20 @@ def cmd_register_node(args: argparse.Namespace) -> None:
     memory = parse_uint(args.memory_bytes, "--memory-bytes")
     bandwidth = parse_uint(args.bandwidth, "--bandwidth")
     concurrency = parse_uint(args.max_concurrency, "--max-concurrency")
-    broadcast_messages(args, lambda operator: [tx_pb2.MsgRegisterNode(
-        operator=operator, node_id=args.node_id, url=args.url, models=models, memory_bytes=memory,
-        bandwidth_bytes_per_s=bandwidth, max_concurrency=concurrency)])
+    broadcast_messages(
+        args,
+        lambda operator: [
+            tx_pb2.MsgRegisterNode(
+                operator=operator,
+                node_id=args.node_id,
+                url=args.url,
+                models=models,
+                memory_bytes=memory,
+                bandwidth_bytes_per_s=bandwidth,
+                max_concurrency=concurrency,
+            )
+        ],
+    )
 
 
 def cmd_remove_node(args: argparse.Namespace) -> None:
@@ -42,14 +53,20 @@ def cmd_remove_node(args: argparse.Namespace) -> None:
 def cmd_register_model(args: argparse.Namespace) -> None:
     context = parse_uint(args.context_length, "--context-length")
     price = parse_uint(args.price_per_token, "--price-per-token")
-    model = inference_pb2.Model(id=model_id(args.name, args.weights_sha256), name=args.name,
-                                weights_sha256=args.weights_sha256, context_length=context, price_per_token=price)
+    model = inference_pb2.Model(
+        id=model_id(args.name, args.weights_sha256),
+        name=args.name,
+        weights_sha256=args.weights_sha256,
+        context_length=context,
+        price_per_token=price,
+    )
     broadcast_messages(args, lambda authority: [tx_pb2.MsgRegisterModel(authority=authority, model=model)])
 
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
     inference = modules.add_parser("inference", help="the inference network").add_subparsers(
-        dest="inference_command", required=True)
+        dest="inference_command", required=True
+    )
     p = inference.add_parser("register-node", help="register (or replace) one of your ML nodes: NODE_ID URL")
     p.add_argument("node_id", help="1-32 characters of [a-z0-9-]")
     p.add_argument("url", help="the node's http(s) base URL")
@@ -63,8 +80,11 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p.add_argument("node_id")
     add_tx_flags(p)
     p.set_defaults(func=cmd_remove_node)
-    p = inference.add_parser("register-model", help="register or update a model (the authority signs; "
-                                                     "normally inside a governance proposal): NAME WEIGHTS_SHA256")
+    p = inference.add_parser(
+        "register-model",
+        help="register or update a model (the authority signs; "
+        "normally inside a governance proposal): NAME WEIGHTS_SHA256",
+    )
     p.add_argument("name")
     p.add_argument("weights_sha256")
     p.add_argument("--context-length", required=True)
@@ -81,43 +101,99 @@ def _query(path: str, request: object, response_type: type, args: argparse.Names
 
 def cmd_nodes(args: argparse.Namespace) -> None:
     query = gonka("inference").query
-    _query(query + "Nodes", query_pb2.QueryNodesRequest(model=args.model or "", operator=args.operator or ""),
-           query_pb2.QueryNodesResponse, args)
+    _query(
+        query + "Nodes",
+        query_pb2.QueryNodesRequest(model=args.model or "", operator=args.operator or ""),
+        query_pb2.QueryNodesResponse,
+        args,
+    )
 
 
 def cmd_inferences(args: argparse.Namespace) -> None:
     query = gonka("inference").query
     if bool(args.requester) == bool(args.executor):
         raise ValueError("give exactly one of --requester and --executor")
-    _query(query + "Inferences", query_pb2.QueryInferencesRequest(
-        requester=args.requester or "", executor=args.executor or ""), query_pb2.QueryInferencesResponse, args)
+    _query(
+        query + "Inferences",
+        query_pb2.QueryInferencesRequest(requester=args.requester or "", executor=args.executor or ""),
+        query_pb2.QueryInferencesResponse,
+        args,
+    )
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
     query = gonka("inference").query
     inference = modules.add_parser("inference", help="models, ML nodes, inferences and work").add_subparsers(
-        dest="inference_command", required=True)
-    add_module_query(inference, "params", "the inference params", query + "Params",
-                     query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
-    add_module_query(inference, "models", "the registered models", query + "Models",
-                     query_pb2.QueryModelsRequest, query_pb2.QueryModelsResponse)
-    add_module_query(inference, "model", "one model by id (name@sha256:HEX)", query + "Model",
-                     query_pb2.QueryModelRequest, query_pb2.QueryModelResponse, ["id"])
+        dest="inference_command", required=True
+    )
+    add_module_query(
+        inference,
+        "params",
+        "the inference params",
+        query + "Params",
+        query_pb2.QueryParamsRequest,
+        query_pb2.QueryParamsResponse,
+    )
+    add_module_query(
+        inference,
+        "models",
+        "the registered models",
+        query + "Models",
+        query_pb2.QueryModelsRequest,
+        query_pb2.QueryModelsResponse,
+    )
+    add_module_query(
+        inference,
+        "model",
+        "one model by id (name@sha256:HEX)",
+        query + "Model",
+        query_pb2.QueryModelRequest,
+        query_pb2.QueryModelResponse,
+        ["id"],
+    )
     p = inference.add_parser("nodes", help="registered ML nodes (optionally --model / --operator)")
     p.add_argument("--model", default=None)
     p.add_argument("--operator", default=None)
     add_query_flags(p)
     p.set_defaults(func=cmd_nodes)
-    add_module_query(inference, "inference", "one inference by id (64 hex)", query + "Inference",
-                     query_pb2.QueryInferenceRequest, query_pb2.QueryInferenceResponse, ["id"])
+    add_module_query(
+        inference,
+        "inference",
+        "one inference by id (64 hex)",
+        query + "Inference",
+        query_pb2.QueryInferenceRequest,
+        query_pb2.QueryInferenceResponse,
+        ["id"],
+    )
     p = inference.add_parser("inferences", help="inferences by --requester or --executor, in start order")
     p.add_argument("--requester", default=None)
     p.add_argument("--executor", default=None)
     add_query_flags(p)
     p.set_defaults(func=cmd_inferences)
-    add_module_query(inference, "work", "a host's work in an epoch: units, count, root", query + "EpochWork",
-                     query_pb2.QueryEpochWorkRequest, query_pb2.QueryEpochWorkResponse, ["epoch", "host"])
-    add_module_query(inference, "block-work", "the work root of a block", query + "BlockWork",
-                     query_pb2.QueryBlockWorkRequest, query_pb2.QueryBlockWorkResponse, ["height"])
-    add_module_query(inference, "work-proof", "a finished inference's leaf and proof into its epoch root",
-                     query + "WorkProof", query_pb2.QueryWorkProofRequest, query_pb2.QueryWorkProofResponse, ["id"])
+    add_module_query(
+        inference,
+        "work",
+        "a host's work in an epoch: units, count, root",
+        query + "EpochWork",
+        query_pb2.QueryEpochWorkRequest,
+        query_pb2.QueryEpochWorkResponse,
+        ["epoch", "host"],
+    )
+    add_module_query(
+        inference,
+        "block-work",
+        "the work root of a block",
+        query + "BlockWork",
+        query_pb2.QueryBlockWorkRequest,
+        query_pb2.QueryBlockWorkResponse,
+        ["height"],
+    )
+    add_module_query(
+        inference,
+        "work-proof",
+        "a finished inference's leaf and proof into its epoch root",
+        query + "WorkProof",
+        query_pb2.QueryWorkProofRequest,
+        query_pb2.QueryWorkProofResponse,
+        ["id"],
+    )

@@ -60,11 +60,17 @@ def init_genesis(ctx: Context, keeper: InferenceKeeper, state: dict[str, Any]) -
 
 
 def export_genesis(ctx: Context, keeper: InferenceKeeper) -> dict[str, Any]:
-    return message_dict(genesis_pb2.GenesisState(
-        params=keeper.get_params(ctx), models=keeper.models(ctx), nodes=keeper.nodes(ctx),
-        inferences=keeper.inferences(ctx), block_work=keeper.block_works(ctx), epoch_work=keeper.epoch_works(ctx),
-        leaves=keeper.all_leaves(ctx),
-    ))
+    return message_dict(
+        genesis_pb2.GenesisState(
+            params=keeper.get_params(ctx),
+            models=keeper.models(ctx),
+            nodes=keeper.nodes(ctx),
+            inferences=keeper.inferences(ctx),
+            block_work=keeper.block_works(ctx),
+            epoch_work=keeper.epoch_works(ctx),
+            leaves=keeper.all_leaves(ctx),
+        )
+    )
 
 
 def _genesis(call: Any, what: str) -> Any:

@@ -22,8 +22,10 @@ def escrow_held(keeper: InferenceKeeper, ctx: Context) -> str | None:
     held = dict(keeper.bank.get_all_balances(ctx, keeper.address))
     for denom in sorted(expected.keys() | held.keys()):
         if held.get(denom, 0) != expected.get(denom, 0):
-            return (f"inference account holds {held.get(denom, 0)}{denom} but started inferences escrow "
-                    f"{expected.get(denom, 0)}{denom}")
+            return (
+                f"inference account holds {held.get(denom, 0)}{denom} but started inferences escrow "
+                f"{expected.get(denom, 0)}{denom}"
+            )
     return None
 
 
@@ -35,6 +37,8 @@ def index_consistent(keeper: InferenceKeeper, ctx: Context) -> str | None:
     for key in sorted(expected - found):
         return f"started inference {key[9:].hex()} is not in the expiry index at its height"
     for key in sorted(found - expected):
-        return (f"expiry index holds {key[9:].hex()} at height {int.from_bytes(key[1:9], 'big')}, which is not "
-                "a started inference expiring then")
+        return (
+            f"expiry index holds {key[9:].hex()} at height {int.from_bytes(key[1:9], 'big')}, which is not "
+            "a started inference expiring then"
+        )
     return None

@@ -18,21 +18,31 @@ from sdk.params import GOV_AUTHORITY
 from sdk.store import PRESENT
 from x.inference import keys
 from x.inference.expected_keepers import (
-    AccountKeeper, BankKeeper, EpochsKeeper, RewardsKeeper, StakeKeeper, VestingKeeper,
+    AccountKeeper,
+    BankKeeper,
+    EpochsKeeper,
+    RewardsKeeper,
+    StakeKeeper,
+    VestingKeeper,
 )
 from x.inference.params import default_params
 
 Inference = inference_pb2.Inference
-STARTED, FINISHED, EXPIRED = (inference_pb2.STATUS_STARTED, inference_pb2.STATUS_FINISHED,
-                              inference_pb2.STATUS_EXPIRED)
+STARTED, FINISHED, EXPIRED = (inference_pb2.STATUS_STARTED, inference_pb2.STATUS_FINISHED, inference_pb2.STATUS_EXPIRED)
 
 
 class InferenceKeeper:
     """Owns the ``inference/`` prefix and the module account ``inference`` (the escrow)."""
 
     def __init__(
-        self, accounts: AccountKeeper, bank: BankKeeper, vesting: VestingKeeper, stake: StakeKeeper,
-        rewards: RewardsKeeper, epochs: EpochsKeeper, authority: bytes = GOV_AUTHORITY,
+        self,
+        accounts: AccountKeeper,
+        bank: BankKeeper,
+        vesting: VestingKeeper,
+        stake: StakeKeeper,
+        rewards: RewardsKeeper,
+        epochs: EpochsKeeper,
+        authority: bytes = GOV_AUTHORITY,
     ) -> None:
         self.accounts = accounts
         self.bank = bank
@@ -123,8 +133,12 @@ class InferenceKeeper:
         expiry index while STARTED, the prune queue once ended."""
         store = self._store(ctx)
         self._put(ctx, inference)
-        store.set(keys.by_requester_key(bech32.decode(inference.requester), inference.start_height, inference.id), PRESENT)
-        store.set(keys.by_executor_key(bech32.decode(inference.executor), inference.start_height, inference.id), PRESENT)
+        store.set(
+            keys.by_requester_key(bech32.decode(inference.requester), inference.start_height, inference.id), PRESENT
+        )
+        store.set(
+            keys.by_executor_key(bech32.decode(inference.executor), inference.start_height, inference.id), PRESENT
+        )
         if inference.status == STARTED:
             store.set(keys.expiry_key(inference.expiry_height, inference.id), PRESENT)
         else:
@@ -202,7 +216,7 @@ class InferenceKeeper:
     def _block_leaf_count(self, ctx: Context, height: int) -> int:
         prefix = keys.BLOCK_LEAF_PREFIX + keys.u64(height)
         for key, _ in self._store(ctx).iterate(prefix, reverse=True):
-            return int.from_bytes(key[len(prefix):], "big") + 1
+            return int.from_bytes(key[len(prefix) :], "big") + 1
         return 0
 
     def pop_block_leaves(self, ctx: Context) -> dict[int, list[bytes]]:
@@ -241,8 +255,10 @@ class InferenceKeeper:
     def epoch_works(self, ctx: Context, through: int | None = None) -> list[inference_pb2.EpochWork]:
         """Every record in (epoch, host) order; with ``through``, only those of that epoch or before."""
         end = None if through is None else keys.epoch_work_prefix(through + 1)
-        return [inference_pb2.EpochWork.FromString(v)
-                for _, v in list(self._store(ctx).iterate(keys.EPOCH_WORK_PREFIX, end=end))]
+        return [
+            inference_pb2.EpochWork.FromString(v)
+            for _, v in list(self._store(ctx).iterate(keys.EPOCH_WORK_PREFIX, end=end))
+        ]
 
     # --- epoch hooks --------------------------------------------------------------------------------
 
@@ -259,8 +275,14 @@ class InferenceKeeper:
             work.leaves_until = height + retention
             self.set_epoch_work(ctx, work)
             self.schedule_leaf_pruning(ctx, work)
-            ctx.emit("epoch_work", epoch=str(work.epoch), host=work.host, units=str(work.units),
-                     count=str(work.count), root=work.root.hex())
+            ctx.emit(
+                "epoch_work",
+                epoch=str(work.epoch),
+                host=work.host,
+                units=str(work.units),
+                count=str(work.count),
+                root=work.root.hex(),
+            )
 
     def on_epoch_start(self, ctx: Context, epoch: int) -> None:
         return None

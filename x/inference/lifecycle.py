@@ -10,15 +10,26 @@ from __future__ import annotations
 from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
 from sdk.coins import Coins, make_coins
 from sdk.context import Context
-from sdk.crypto import bech32
-from sdk.crypto import secp256k1
+from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import inference_id
 from sdk.errors import ErrInsufficientFunds
 from x.inference import keys, work
 from x.inference.errors import (
-    ErrDuplicate, ErrExecutorWindow, ErrFeeTooLow, ErrInvalidInference, ErrInvalidRelease, ErrMaxTokens,
-    ErrNotExecutor, ErrNotHost, ErrNotServing, ErrNotStarted, ErrNotTA, ErrTimestamp, ErrTooManyTokens,
-    ErrUnknownInference, ErrUnknownModel,
+    ErrDuplicate,
+    ErrExecutorWindow,
+    ErrFeeTooLow,
+    ErrInvalidInference,
+    ErrInvalidRelease,
+    ErrMaxTokens,
+    ErrNotExecutor,
+    ErrNotHost,
+    ErrNotServing,
+    ErrNotStarted,
+    ErrNotTA,
+    ErrTimestamp,
+    ErrTooManyTokens,
+    ErrUnknownInference,
+    ErrUnknownModel,
 )
 from x.inference.keeper import EXPIRED, FINISHED, STARTED, Inference, InferenceKeeper
 
@@ -37,11 +48,14 @@ def check_request_time(ctx: Context, msg: tx_pb2.MsgStartInference, params: infe
     time ``t`` (``inference/8``)."""
     now = ctx.header.time_ns
     if msg.timestamp_ns + params.request_max_age_s * NS < now:
-        raise ErrTimestamp.wrap(f"request timestamp {msg.timestamp_ns} is more than {params.request_max_age_s}s "
-                                f"before the block time {now}")
+        raise ErrTimestamp.wrap(
+            f"request timestamp {msg.timestamp_ns} is more than {params.request_max_age_s}s before the block time {now}"
+        )
     if msg.timestamp_ns > now + params.request_max_future_s * NS:
-        raise ErrTimestamp.wrap(f"request timestamp {msg.timestamp_ns} is more than "
-                                f"{params.request_max_future_s}s after the block time {now}")
+        raise ErrTimestamp.wrap(
+            f"request timestamp {msg.timestamp_ns} is more than "
+            f"{params.request_max_future_s}s after the block time {now}"
+        )
 
 
 def check_model_and_executor(
@@ -52,8 +66,9 @@ def check_model_and_executor(
     if model is None:
         raise ErrUnknownModel.wrap(f"model {msg.model!r} is not registered")
     if msg.fee_per_token < model.price_per_token:
-        raise ErrFeeTooLow.wrap(f"fee_per_token {msg.fee_per_token} is below {model.id}'s price "
-                                f"{model.price_per_token}")
+        raise ErrFeeTooLow.wrap(
+            f"fee_per_token {msg.fee_per_token} is below {model.id}'s price {model.price_per_token}"
+        )
     if keeper.stake.get_host(ctx, executor) is None:
         raise ErrNotHost.wrap(f"executor {msg.executor} is not a registered host")
     if not keeper.serves(ctx, executor, model.id):
@@ -68,8 +83,9 @@ def hold_escrow(
     escrow = msg.max_tokens * msg.fee_per_token
     spendable = dict(keeper.bank.spendable_coins(ctx, requester)).get(denom, 0)
     if spendable < escrow:
-        raise ErrInsufficientFunds.wrap(f"requester {msg.requester} has {spendable}{denom} spendable, "
-                                        f"the escrow is {escrow}{denom}")
+        raise ErrInsufficientFunds.wrap(
+            f"requester {msg.requester} has {spendable}{denom} spendable, the escrow is {escrow}{denom}"
+        )
     module = keeper.accounts.ensure_module_account(ctx, keys.INFERENCE_ACCOUNT)
     keeper.bank.send_coins(ctx, requester, module, coins(denom, escrow))
     return escrow
@@ -91,14 +107,34 @@ def start(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgStartInference) 
     escrow = hold_escrow(keeper, ctx, msg, requester, params.denom)
     height = ctx.header.height
     inference = Inference(
-        id=the_id, requester=msg.requester, ta=msg.ta, executor=msg.executor, model=model.id,
-        max_tokens=msg.max_tokens, fee_per_token=msg.fee_per_token, escrow=escrow, body_hash=msg.body_hash,
-        timestamp_ns=msg.timestamp_ns, seed=msg.seed, params_hash=msg.params_hash, start_height=height,
-        status=STARTED, expiry_height=height + params.timeout_blocks, denom=params.denom, assigned_height=height,
+        id=the_id,
+        requester=msg.requester,
+        ta=msg.ta,
+        executor=msg.executor,
+        model=model.id,
+        max_tokens=msg.max_tokens,
+        fee_per_token=msg.fee_per_token,
+        escrow=escrow,
+        body_hash=msg.body_hash,
+        timestamp_ns=msg.timestamp_ns,
+        seed=msg.seed,
+        params_hash=msg.params_hash,
+        start_height=height,
+        status=STARTED,
+        expiry_height=height + params.timeout_blocks,
+        denom=params.denom,
+        assigned_height=height,
     )
     keeper.set_inference(ctx, inference)
-    ctx.emit("start_inference", id=the_id.hex(), requester=msg.requester, ta=msg.ta, executor=msg.executor,
-             model=model.id, escrow=f"{escrow}{params.denom}")
+    ctx.emit(
+        "start_inference",
+        id=the_id.hex(),
+        requester=msg.requester,
+        ta=msg.ta,
+        executor=msg.executor,
+        model=model.id,
+        escrow=f"{escrow}{params.denom}",
+    )
     return inference
 
 
@@ -107,8 +143,10 @@ def check_window(ctx: Context, inference: Inference, params: inference_pb2.Param
     its answer may be on its way, and a second executor would serve the same payment again."""
     free_at = inference.assigned_height + params.executor_window_blocks
     if ctx.header.height < free_at:
-        raise ErrExecutorWindow.wrap(f"inference {inference.id.hex()} is {inference.executor}'s until height "
-                                     f"{free_at}; before, only with its release")
+        raise ErrExecutorWindow.wrap(
+            f"inference {inference.id.hex()} is {inference.executor}'s until height "
+            f"{free_at}; before, only with its release"
+        )
 
 
 def assign(keeper: InferenceKeeper, ctx: Context, inference: Inference, executor: str, released: bool) -> None:
@@ -127,16 +165,28 @@ def take_over(
     passes to the new TA and executor with its escrow, on the same terms, once its executor's window is over
     (``inference/20``); anything else is a duplicate, never charged twice (``inference/9``)."""
     same_terms = (msg.model, msg.max_tokens, msg.fee_per_token, msg.seed, msg.params_hash) == (
-        inference.model, inference.max_tokens, inference.fee_per_token, inference.seed, inference.params_hash)
+        inference.model,
+        inference.max_tokens,
+        inference.fee_per_token,
+        inference.seed,
+        inference.params_hash,
+    )
     if inference.status != STARTED or bech32.decode(msg.ta) == bech32.decode(inference.ta) or not same_terms:
-        raise ErrDuplicate.wrap(f"inference {inference.id.hex()} was already started; a retried request is not "
-                                "charged again")
+        raise ErrDuplicate.wrap(
+            f"inference {inference.id.hex()} was already started; a retried request is not charged again"
+        )
     check_window(ctx, inference, keeper.get_params(ctx))
     previous_ta, previous_executor = inference.ta, inference.executor
     inference.ta = msg.ta
     assign(keeper, ctx, inference, bech32.encode(executor), released=False)  # stores the new TA too
-    ctx.emit("take_over_inference", id=inference.id.hex(), previous_ta=previous_ta, ta=inference.ta,
-             previous_executor=previous_executor, executor=inference.executor)
+    ctx.emit(
+        "take_over_inference",
+        id=inference.id.hex(),
+        previous_ta=previous_ta,
+        ta=inference.ta,
+        previous_executor=previous_executor,
+        executor=inference.executor,
+    )
     return inference
 
 
@@ -165,15 +215,18 @@ def reassign(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgReassignInfer
         raise ErrNotServing.wrap(f"executor {msg.executor} has no node serving {inference.model}")
     released = bool(msg.release)
     if released and secp256k1.address_bytes(msg.release_pubkey) != bech32.decode(inference.executor):
-        raise ErrInvalidRelease.wrap(f"the release is signed by "
-                                     f"{bech32.encode(secp256k1.address_bytes(msg.release_pubkey))}, not by the "
-                                     f"executor {inference.executor}")
+        raise ErrInvalidRelease.wrap(
+            f"the release is signed by "
+            f"{bech32.encode(secp256k1.address_bytes(msg.release_pubkey))}, not by the "
+            f"executor {inference.executor}"
+        )
     if not released:
         check_window(ctx, inference, keeper.get_params(ctx))
     previous = inference.executor
     assign(keeper, ctx, inference, bech32.encode(executor), released)
-    ctx.emit("reassign_inference", id=inference.id.hex(), ta=inference.ta, previous=previous,
-             executor=inference.executor)
+    ctx.emit(
+        "reassign_inference", id=inference.id.hex(), ta=inference.ta, previous=previous, executor=inference.executor
+    )
     return inference
 
 
@@ -186,17 +239,20 @@ def finishable(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgFinishInfer
     if inference is None:
         raise ErrUnknownInference.wrap(f"no inference {msg.id.hex()}")
     if msg.executor not in (inference.executor, inference.previous_executor):
-        raise ErrNotExecutor.wrap(f"{msg.executor} is not the executor of inference {msg.id.hex()} "
-                                  f"({inference.executor} is)")
+        raise ErrNotExecutor.wrap(
+            f"{msg.executor} is not the executor of inference {msg.id.hex()} ({inference.executor} is)"
+        )
     if inference.status != STARTED:
         raise ErrNotStarted.wrap(f"inference {msg.id.hex()} is {inference_pb2.Status.Name(inference.status)}")
     if msg.completion_tokens > inference.max_tokens:
-        raise ErrTooManyTokens.wrap(f"completion_tokens {msg.completion_tokens} exceed max_tokens "
-                                    f"{inference.max_tokens}")
+        raise ErrTooManyTokens.wrap(
+            f"completion_tokens {msg.completion_tokens} exceed max_tokens {inference.max_tokens}"
+        )
     model = keeper.get_model(ctx, inference.model)
     if model is not None and msg.prompt_tokens > model.context_length:
-        raise ErrTooManyTokens.wrap(f"prompt_tokens {msg.prompt_tokens} exceed {model.id}'s context length "
-                                    f"{model.context_length}")
+        raise ErrTooManyTokens.wrap(
+            f"prompt_tokens {msg.prompt_tokens} exceed {model.id}'s context length {model.context_length}"
+        )
     return inference
 
 
@@ -207,11 +263,15 @@ def settle(
     the refund."""
     refund = inference.escrow - payment
     if payment:
-        keeper.vesting.vest(ctx, keys.INFERENCE_ACCOUNT, bech32.decode(inference.executor),
-                            coins(inference.denom, payment), params.payment_vesting_epochs)
+        keeper.vesting.vest(
+            ctx,
+            keys.INFERENCE_ACCOUNT,
+            bech32.decode(inference.executor),
+            coins(inference.denom, payment),
+            params.payment_vesting_epochs,
+        )
     if refund:
-        keeper.bank.send_coins(ctx, keeper.address, bech32.decode(inference.requester),
-                               coins(inference.denom, refund))
+        keeper.bank.send_coins(ctx, keeper.address, bech32.decode(inference.requester), coins(inference.denom, refund))
     return refund
 
 
@@ -242,9 +302,15 @@ def finish(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgFinishInference
     inference.prune_height = height + params.retention_blocks
     keeper.put_ended(ctx, inference)
     work.add_leaf(keeper, ctx, epoch_work, inference, units)
-    ctx.emit("finish_inference", id=inference.id.hex(), executor=inference.executor,
-             payment=f"{payment}{inference.denom}", refund=f"{refund}{inference.denom}",
-             prompt_tokens=str(msg.prompt_tokens), completion_tokens=str(msg.completion_tokens))
+    ctx.emit(
+        "finish_inference",
+        id=inference.id.hex(),
+        executor=inference.executor,
+        payment=f"{payment}{inference.denom}",
+        refund=f"{refund}{inference.denom}",
+        prompt_tokens=str(msg.prompt_tokens),
+        completion_tokens=str(msg.completion_tokens),
+    )
     return payment, refund
 
 
@@ -256,14 +322,20 @@ def expire(keeper: InferenceKeeper, ctx: Context, the_id: bytes, height: int, pa
     inference = keeper.get_inference(ctx, the_id)
     if inference is None or inference.status != STARTED:
         return
-    keeper.bank.send_coins(ctx, keeper.address, bech32.decode(inference.requester),
-                           coins(inference.denom, inference.escrow))
+    keeper.bank.send_coins(
+        ctx, keeper.address, bech32.decode(inference.requester), coins(inference.denom, inference.escrow)
+    )
     inference.status = EXPIRED
     inference.finish_height = height
     inference.prune_height = height + params.retention_blocks
     keeper.put_ended(ctx, inference)
-    ctx.emit("expire_inference", id=the_id.hex(), requester=inference.requester, executor=inference.executor,
-             refund=f"{inference.escrow}{inference.denom}")
+    ctx.emit(
+        "expire_inference",
+        id=the_id.hex(),
+        requester=inference.requester,
+        executor=inference.executor,
+        refund=f"{inference.escrow}{inference.denom}",
+    )
 
 
 def expire_due(keeper: InferenceKeeper, ctx: Context, height: int, params: inference_pb2.Params) -> None:

@@ -19,8 +19,16 @@ from sdk.params import check_authority, update_params_route
 from sdk.store.cachekv import CacheKV
 from x.inference import lifecycle
 from x.inference.errors import (
-    ErrInvalidInference, ErrInvalidModel, ErrInvalidNode, ErrInvalidRelease, ErrInvalidSignature, ErrMaxTokens,
-    ErrNotHost, ErrRequesterMismatch, ErrUnknownModel, ErrUnknownNode,
+    ErrInvalidInference,
+    ErrInvalidModel,
+    ErrInvalidNode,
+    ErrInvalidRelease,
+    ErrInvalidSignature,
+    ErrMaxTokens,
+    ErrNotHost,
+    ErrRequesterMismatch,
+    ErrUnknownModel,
+    ErrUnknownNode,
 )
 from x.inference.keeper import InferenceKeeper
 from x.inference.params import validate_params
@@ -49,8 +57,9 @@ def validate_model(model: inference_pb2.Model) -> None:
     if not SHA256_RE.match(model.weights_sha256):
         raise ErrInvalidModel.wrap(f"weights_sha256 {model.weights_sha256!r} must be 64 lowercase hex characters")
     if model.id != model_id(model.name, model.weights_sha256):
-        raise ErrInvalidModel.wrap(f"id {model.id!r} must be name@sha256:weights_sha256, "
-                                   f"{model_id(model.name, model.weights_sha256)!r}")
+        raise ErrInvalidModel.wrap(
+            f"id {model.id!r} must be name@sha256:weights_sha256, {model_id(model.name, model.weights_sha256)!r}"
+        )
     if model.context_length < 1:
         raise ErrInvalidModel.wrap("context_length must be positive")
     if model.price_per_token < 1:
@@ -100,9 +109,14 @@ def validate_register_model(msg: tx_pb2.MsgRegisterModel) -> None:
 
 def node_of(msg: tx_pb2.MsgRegisterNode) -> inference_pb2.MlNode:
     return inference_pb2.MlNode(
-        operator=msg.operator, node_id=msg.node_id, url=msg.url, models=list(msg.models),
-        memory_bytes=msg.memory_bytes, bandwidth_bytes_per_s=msg.bandwidth_bytes_per_s,
-        max_concurrency=msg.max_concurrency)
+        operator=msg.operator,
+        node_id=msg.node_id,
+        url=msg.url,
+        models=list(msg.models),
+        memory_bytes=msg.memory_bytes,
+        bandwidth_bytes_per_s=msg.bandwidth_bytes_per_s,
+        max_concurrency=msg.max_concurrency,
+    )
 
 
 def validate_register_node(msg: tx_pb2.MsgRegisterNode) -> None:
@@ -133,12 +147,15 @@ def validate_start(msg: tx_pb2.MsgStartInference) -> None:
     if msg.max_tokens * msg.fee_per_token >= U64:
         raise ErrInvalidInference.wrap("max_tokens × fee_per_token must be below 2^64")
     if secp256k1.address_bytes(msg.requester_pubkey) != requester:
-        raise ErrRequesterMismatch.wrap(f"requester_pubkey is the key of "
-                                        f"{bech32.encode(secp256k1.address_bytes(msg.requester_pubkey))}, "
-                                        f"not of {msg.requester}")
+        raise ErrRequesterMismatch.wrap(
+            f"requester_pubkey is the key of "
+            f"{bech32.encode(secp256k1.address_bytes(msg.requester_pubkey))}, "
+            f"not of {msg.requester}"
+        )
     if not verify_request(msg.requester_pubkey, msg.body_hash, msg.timestamp_ns, ta, msg.signature):
-        raise ErrInvalidSignature.wrap(f"the signature is not {msg.requester}'s over this body hash and "
-                                       f"timestamp for TA {msg.ta}")
+        raise ErrInvalidSignature.wrap(
+            f"the signature is not {msg.requester}'s over this body hash and timestamp for TA {msg.ta}"
+        )
 
 
 def validate_starts(msg: tx_pb2.MsgStartInferences) -> None:
@@ -187,8 +204,12 @@ def handle_register_model(
     model = msg.model
     validate_model(model)
     keeper.set_model(ctx, model)
-    ctx.emit("register_model", id=model.id, context_length=str(model.context_length),
-             price_per_token=str(model.price_per_token))
+    ctx.emit(
+        "register_model",
+        id=model.id,
+        context_length=str(model.context_length),
+        price_per_token=str(model.price_per_token),
+    )
     return tx_pb2.MsgRegisterModelResponse()
 
 
@@ -207,8 +228,14 @@ def handle_register_node(
             raise ErrUnknownModel.wrap(f"model {model!r} is not registered")
     replaced = keeper.get_node(ctx, operator, node.node_id) is not None
     keeper.set_node(ctx, node)
-    ctx.emit("register_node", operator=node.operator, node_id=node.node_id, url=node.url,
-             models=",".join(node.models), replaced=str(replaced).lower())
+    ctx.emit(
+        "register_node",
+        operator=node.operator,
+        node_id=node.node_id,
+        url=node.url,
+        models=",".join(node.models),
+        replaced=str(replaced).lower(),
+    )
     return tx_pb2.MsgRegisterNodeResponse()
 
 
@@ -266,26 +293,48 @@ def handle_reassign(
 def routes(inference: InferenceKeeper) -> dict[str, MsgRoute]:
     return {
         type_url(tx_pb2.MsgUpdateParams): update_params_route(
-            tx_pb2.MsgUpdateParams, inference.authority, validate_params, inference.set_params),
+            tx_pb2.MsgUpdateParams, inference.authority, validate_params, inference.set_params
+        ),
         type_url(tx_pb2.MsgRegisterModel): MsgRoute(
-            tx_pb2.MsgRegisterModel, lambda msg: [parse_address(msg.authority, "authority")],
-            validate_register_model, lambda ctx, msg: handle_register_model(ctx, inference, msg)),
+            tx_pb2.MsgRegisterModel,
+            lambda msg: [parse_address(msg.authority, "authority")],
+            validate_register_model,
+            lambda ctx, msg: handle_register_model(ctx, inference, msg),
+        ),
         type_url(tx_pb2.MsgRegisterNode): MsgRoute(
-            tx_pb2.MsgRegisterNode, lambda msg: [parse_address(msg.operator, "operator")],
-            validate_register_node, lambda ctx, msg: handle_register_node(ctx, inference, msg)),
+            tx_pb2.MsgRegisterNode,
+            lambda msg: [parse_address(msg.operator, "operator")],
+            validate_register_node,
+            lambda ctx, msg: handle_register_node(ctx, inference, msg),
+        ),
         type_url(tx_pb2.MsgRemoveNode): MsgRoute(
-            tx_pb2.MsgRemoveNode, lambda msg: [parse_address(msg.operator, "operator")],
-            validate_remove_node, lambda ctx, msg: handle_remove_node(ctx, inference, msg)),
+            tx_pb2.MsgRemoveNode,
+            lambda msg: [parse_address(msg.operator, "operator")],
+            validate_remove_node,
+            lambda ctx, msg: handle_remove_node(ctx, inference, msg),
+        ),
         type_url(tx_pb2.MsgStartInference): MsgRoute(
-            tx_pb2.MsgStartInference, lambda msg: [parse_address(msg.ta, "ta")],
-            validate_start, lambda ctx, msg: handle_start(ctx, inference, msg)),
+            tx_pb2.MsgStartInference,
+            lambda msg: [parse_address(msg.ta, "ta")],
+            validate_start,
+            lambda ctx, msg: handle_start(ctx, inference, msg),
+        ),
         type_url(tx_pb2.MsgStartInferences): MsgRoute(
-            tx_pb2.MsgStartInferences, lambda msg: [parse_address(msg.ta, "ta")],
-            validate_starts, lambda ctx, msg: handle_starts(ctx, inference, msg)),
+            tx_pb2.MsgStartInferences,
+            lambda msg: [parse_address(msg.ta, "ta")],
+            validate_starts,
+            lambda ctx, msg: handle_starts(ctx, inference, msg),
+        ),
         type_url(tx_pb2.MsgFinishInference): MsgRoute(
-            tx_pb2.MsgFinishInference, lambda msg: [parse_address(msg.executor, "executor")],
-            validate_finish, lambda ctx, msg: handle_finish(ctx, inference, msg)),
+            tx_pb2.MsgFinishInference,
+            lambda msg: [parse_address(msg.executor, "executor")],
+            validate_finish,
+            lambda ctx, msg: handle_finish(ctx, inference, msg),
+        ),
         type_url(tx_pb2.MsgReassignInference): MsgRoute(
-            tx_pb2.MsgReassignInference, lambda msg: [parse_address(msg.ta, "ta")],
-            validate_reassign, lambda ctx, msg: handle_reassign(ctx, inference, msg)),
+            tx_pb2.MsgReassignInference,
+            lambda msg: [parse_address(msg.ta, "ta")],
+            validate_reassign,
+            lambda ctx, msg: handle_reassign(ctx, inference, msg),
+        ),
     }

@@ -14,8 +14,14 @@ def default_params() -> inference_pb2.Params:
     window, at most 131,072 tokens an inference, payments vested over 1 epoch, in ngonka, and an executor alone with
     its inference for 20 blocks."""
     return inference_pb2.Params(
-        timeout_blocks=100, retention_blocks=120_960, request_max_age_s=60, request_max_future_s=30,
-        max_tokens_limit=131_072, payment_vesting_epochs=1, denom="ngonka", executor_window_blocks=20,
+        timeout_blocks=100,
+        retention_blocks=120_960,
+        request_max_age_s=60,
+        request_max_future_s=30,
+        max_tokens_limit=131_072,
+        payment_vesting_epochs=1,
+        denom="ngonka",
+        executor_window_blocks=20,
     )
 
 

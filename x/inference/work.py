@@ -20,8 +20,14 @@ from x.inference.keeper import InferenceKeeper
 def work_leaf(inference: inference_pb2.Inference) -> bytes:
     """The leaf a finished inference contributes to its block's and its host's epoch root:
     ``id ‖ executor(20) ‖ response_hash ‖ u64(prompt_tokens) ‖ u64(completion_tokens) ‖ u64(payment)``."""
-    return (inference.id + bech32.decode(inference.executor) + inference.response_hash
-            + keys.u64(inference.prompt_tokens) + keys.u64(inference.completion_tokens) + keys.u64(inference.payment))
+    return (
+        inference.id
+        + bech32.decode(inference.executor)
+        + inference.response_hash
+        + keys.u64(inference.prompt_tokens)
+        + keys.u64(inference.completion_tokens)
+        + keys.u64(inference.payment)
+    )
 
 
 # --- at finish: one more leaf ---------------------------------------------------------------------------
@@ -33,7 +39,10 @@ def epoch_work_of(keeper: InferenceKeeper, ctx: Context, epoch: int, host: str) 
 
 
 def add_leaf(
-    keeper: InferenceKeeper, ctx: Context, work: inference_pb2.EpochWork, inference: inference_pb2.Inference,
+    keeper: InferenceKeeper,
+    ctx: Context,
+    work: inference_pb2.EpochWork,
+    inference: inference_pb2.Inference,
     units: int,
 ) -> None:
     """A just-finished inference's leaf, at index ``work.count`` of its host's epoch (counted with its work
@@ -99,6 +108,12 @@ def work_proof(
         raise ErrNotFound.wrap(f"the leaves of epoch {inference.epoch} are no longer kept")
     root = work.root if work.final else merkle.root(leaves)
     return query_pb2.QueryWorkProofResponse(
-        leaf=leaf, index=inference.work_index, total=len(leaves),
-        proof=merkle.inclusion_proof(leaves, inference.work_index), root=root, epoch=inference.epoch,
-        host=inference.executor, final=work.final)
+        leaf=leaf,
+        index=inference.work_index,
+        total=len(leaves),
+        proof=merkle.inclusion_proof(leaves, inference.work_index),
+        root=root,
+        epoch=inference.epoch,
+        host=inference.executor,
+        final=work.final,
+    )

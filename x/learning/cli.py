@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import re
 
+from protogen.gonka.learning.v1 import tx_pb2
 from sdk.cli.flags import add_query_flags, add_tx_flags, checked_address, print_output
 from sdk.cli.params import add_update_params_command
 from sdk.cli.tx import broadcast_messages
-from protogen.gonka.learning.v1 import tx_pb2
 from x.learning.client import LearningClient
 from x.learning.validate import CHECKPOINT_HASHES, VERDICT_HASHES
 
@@ -40,17 +40,28 @@ def cmd_create_run(args: argparse.Namespace) -> None:
     config_hash = parse_hash(args.config_hash, "config_hash")
     initial_weights_hash = parse_hash(args.initial_weights_hash, "initial_weights_hash")
     inner_steps, rounds = parse_uint(args.inner_steps, "--inner-steps"), parse_uint(args.rounds, "--rounds")
-    broadcast_messages(args, lambda creator: [tx_pb2.MsgCreateTrainingRun(
-        creator=creator, config_hash=config_hash, workers=workers, inner_steps=inner_steps, rounds=rounds,
-        preset=args.preset, initial_weights_hash=initial_weights_hash,
-    )])
+    broadcast_messages(
+        args,
+        lambda creator: [
+            tx_pb2.MsgCreateTrainingRun(
+                creator=creator,
+                config_hash=config_hash,
+                workers=workers,
+                inner_steps=inner_steps,
+                rounds=rounds,
+                preset=args.preset,
+                initial_weights_hash=initial_weights_hash,
+            )
+        ],
+    )
 
 
 def cmd_commit_checkpoint(args: argparse.Namespace) -> None:
     run_id, round_ = parse_uint(args.run_id, "run id"), parse_uint(args.round, "round")
     hashes = {field: parse_hash(getattr(args, field), field) for field in CHECKPOINT_HASHES}
-    broadcast_messages(args, lambda worker: [tx_pb2.MsgCommitCheckpoint(
-        worker=worker, run_id=run_id, round=round_, **hashes)])
+    broadcast_messages(
+        args, lambda worker: [tx_pb2.MsgCommitCheckpoint(worker=worker, run_id=run_id, round=round_, **hashes)]
+    )
 
 
 def cmd_submit_verdict(args: argparse.Namespace) -> None:
@@ -59,9 +70,20 @@ def cmd_submit_verdict(args: argparse.Namespace) -> None:
     if args.verdict not in VERDICTS:
         raise ValueError(f"invalid verdict {args.verdict!r}: expected 'valid' or 'invalid'")
     hashes = {field: parse_hash(getattr(args, field), field) for field in VERDICT_HASHES}
-    broadcast_messages(args, lambda verifier: [tx_pb2.MsgSubmitVerdict(
-        verifier=verifier, run_id=run_id, round=round_, worker=worker, valid=VERDICTS[args.verdict],
-        reason=args.reason, **hashes)])
+    broadcast_messages(
+        args,
+        lambda verifier: [
+            tx_pb2.MsgSubmitVerdict(
+                verifier=verifier,
+                run_id=run_id,
+                round=round_,
+                worker=worker,
+                valid=VERDICTS[args.verdict],
+                reason=args.reason,
+                **hashes,
+            )
+        ],
+    )
 
 
 def _client(args: argparse.Namespace) -> LearningClient:
@@ -103,7 +125,8 @@ def _positionals(parser: argparse.ArgumentParser, *names: str) -> None:
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
     learning = modules.add_parser("learning", help="training runs and Proof-of-Learning checkpoints").add_subparsers(
-        dest="learning_command", required=True)
+        dest="learning_command", required=True
+    )
     p = learning.add_parser("create-run", help="register a DiLoCo training run; its id is in the create_run event")
     p.add_argument("--config-hash", metavar="HEX", required=True, help="SHA-256 of the training config")
     p.add_argument("--initial-weights-hash", metavar="HEX", required=True, help="SHA-256 of the starting weights")
@@ -131,7 +154,8 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
 
 def register_query(modules: argparse._SubParsersAction) -> None:
     learning = modules.add_parser("learning", help="training runs, checkpoints, verdicts").add_subparsers(
-        dest="learning_command", required=True)
+        dest="learning_command", required=True
+    )
     for name, positionals, func, text in (
         ("params", (), cmd_params, "the module's params"),
         ("run", ("run_id",), cmd_run, "a training run by id"),

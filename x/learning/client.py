@@ -46,7 +46,11 @@ class LearningClient:
     """One node, over CometBFT RPC (and gRPC for queries when ``grpc_addr`` is given)."""
 
     def __init__(
-        self, node: str, grpc_addr: str | None = None, chain_id: str = "", options: TxOptions = DEFAULT_OPTIONS,
+        self,
+        node: str,
+        grpc_addr: str | None = None,
+        chain_id: str = "",
+        options: TxOptions = DEFAULT_OPTIONS,
         timeout_s: float = 60.0,
     ) -> None:
         self.querier = Querier(node, grpc_addr)
@@ -66,37 +70,88 @@ class LearningClient:
     # --- transactions: each waits for its block -------------------------------------------------
 
     def create_run(
-        self, key: secp256k1.PrivateKey, *, config_hash: bytes, workers: Sequence[str], inner_steps: int, rounds: int,
-        preset: str, initial_weights_hash: bytes,
+        self,
+        key: secp256k1.PrivateKey,
+        *,
+        config_hash: bytes,
+        workers: Sequence[str],
+        inner_steps: int,
+        rounds: int,
+        preset: str,
+        initial_weights_hash: bytes,
     ) -> int:
         """Register a run signed by ``key``; returns its id."""
-        delivered = self._deliver(key, tx_pb2.MsgCreateTrainingRun(
-            creator=address_of(key), config_hash=config_hash, workers=list(workers), inner_steps=inner_steps,
-            rounds=rounds, preset=preset, initial_weights_hash=initial_weights_hash,
-        ))
+        delivered = self._deliver(
+            key,
+            tx_pb2.MsgCreateTrainingRun(
+                creator=address_of(key),
+                config_hash=config_hash,
+                workers=list(workers),
+                inner_steps=inner_steps,
+                rounds=rounds,
+                preset=preset,
+                initial_weights_hash=initial_weights_hash,
+            ),
+        )
         return int(delivered.attribute("create_run", "run_id"))
 
     def commit_checkpoint(
-        self, key: secp256k1.PrivateKey, run_id: int, round_: int, *, start_weights_hash: bytes, weights_hash: bytes,
-        optimizer_hash: bytes, data_order_hash: bytes, config_hash: bytes, global_weights_hash: bytes,
+        self,
+        key: secp256k1.PrivateKey,
+        run_id: int,
+        round_: int,
+        *,
+        start_weights_hash: bytes,
+        weights_hash: bytes,
+        optimizer_hash: bytes,
+        data_order_hash: bytes,
+        config_hash: bytes,
+        global_weights_hash: bytes,
         outer_momentum_hash: bytes,
     ) -> Delivered:
         """Commit the worker ``key``'s state hashes for one round."""
-        return self._deliver(key, tx_pb2.MsgCommitCheckpoint(
-            worker=address_of(key), run_id=run_id, round=round_, start_weights_hash=start_weights_hash,
-            weights_hash=weights_hash, optimizer_hash=optimizer_hash, data_order_hash=data_order_hash,
-            config_hash=config_hash, global_weights_hash=global_weights_hash, outer_momentum_hash=outer_momentum_hash,
-        ))
+        return self._deliver(
+            key,
+            tx_pb2.MsgCommitCheckpoint(
+                worker=address_of(key),
+                run_id=run_id,
+                round=round_,
+                start_weights_hash=start_weights_hash,
+                weights_hash=weights_hash,
+                optimizer_hash=optimizer_hash,
+                data_order_hash=data_order_hash,
+                config_hash=config_hash,
+                global_weights_hash=global_weights_hash,
+                outer_momentum_hash=outer_momentum_hash,
+            ),
+        )
 
     def submit_verdict(
-        self, key: secp256k1.PrivateKey, run_id: int, round_: int, worker: str, valid: bool, *,
-        replay_weights_hash: bytes, replay_optimizer_hash: bytes, reason: str = "",
+        self,
+        key: secp256k1.PrivateKey,
+        run_id: int,
+        round_: int,
+        worker: str,
+        valid: bool,
+        *,
+        replay_weights_hash: bytes,
+        replay_optimizer_hash: bytes,
+        reason: str = "",
     ) -> Delivered:
         """Record ``key``'s verdict on a worker's checkpoint after replaying its round."""
-        return self._deliver(key, tx_pb2.MsgSubmitVerdict(
-            verifier=address_of(key), run_id=run_id, round=round_, worker=worker, valid=valid,
-            replay_weights_hash=replay_weights_hash, replay_optimizer_hash=replay_optimizer_hash, reason=reason,
-        ))
+        return self._deliver(
+            key,
+            tx_pb2.MsgSubmitVerdict(
+                verifier=address_of(key),
+                run_id=run_id,
+                round=round_,
+                worker=worker,
+                valid=valid,
+                replay_weights_hash=replay_weights_hash,
+                replay_optimizer_hash=replay_optimizer_hash,
+                reason=reason,
+            ),
+        )
 
     # --- queries: plain data; a missing run or checkpoint raises RPCError ---------------------------
 
@@ -113,14 +168,20 @@ class LearningClient:
         return self._all_pages("Runs", query_pb2.QueryRunsRequest(), query_pb2.QueryRunsResponse, "runs")
 
     def checkpoint(self, run_id: int, round_: int, worker: str) -> dict[str, Any]:
-        reply = self.querier.query(QUERY + "Checkpoint", query_pb2.QueryCheckpointRequest(
-            run_id=run_id, round=round_, worker=worker), query_pb2.QueryCheckpointResponse)
+        reply = self.querier.query(
+            QUERY + "Checkpoint",
+            query_pb2.QueryCheckpointRequest(run_id=run_id, round=round_, worker=worker),
+            query_pb2.QueryCheckpointResponse,
+        )
         return plain(reply.checkpoint)
 
     def checkpoints(self, run_id: int, round_: int) -> list[dict[str, Any]]:
         """Every worker's checkpoint of the round, in worker-address order."""
-        reply = self.querier.query(QUERY + "Checkpoints", query_pb2.QueryCheckpointsRequest(
-            run_id=run_id, round=round_), query_pb2.QueryCheckpointsResponse)
+        reply = self.querier.query(
+            QUERY + "Checkpoints",
+            query_pb2.QueryCheckpointsRequest(run_id=run_id, round=round_),
+            query_pb2.QueryCheckpointsResponse,
+        )
         return [plain(checkpoint) for checkpoint in reply.checkpoints]
 
     def verdicts(self, run_id: int, round_: int, worker: str) -> list[dict[str, Any]]:

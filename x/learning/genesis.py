@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from protogen.gonka.learning.v1 import genesis_pb2, learning_pb2
 from sdk.context import Context
 from sdk.errors import ABCIError
-from protogen.gonka.learning.v1 import genesis_pb2, learning_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
 from x.learning.params import DEFAULT_PARAMS, validate_params
@@ -62,8 +62,10 @@ def init_genesis(ctx: Context, keeper: LearningKeeper, state: genesis_pb2.Genesi
     for checkpoint in state.checkpoints:
         of = (checkpoint.run_id, checkpoint.round, checkpoint.worker)
         if (counted[(*of, True)], counted[(*of, False)]) != (checkpoint.valid_verdicts, checkpoint.invalid_verdicts):
-            raise ValueError(f"learning genesis checkpoint run {checkpoint.run_id} round {checkpoint.round} "
-                             f"worker {checkpoint.worker}: verdict tallies differ from the verdicts listed")
+            raise ValueError(
+                f"learning genesis checkpoint run {checkpoint.run_id} round {checkpoint.round} "
+                f"worker {checkpoint.worker}: verdict tallies differ from the verdicts listed"
+            )
 
 
 def export_genesis(ctx: Context, keeper: LearningKeeper) -> genesis_pb2.GenesisState:

@@ -10,10 +10,10 @@ from typing import TypeVar
 
 from google.protobuf.message import Message
 
+from protogen.gonka.learning.v1 import learning_pb2
 from sdk.context import Context, PrefixStore
 from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
-from protogen.gonka.learning.v1 import learning_pb2
 from x.learning import keys
 from x.learning.errors import (
     ErrCheckpointExists,
@@ -130,7 +130,8 @@ class LearningKeeper:
             )
         agreed = self._round_global(ctx, run.id, checkpoint.round)
         if agreed is not None and (agreed.global_weights_hash, agreed.outer_momentum_hash) != (
-            checkpoint.global_weights_hash, checkpoint.outer_momentum_hash
+            checkpoint.global_weights_hash,
+            checkpoint.outer_momentum_hash,
         ):
             raise ErrGlobalMismatch.wrap(
                 f"round {checkpoint.round} agreed global weights {agreed.global_weights_hash.hex()}, "

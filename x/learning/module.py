@@ -6,10 +6,10 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from sdk.context import Context
-from sdk.cli.flags import message_dict
-from sdk.module import BaseModule, MsgRoute, QueryRoute
 from protogen.gonka.learning.v1 import genesis_pb2
+from sdk.cli.flags import message_dict
+from sdk.context import Context
+from sdk.module import BaseModule, MsgRoute, QueryRoute
 from x.learning import genesis, keys, msg_server, query_server
 from x.learning.keeper import LearningKeeper
 

@@ -7,11 +7,11 @@ from typing import TypeVar
 from cosmpy.protos.cosmos.msg.v1 import msg_pb2
 from google.protobuf.message import Message
 
+from protogen.gonka.learning.v1 import learning_pb2, tx_pb2
 from sdk.address import parse_address
 from sdk.context import Context
 from sdk.module import MsgRoute, type_url
 from sdk.params import update_params_route
-from protogen.gonka.learning.v1 import learning_pb2, tx_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
 from x.learning.params import validate_params
@@ -39,8 +39,14 @@ def handle_create_run(
     ctx: Context, keeper: LearningKeeper, msg: tx_pb2.MsgCreateTrainingRun
 ) -> tx_pb2.MsgCreateTrainingRunResponse:
     run_id = keeper.create_run(ctx, record_from(msg, learning_pb2.TrainingRun))
-    ctx.emit("create_run", run_id=str(run_id), creator=msg.creator, workers=",".join(msg.workers),
-             rounds=str(msg.rounds), config_hash=msg.config_hash.hex())
+    ctx.emit(
+        "create_run",
+        run_id=str(run_id),
+        creator=msg.creator,
+        workers=",".join(msg.workers),
+        rounds=str(msg.rounds),
+        config_hash=msg.config_hash.hex(),
+    )
     _emit_message(ctx, msg.creator)
     return tx_pb2.MsgCreateTrainingRunResponse(run_id=run_id)
 
@@ -49,8 +55,14 @@ def handle_commit_checkpoint(
     ctx: Context, keeper: LearningKeeper, msg: tx_pb2.MsgCommitCheckpoint
 ) -> tx_pb2.MsgCommitCheckpointResponse:
     keeper.commit_checkpoint(ctx, record_from(msg, learning_pb2.Checkpoint))
-    ctx.emit("commit_checkpoint", run_id=str(msg.run_id), round=str(msg.round), worker=msg.worker,
-             weights_hash=msg.weights_hash.hex(), global_weights_hash=msg.global_weights_hash.hex())
+    ctx.emit(
+        "commit_checkpoint",
+        run_id=str(msg.run_id),
+        round=str(msg.round),
+        worker=msg.worker,
+        weights_hash=msg.weights_hash.hex(),
+        global_weights_hash=msg.global_weights_hash.hex(),
+    )
     _emit_message(ctx, msg.worker)
     return tx_pb2.MsgCommitCheckpointResponse()
 
@@ -59,8 +71,14 @@ def handle_submit_verdict(
     ctx: Context, keeper: LearningKeeper, msg: tx_pb2.MsgSubmitVerdict
 ) -> tx_pb2.MsgSubmitVerdictResponse:
     keeper.submit_verdict(ctx, record_from(msg, learning_pb2.Verdict))
-    ctx.emit("verdict", run_id=str(msg.run_id), round=str(msg.round), worker=msg.worker, verifier=msg.verifier,
-             valid=str(msg.valid).lower())
+    ctx.emit(
+        "verdict",
+        run_id=str(msg.run_id),
+        round=str(msg.round),
+        worker=msg.worker,
+        verifier=msg.verifier,
+        valid=str(msg.valid).lower(),
+    )
     _emit_message(ctx, msg.verifier)
     return tx_pb2.MsgSubmitVerdictResponse()
 
@@ -68,14 +86,21 @@ def handle_submit_verdict(
 def routes(keeper: LearningKeeper) -> dict[str, MsgRoute]:
     return {
         type_url(tx_pb2.MsgCreateTrainingRun): MsgRoute(
-            tx_pb2.MsgCreateTrainingRun, signers, validate_run, lambda ctx, msg: handle_create_run(ctx, keeper, msg),
+            tx_pb2.MsgCreateTrainingRun,
+            signers,
+            validate_run,
+            lambda ctx, msg: handle_create_run(ctx, keeper, msg),
         ),
         type_url(tx_pb2.MsgCommitCheckpoint): MsgRoute(
-            tx_pb2.MsgCommitCheckpoint, signers, validate_checkpoint,
+            tx_pb2.MsgCommitCheckpoint,
+            signers,
+            validate_checkpoint,
             lambda ctx, msg: handle_commit_checkpoint(ctx, keeper, msg),
         ),
         type_url(tx_pb2.MsgSubmitVerdict): MsgRoute(
-            tx_pb2.MsgSubmitVerdict, signers, validate_verdict,
+            tx_pb2.MsgSubmitVerdict,
+            signers,
+            validate_verdict,
             lambda ctx, msg: handle_submit_verdict(ctx, keeper, msg),
         ),
         type_url(tx_pb2.MsgUpdateParams): update_params_route(

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from protogen.gonka.learning.v1 import learning_pb2, query_pb2
 from sdk.address import parse_address
 from sdk.context import Context
 from sdk.errors import ErrNotFound
 from sdk.module import QueryRoute
 from sdk.pagination import paginate
 from sdk.services import gonka
-from protogen.gonka.learning.v1 import learning_pb2, query_pb2
 from x.learning import keys
 from x.learning.keeper import LearningKeeper
+
 
 class QueryServer:
     def __init__(self, keeper: LearningKeeper) -> None:
@@ -49,9 +50,7 @@ class QueryServer:
             raise ErrNotFound.wrap(f"checkpoint of run {req.run_id} round {req.round} worker {req.worker}")
         return query_pb2.QueryCheckpointResponse(checkpoint=checkpoint)
 
-    def checkpoints(
-        self, ctx: Context, req: query_pb2.QueryCheckpointsRequest
-    ) -> query_pb2.QueryCheckpointsResponse:
+    def checkpoints(self, ctx: Context, req: query_pb2.QueryCheckpointsRequest) -> query_pb2.QueryCheckpointsResponse:
         return query_pb2.QueryCheckpointsResponse(checkpoints=self.keeper.round_checkpoints(ctx, req.run_id, req.round))
 
     def verdicts(self, ctx: Context, req: query_pb2.QueryVerdictsRequest) -> query_pb2.QueryVerdictsResponse:

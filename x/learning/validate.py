@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from sdk.address import parse_address
 from protogen.gonka.learning.v1 import learning_pb2, tx_pb2
+from sdk.address import parse_address
 from x.learning import keys
 from x.learning.errors import ErrInvalidHash, ErrInvalidRun
 
 RUN_HASHES = ("config_hash", "initial_weights_hash")
 CHECKPOINT_HASHES = (
-    "start_weights_hash", "weights_hash", "optimizer_hash", "data_order_hash", "config_hash", "global_weights_hash",
+    "start_weights_hash",
+    "weights_hash",
+    "optimizer_hash",
+    "data_order_hash",
+    "config_hash",
+    "global_weights_hash",
     "outer_momentum_hash",
 )
 VERDICT_HASHES = ("replay_weights_hash", "replay_optimizer_hash")

@@ -19,8 +19,9 @@ from sdk.services import cosmos, gonka
 
 def cmd_fund(args: argparse.Namespace) -> None:
     coins = parse_coins(args.amount)
-    broadcast_messages(args, lambda depositor: [distribution_tx.MsgFundCommunityPool(
-        depositor=depositor, amount=coins.to_proto())])
+    broadcast_messages(
+        args, lambda depositor: [distribution_tx.MsgFundCommunityPool(depositor=depositor, amount=coins.to_proto())]
+    )
 
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
@@ -36,11 +37,28 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     """``query pool`` alone prints the balance (``cosmos.distribution.v1beta1.Query/CommunityPool``)."""
     cosmos_prefix = cosmos("distribution").query
     gonka_prefix = gonka("pool").query
-    balance = add_module_query(modules, "pool", "the community pool's balance (params, totals: subcommands)",
-                               cosmos_prefix + "CommunityPool", distribution_query.QueryCommunityPoolRequest,
-                               distribution_query.QueryCommunityPoolResponse)
+    balance = add_module_query(
+        modules,
+        "pool",
+        "the community pool's balance (params, totals: subcommands)",
+        cosmos_prefix + "CommunityPool",
+        distribution_query.QueryCommunityPoolRequest,
+        distribution_query.QueryCommunityPoolResponse,
+    )
     sub = balance.add_subparsers(dest="pool_command", required=False)
-    add_module_query(sub, "params", "the pool params", gonka_prefix + "Params",
-                     query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
-    add_module_query(sub, "totals", "the balance, inflows by source and spends", gonka_prefix + "Totals",
-                     query_pb2.QueryTotalsRequest, query_pb2.QueryTotalsResponse)
+    add_module_query(
+        sub,
+        "params",
+        "the pool params",
+        gonka_prefix + "Params",
+        query_pb2.QueryParamsRequest,
+        query_pb2.QueryParamsResponse,
+    )
+    add_module_query(
+        sub,
+        "totals",
+        "the balance, inflows by source and spends",
+        gonka_prefix + "Totals",
+        query_pb2.QueryTotalsRequest,
+        query_pb2.QueryTotalsResponse,
+    )

@@ -34,8 +34,10 @@ def init_genesis(ctx: Context, keeper: PoolKeeper, state: dict[str, Any]) -> Non
 
 
 def export_genesis(ctx: Context, keeper: PoolKeeper) -> dict[str, Any]:
-    return message_dict(genesis_pb2.GenesisState(
-        params=keeper.get_params(ctx),
-        inflows=[pool_pb2.SourceTotal(source=s, amount=c.to_proto()) for s, c in keeper.inflows(ctx).items()],
-        spent=keeper.spent(ctx).to_proto(),
-    ))
+    return message_dict(
+        genesis_pb2.GenesisState(
+            params=keeper.get_params(ctx),
+            inflows=[pool_pb2.SourceTotal(source=s, amount=c.to_proto()) for s, c in keeper.inflows(ctx).items()],
+            spent=keeper.spent(ctx).to_proto(),
+        )
+    )

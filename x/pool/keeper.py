@@ -96,7 +96,7 @@ class PoolKeeper:
         found: dict[str, list[tuple[str, int]]] = {}
         for key, raw in ctx.kv(keys.STORE_PREFIX).iterate(keys.INFLOW_PREFIX):
             n = key[1]
-            source, denom = key[2:2 + n].decode(), key[2 + n:].decode()
+            source, denom = key[2 : 2 + n].decode(), key[2 + n :].decode()
             found.setdefault(source, []).append((denom, int(raw)))
         return {source: make_coins(pairs) for source, pairs in sorted(found.items())}
 
@@ -125,6 +125,8 @@ class PoolKeeper:
         held = dict(self.balance(ctx))
         for denom in sorted(expected.keys() | held.keys()):
             if held.get(denom, 0) != expected.get(denom, 0):
-                return (f"community pool holds {held.get(denom, 0)}{denom} but inflows − spends = "
-                        f"{expected.get(denom, 0)}{denom}")
+                return (
+                    f"community pool holds {held.get(denom, 0)}{denom} but inflows − spends = "
+                    f"{expected.get(denom, 0)}{denom}"
+                )
         return None

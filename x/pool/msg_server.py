@@ -56,11 +56,18 @@ def handle_spend(
 def routes(pool: PoolKeeper) -> dict[str, MsgRoute]:
     return {
         type_url(distribution_tx.MsgFundCommunityPool): MsgRoute(
-            distribution_tx.MsgFundCommunityPool, lambda msg: [parse_address(msg.depositor, "depositor")],
-            validate_fund, lambda ctx, msg: handle_fund(ctx, pool, msg)),
+            distribution_tx.MsgFundCommunityPool,
+            lambda msg: [parse_address(msg.depositor, "depositor")],
+            validate_fund,
+            lambda ctx, msg: handle_fund(ctx, pool, msg),
+        ),
         type_url(distribution_tx.MsgCommunityPoolSpend): MsgRoute(
-            distribution_tx.MsgCommunityPoolSpend, lambda msg: [parse_address(msg.authority, "authority")],
-            validate_spend, lambda ctx, msg: handle_spend(ctx, pool, msg)),
+            distribution_tx.MsgCommunityPoolSpend,
+            lambda msg: [parse_address(msg.authority, "authority")],
+            validate_spend,
+            lambda ctx, msg: handle_spend(ctx, pool, msg),
+        ),
         type_url(tx_pb2.MsgUpdateParams): update_params_route(
-            tx_pb2.MsgUpdateParams, pool.authority, validate_params, pool.set_params),
+            tx_pb2.MsgUpdateParams, pool.authority, validate_params, pool.set_params
+        ),
     }

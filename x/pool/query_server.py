@@ -23,7 +23,8 @@ class QueryServer:
         gonka_prefix = gonka("pool").query
         return {
             cosmos_prefix + "CommunityPool": QueryRoute(
-                distribution_query.QueryCommunityPoolRequest, self.community_pool, bounded=True),
+                distribution_query.QueryCommunityPoolRequest, self.community_pool, bounded=True
+            ),
             gonka_prefix + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
             gonka_prefix + "Totals": QueryRoute(query_pb2.QueryTotalsRequest, self.totals, bounded=True),
         }
@@ -41,7 +42,8 @@ class QueryServer:
         return query_pb2.QueryTotalsResponse(
             balance=k.balance(ctx).to_proto(),
             inflows=[pool_pb2.SourceTotal(source=s, amount=c.to_proto()) for s, c in k.inflows(ctx).items()],
-            spent=k.spent(ctx).to_proto())
+            spent=k.spent(ctx).to_proto(),
+        )
 
 
 def dec_coins(coins: Coins) -> list[coin_pb2.DecCoin]:

@@ -42,11 +42,17 @@ def init_genesis(ctx: Context, keeper: RewardsKeeper, state: dict[str, Any]) -> 
 
 
 def export_genesis(ctx: Context, keeper: RewardsKeeper) -> dict[str, Any]:
-    return message_dict(genesis_pb2.GenesisState(
-        params=keeper.get_params(ctx), minted=str(keeper.minted(ctx)), work=keeper.all_work(ctx),
-        hosts=[genesis_pb2.HostTotal(host=bech32.encode(h), rewarded=c.to_proto())
-               for h, c in keeper.host_totals(ctx).items()],
-    ))
+    return message_dict(
+        genesis_pb2.GenesisState(
+            params=keeper.get_params(ctx),
+            minted=str(keeper.minted(ctx)),
+            work=keeper.all_work(ctx),
+            hosts=[
+                genesis_pb2.HostTotal(host=bech32.encode(h), rewarded=c.to_proto())
+                for h, c in keeper.host_totals(ctx).items()
+            ],
+        )
+    )
 
 
 def _genesis_amount(text: str, what: str) -> int:

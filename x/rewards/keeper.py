@@ -22,7 +22,12 @@ from sdk.errors import ErrInvalidRequest
 from sdk.params import GOV_AUTHORITY
 from x.rewards import keys
 from x.rewards.expected_keepers import (
-    AccountKeeper, BankKeeper, EpochsKeeper, PoolKeeper, StakeKeeper, VestingKeeper,
+    AccountKeeper,
+    BankKeeper,
+    EpochsKeeper,
+    PoolKeeper,
+    StakeKeeper,
+    VestingKeeper,
 )
 from x.rewards.issuance import epoch_issuance
 from x.rewards.params import amount, decay, default_params, pool_share
@@ -35,8 +40,14 @@ class RewardsKeeper:
     """Owns the ``rewards/`` prefix and the module account ``rewards``."""
 
     def __init__(
-        self, accounts: AccountKeeper, bank: BankKeeper, epochs: EpochsKeeper, stake: StakeKeeper,
-        pool: PoolKeeper, vesting: VestingKeeper, authority: bytes = GOV_AUTHORITY,
+        self,
+        accounts: AccountKeeper,
+        bank: BankKeeper,
+        epochs: EpochsKeeper,
+        stake: StakeKeeper,
+        pool: PoolKeeper,
+        vesting: VestingKeeper,
+        authority: bytes = GOV_AUTHORITY,
         fee_collector: str = FEE_COLLECTOR,
     ) -> None:
         """``vesting``: where hosts' shares are locked, released one part per epoch."""
@@ -62,8 +73,9 @@ class RewardsKeeper:
         """MsgUpdateParams' apply: a cap below what was already minted is refused (``sdk/18``)."""
         minted = self.minted(ctx)
         if amount(params, "issuance_cap") < minted:
-            raise ErrInvalidRequest.wrap(f"invalid params: issuance_cap {params.issuance_cap} is below the "
-                                         f"{minted} already minted")
+            raise ErrInvalidRequest.wrap(
+                f"invalid params: issuance_cap {params.issuance_cap} is below the {minted} already minted"
+            )
         self.set_params(ctx, params)
 
     def minted(self, ctx: Context) -> int:
@@ -103,8 +115,10 @@ class RewardsKeeper:
         return {k[n:]: int(v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.work_prefix(epoch))}
 
     def all_work(self, ctx: Context) -> list[rewards_pb2.WorkEntry]:
-        return [rewards_pb2.WorkEntry(epoch=int.from_bytes(k[1:9], "big"), host=bech32.encode(k[9:]), units=v.decode())
-                for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.WORK_PREFIX)]
+        return [
+            rewards_pb2.WorkEntry(epoch=int.from_bytes(k[1:9], "big"), host=bech32.encode(k[9:]), units=v.decode())
+            for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.WORK_PREFIX)
+        ]
 
     def set_work(self, ctx: Context, epoch: int, host: bytes, units: int) -> None:
         ctx.kv(keys.STORE_PREFIX).set(keys.work_key(epoch, host), str(units).encode())
@@ -113,7 +127,7 @@ class RewardsKeeper:
 
     def host_rewarded(self, ctx: Context, host: bytes) -> Coins:
         prefix = keys.host_total_prefix(host)
-        return make_coins([(k[len(prefix):].decode(), int(v)) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)])
+        return make_coins([(k[len(prefix) :].decode(), int(v)) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)])
 
     def host_totals(self, ctx: Context) -> dict[bytes, Coins]:
         found: dict[bytes, list[tuple[str, int]]] = {}
@@ -184,8 +198,14 @@ class RewardsKeeper:
             coins = make_coins(to_host[host])
             self.vesting.vest(ctx, keys.REWARDS_ACCOUNT, host, coins, epochs)
             self.add_host_rewarded(ctx, host, coins)
-        ctx.emit("rewards", epoch=str(epoch), minted=f"{minted}{denom}", fees=str(make_coins(list(fees))),
-                 pool=str(pool_coins), hosts=str(len(to_host)))
+        ctx.emit(
+            "rewards",
+            epoch=str(epoch),
+            minted=f"{minted}{denom}",
+            fees=str(make_coins(list(fees))),
+            pool=str(pool_coins),
+            hosts=str(len(to_host)),
+        )
 
     def _drop_work(self, ctx: Context, epoch: int) -> None:
         """Work of ``epoch`` and any earlier one: paid now, or never (an epoch whose hook failed, epoch 0)."""

@@ -1,9 +1,9 @@
 """x/rewards store layout, under the module prefix ``rewards/``.
 
-    0x01                              -> total minted so far, in mint_denom (decimal text)
-    0x02 | epoch(8) | host(20)        -> work units the host did in the epoch (decimal text); deleted once paid
-    0x03 | host(20) | denom           -> everything the host was rewarded in denom (decimal text)
-    0x51                              -> gonka.rewards.v1.Params
+0x01                              -> total minted so far, in mint_denom (decimal text)
+0x02 | epoch(8) | host(20)        -> work units the host did in the epoch (decimal text); deleted once paid
+0x03 | host(20) | denom           -> everything the host was rewarded in denom (decimal text)
+0x51                              -> gonka.rewards.v1.Params
 """
 
 from __future__ import annotations

@@ -16,8 +16,11 @@ def default_params() -> rewards_pb2.Params:
     """The real network's: 323,000 GNK in epoch 1, decaying by exp(−0.000475) an epoch, at most 680,000,000
     GNK ever minted; a tenth of every epoch's rewards to the community pool. A fresh message each call."""
     return rewards_pb2.Params(
-        initial_epoch_reward=str(323_000 * GNK), decay_rate="0.000475", issuance_cap=str(680_000_000 * GNK),
-        community_pool_share="0.1", mint_denom="ngonka",
+        initial_epoch_reward=str(323_000 * GNK),
+        decay_rate="0.000475",
+        issuance_cap=str(680_000_000 * GNK),
+        community_pool_share="0.1",
+        mint_denom="ngonka",
     )
 
 

@@ -34,22 +34,24 @@ class QueryServer:
         """What the end of the current epoch (of the last committed block) mints."""
         epoch = self.keeper.epochs.current_epoch(ctx).number
         minted, uncapped = self.keeper.issuance(ctx, epoch)
-        return query_pb2.QueryNextIssuanceResponse(epoch=epoch, amount=str(minted), uncapped=str(uncapped),
-                                                   denom=self.keeper.get_params(ctx).mint_denom)
+        return query_pb2.QueryNextIssuanceResponse(
+            epoch=epoch, amount=str(minted), uncapped=str(uncapped), denom=self.keeper.get_params(ctx).mint_denom
+        )
 
-    def host_rewards(
-        self, ctx: Context, req: query_pb2.QueryHostRewardsRequest
-    ) -> query_pb2.QueryHostRewardsResponse:
+    def host_rewards(self, ctx: Context, req: query_pb2.QueryHostRewardsRequest) -> query_pb2.QueryHostRewardsResponse:
         host = parse_address(req.host, "host")
         rewarded = dict(self.keeper.host_rewarded(ctx, host))
         pending = {d: min(a, rewarded.get(d, 0)) for d, a in self.keeper.host_pending(ctx, host)}
         vested = make_coins([(d, a - pending.get(d, 0)) for d, a in rewarded.items() if a > pending.get(d, 0)])
         return query_pb2.QueryHostRewardsResponse(
             rewarded=make_coins(list(rewarded.items())).to_proto(),
-            pending=make_coins([(d, a) for d, a in pending.items() if a]).to_proto(), vested=vested.to_proto())
+            pending=make_coins([(d, a) for d, a in pending.items() if a]).to_proto(),
+            vested=vested.to_proto(),
+        )
 
     def minted(self, ctx: Context, req: query_pb2.QueryMintedRequest) -> query_pb2.QueryMintedResponse:
         params = self.keeper.get_params(ctx)
         minted, cap = self.keeper.minted(ctx), amount(params, "issuance_cap")
-        return query_pb2.QueryMintedResponse(minted=str(minted), cap=str(cap), remaining=str(max(0, cap - minted)),
-                                             denom=params.mint_denom)
+        return query_pb2.QueryMintedResponse(
+            minted=str(minted), cap=str(cap), remaining=str(max(0, cap - minted)), denom=params.mint_denom
+        )

@@ -17,8 +17,12 @@ from sdk.services import cosmos, gonka
 
 
 def cmd_unjail(args: argparse.Namespace) -> None:
-    broadcast_messages(args, lambda operator: [cosmos_tx.MsgUnjail(
-        validator_addr=bech32.encode(bech32.decode(operator), bech32.VALOPER_PREFIX))])
+    broadcast_messages(
+        args,
+        lambda operator: [
+            cosmos_tx.MsgUnjail(validator_addr=bech32.encode(bech32.decode(operator), bech32.VALOPER_PREFIX))
+        ],
+    )
 
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
@@ -33,11 +37,30 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     cosmos_prefix = cosmos("slashing").query
     gonka_prefix = gonka("slashing").query
     slashing = modules.add_parser("slashing", help="signing records and params").add_subparsers(
-        dest="slashing_command", required=True)
-    add_module_query(slashing, "signing-info", "a validator's signing record by its gonkavalcons address",
-                     cosmos_prefix + "SigningInfo", cosmos_query.QuerySigningInfoRequest,
-                     cosmos_query.QuerySigningInfoResponse, ["cons_address"])
-    add_module_query(slashing, "signing-infos", "every validator's signing record", cosmos_prefix + "SigningInfos",
-                     cosmos_query.QuerySigningInfosRequest, cosmos_query.QuerySigningInfosResponse)
-    add_module_query(slashing, "params", "the slashing params", gonka_prefix + "Params",
-                     query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
+        dest="slashing_command", required=True
+    )
+    add_module_query(
+        slashing,
+        "signing-info",
+        "a validator's signing record by its gonkavalcons address",
+        cosmos_prefix + "SigningInfo",
+        cosmos_query.QuerySigningInfoRequest,
+        cosmos_query.QuerySigningInfoResponse,
+        ["cons_address"],
+    )
+    add_module_query(
+        slashing,
+        "signing-infos",
+        "every validator's signing record",
+        cosmos_prefix + "SigningInfos",
+        cosmos_query.QuerySigningInfosRequest,
+        cosmos_query.QuerySigningInfosResponse,
+    )
+    add_module_query(
+        slashing,
+        "params",
+        "the slashing params",
+        gonka_prefix + "Params",
+        query_pb2.QueryParamsRequest,
+        query_pb2.QueryParamsResponse,
+    )

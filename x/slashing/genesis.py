@@ -44,6 +44,7 @@ def export_genesis(ctx: Context, keeper: SlashingKeeper) -> dict[str, Any]:
         genesis.signing_infos.add(address=text, validator_signing_info=info)
         missed = keeper.missed_indices(ctx, address)
         if missed:
-            genesis.missed_blocks.add(address=text, missed_blocks=[
-                cosmos_genesis.MissedBlock(index=i, missed=True) for i in missed])
+            genesis.missed_blocks.add(
+                address=text, missed_blocks=[cosmos_genesis.MissedBlock(index=i, missed=True) for i in missed]
+            )
     return message_dict(genesis)

@@ -13,17 +13,20 @@ from fractions import Fraction
 from cosmpy.protos.cosmos.slashing.v1beta1 import slashing_pb2
 
 from protogen.gonka.slashing.v1 import slashing_pb2 as gonka_slashing
+from sdk.abci.blocks import BlockInfo, Misbehavior
 from sdk.address import consensus_address
 from sdk.baseapp import stored_consensus_params
 from sdk.coins import Coins
-from sdk.abci.blocks import BlockInfo, Misbehavior
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.dec import mul_floor
 from sdk.params import GOV_AUTHORITY
 from x.slashing import keys
 from x.slashing.errors import (
-    ErrNoValidatorForAddress, ErrSelfDelegationTooLowToUnjail, ErrValidatorJailed, ErrValidatorNotJailed,
+    ErrNoValidatorForAddress,
+    ErrSelfDelegationTooLowToUnjail,
+    ErrValidatorJailed,
+    ErrValidatorNotJailed,
 )
 from x.slashing.expected_keepers import AccountKeeper, BankKeeper, PoolKeeper, StakeKeeper
 from x.slashing.params import default_params, fraction
@@ -38,7 +41,11 @@ class SlashingKeeper:
     """Owns the ``slashing/`` prefix: each validator's signing record, and the params."""
 
     def __init__(
-        self, stake: StakeKeeper, bank: BankKeeper, accounts: AccountKeeper, pool: PoolKeeper,
+        self,
+        stake: StakeKeeper,
+        bank: BankKeeper,
+        accounts: AccountKeeper,
+        pool: PoolKeeper,
         authority: bytes = GOV_AUTHORITY,
     ) -> None:
         """``pool``: the community pool, which receives what a slash pays no beneficiary."""
@@ -66,12 +73,14 @@ class SlashingKeeper:
 
     def signing_infos(self, ctx: Context) -> list[tuple[bytes, slashing_pb2.ValidatorSigningInfo]]:
         n = len(keys.SIGNING_INFO_PREFIX)
-        return [(k[n:], slashing_pb2.ValidatorSigningInfo.FromString(v))
-                for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.SIGNING_INFO_PREFIX)]
+        return [
+            (k[n:], slashing_pb2.ValidatorSigningInfo.FromString(v))
+            for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.SIGNING_INFO_PREFIX)
+        ]
 
     def missed_indices(self, ctx: Context, consensus_addr: bytes) -> list[int]:
         prefix = keys.missed_prefix(consensus_addr)
-        return [int.from_bytes(k[len(prefix):], "big") for k, _ in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
+        return [int.from_bytes(k[len(prefix) :], "big") for k, _ in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
 
     def set_missed(self, ctx: Context, consensus_addr: bytes, index: int, missed: bool) -> None:
         store = ctx.kv(keys.STORE_PREFIX)
@@ -104,8 +113,14 @@ class SlashingKeeper:
         info = self._info_or_new(ctx, evidence.validator)
         if info.tombstoned:
             return
-        self.slash(ctx, operator, fraction(self.get_params(ctx), "slash_fraction_double_sign"),
-                   f"double_sign:{evidence.kind}", (), infraction_height=evidence.height)
+        self.slash(
+            ctx,
+            operator,
+            fraction(self.get_params(ctx), "slash_fraction_double_sign"),
+            f"double_sign:{evidence.kind}",
+            (),
+            infraction_height=evidence.height,
+        )
         host = self.stake.get_host(ctx, operator)
         if host is not None and not host.jailed:
             self.stake.jail(ctx, operator)
@@ -141,12 +156,27 @@ class SlashingKeeper:
             info.missed_blocks_counter += 1 if not signed else -1
         max_missed = window - mul_floor(window, fraction(params, "min_signed_per_window"))
         host = self.stake.get_host(ctx, operator)
-        if (ctx.header.height > info.start_height + window and info.missed_blocks_counter > max_missed
-                and host is not None and not host.jailed and not info.tombstoned):
-            ctx.emit("liveness", address=bech32.encode(consensus_addr, bech32.VALCONS_PREFIX),
-                     missed_blocks=str(info.missed_blocks_counter), height=str(ctx.header.height))
-            self.slash(ctx, operator, fraction(params, "slash_fraction_downtime"), "missing_signature", (),
-                       infraction_height=ctx.header.height - DOWNTIME_LOOKBACK)
+        if (
+            ctx.header.height > info.start_height + window
+            and info.missed_blocks_counter > max_missed
+            and host is not None
+            and not host.jailed
+            and not info.tombstoned
+        ):
+            ctx.emit(
+                "liveness",
+                address=bech32.encode(consensus_addr, bech32.VALCONS_PREFIX),
+                missed_blocks=str(info.missed_blocks_counter),
+                height=str(ctx.header.height),
+            )
+            self.slash(
+                ctx,
+                operator,
+                fraction(params, "slash_fraction_downtime"),
+                "missing_signature",
+                (),
+                infraction_height=ctx.header.height - DOWNTIME_LOOKBACK,
+            )
             self.stake.jail(ctx, operator)
             info.jailed_until.FromNanoseconds(ctx.header.time_ns + params.downtime_jail_seconds * NS)
             info.missed_blocks_counter = 0
@@ -159,13 +189,19 @@ class SlashingKeeper:
         info = self.signing_info(ctx, consensus_addr)
         if info is None:
             info = slashing_pb2.ValidatorSigningInfo(
-                address=bech32.encode(consensus_addr, bech32.VALCONS_PREFIX), start_height=ctx.header.height)
+                address=bech32.encode(consensus_addr, bech32.VALCONS_PREFIX), start_height=ctx.header.height
+            )
         return info
 
     # --- slash and unjail ---------------------------------------------------------------------------
 
     def slash(
-        self, ctx: Context, operator: bytes, share: Fraction, reason: str, beneficiaries: Sequence[tuple[bytes, int]],
+        self,
+        ctx: Context,
+        operator: bytes,
+        share: Fraction,
+        reason: str,
+        beneficiaries: Sequence[tuple[bytes, int]],
         infraction_height: int = 0,
     ) -> int:
         """Take ``share`` of the host's collateral (bonded, and unbonding entries created at or after
@@ -186,8 +222,9 @@ class SlashingKeeper:
         rest = taken - paid
         if rest:
             self.pool.fund_from_module(ctx, keys.SLASHED_POOL, Coins(((denom, rest),)), "slash")
-        ctx.emit("slash", operator=bech32.encode(operator), amount=f"{taken}{denom}", reason=reason,
-                 pool=f"{rest}{denom}")
+        ctx.emit(
+            "slash", operator=bech32.encode(operator), amount=f"{taken}{denom}", reason=reason, pool=f"{rest}{denom}"
+        )
         return taken
 
     def unjail(self, ctx: Context, operator: bytes) -> None:
@@ -204,11 +241,13 @@ class SlashingKeeper:
         if info is not None and ctx.header.time_ns < info.jailed_until.ToNanoseconds():
             raise ErrValidatorJailed.wrap(
                 f"{host.operator} is jailed until {info.jailed_until.ToJsonString()}, "
-                f"{(info.jailed_until.ToNanoseconds() - ctx.header.time_ns) // NS + 1} s of block time from now")
+                f"{(info.jailed_until.ToNanoseconds() - ctx.header.time_ns) // NS + 1} s of block time from now"
+            )
         reduction = self.stake.get_params(ctx).power_reduction
         if int(host.collateral) < reduction:
             raise ErrSelfDelegationTooLowToUnjail.wrap(
-                f"{host.operator} has {host.collateral} of collateral, below one unit of weight ({reduction})")
+                f"{host.operator} has {host.collateral} of collateral, below one unit of weight ({reduction})"
+            )
         self.stake.unjail(ctx, operator)
         if info is not None:  # counted afresh from here: votes seen while it was being dropped do not count
             address = consensus_address(host.consensus_pubkey)

@@ -1,8 +1,8 @@
 """x/slashing store layout, under the module prefix ``slashing/``.
 
-    0x01 | consensus_addr(20)            -> cosmos.slashing.v1beta1.ValidatorSigningInfo
-    0x02 | consensus_addr(20) | index(8) -> 0x01: the validator missed the block at this window index
-    0x51                                 -> gonka.slashing.v1.Params
+0x01 | consensus_addr(20)            -> cosmos.slashing.v1beta1.ValidatorSigningInfo
+0x02 | consensus_addr(20) | index(8) -> 0x01: the validator missed the block at this window index
+0x51                                 -> gonka.slashing.v1.Params
 """
 
 from __future__ import annotations

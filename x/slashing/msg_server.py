@@ -29,9 +29,12 @@ def handle_unjail(ctx: Context, slashing: SlashingKeeper, msg: cosmos_tx.MsgUnja
 def routes(slashing: SlashingKeeper) -> dict[str, MsgRoute]:
     return {
         type_url(cosmos_tx.MsgUnjail): MsgRoute(
-            cosmos_tx.MsgUnjail, lambda msg: [unjail_operator(msg)], unjail_operator,
+            cosmos_tx.MsgUnjail,
+            lambda msg: [unjail_operator(msg)],
+            unjail_operator,
             lambda ctx, msg: handle_unjail(ctx, slashing, msg),
         ),
         type_url(tx_pb2.MsgUpdateParams): update_params_route(
-            tx_pb2.MsgUpdateParams, slashing.authority, validate_params, slashing.set_params),
+            tx_pb2.MsgUpdateParams, slashing.authority, validate_params, slashing.set_params
+        ),
     }

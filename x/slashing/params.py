@@ -15,8 +15,11 @@ def default_params() -> gonka_slashing.Params:
     """The real network's: sign at least half of every 100 blocks or lose 1% and sit out 600 s; a double
     signer loses 5% and is tombstoned. A fresh message each call: callers may change it."""
     return gonka_slashing.Params(
-        signed_blocks_window=100, min_signed_per_window="0.5", downtime_jail_seconds=600,
-        slash_fraction_double_sign="0.05", slash_fraction_downtime="0.01",
+        signed_blocks_window=100,
+        min_signed_per_window="0.5",
+        downtime_jail_seconds=600,
+        slash_fraction_double_sign="0.05",
+        slash_fraction_downtime="0.01",
     )
 
 

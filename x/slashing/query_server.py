@@ -25,8 +25,9 @@ class QueryServer:
         gonka_prefix = gonka("slashing").query
         return {
             cosmos_prefix + "Params": QueryRoute(cosmos_query.QueryParamsRequest, self.cosmos_params, bounded=True),
-            cosmos_prefix + "SigningInfo": QueryRoute(cosmos_query.QuerySigningInfoRequest, self.signing_info,
-                                                      bounded=True),
+            cosmos_prefix + "SigningInfo": QueryRoute(
+                cosmos_query.QuerySigningInfoRequest, self.signing_info, bounded=True
+            ),
             cosmos_prefix + "SigningInfos": QueryRoute(cosmos_query.QuerySigningInfosRequest, self.signing_infos),
             gonka_prefix + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
         }
@@ -34,9 +35,7 @@ class QueryServer:
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
         return query_pb2.QueryParamsResponse(params=self.keeper.get_params(ctx))
 
-    def cosmos_params(
-        self, ctx: Context, req: cosmos_query.QueryParamsRequest
-    ) -> cosmos_query.QueryParamsResponse:
+    def cosmos_params(self, ctx: Context, req: cosmos_query.QueryParamsRequest) -> cosmos_query.QueryParamsResponse:
         return cosmos_query.QueryParamsResponse(params=cosmos_params(self.keeper.get_params(ctx)))
 
     def signing_info(
@@ -52,4 +51,5 @@ class QueryServer:
     ) -> cosmos_query.QuerySigningInfosResponse:
         entries, page = paginate(ctx.kv(keys.STORE_PREFIX), keys.SIGNING_INFO_PREFIX, req.pagination)
         return cosmos_query.QuerySigningInfosResponse(
-            info=[slashing_pb2.ValidatorSigningInfo.FromString(v) for _, v in entries], pagination=page)
+            info=[slashing_pb2.ValidatorSigningInfo.FromString(v) for _, v in entries], pagination=page
+        )

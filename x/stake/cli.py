@@ -23,7 +23,7 @@ def one_coin(text: str) -> coin_pb2.Coin:
     coins = parse_coins(text)
     if len(coins) != 1:
         raise ValueError(f"expected one amount such as 1000ngonka, got {text!r}")
-    (denom, amount), = coins
+    ((denom, amount),) = coins
     return coin_pb2.Coin(denom=denom, amount=str(amount))
 
 
@@ -39,8 +39,12 @@ def cmd_withdraw(args: argparse.Namespace) -> None:
 
 def cmd_edit_host(args: argparse.Namespace) -> None:
     description = staking_pb2.Description(moniker=args.moniker, website=args.website, details=args.details)
-    broadcast_messages(args, lambda operator: [tx_pb2.MsgEditHost(
-        operator=operator, description=description, inference_url=args.inference_url)])
+    broadcast_messages(
+        args,
+        lambda operator: [
+            tx_pb2.MsgEditHost(operator=operator, description=description, inference_url=args.inference_url)
+        ],
+    )
 
 
 ValidatorMessages = Callable[[argparse.Namespace], Callable[[str], list[Message]]]
@@ -58,8 +62,10 @@ def cmd_create_validator(args: argparse.Namespace) -> None:
 def register_tx(modules: argparse._SubParsersAction, validator_messages: ValidatorMessages | None = None) -> None:
     """``validator_messages``: adds ``create-validator`` (see ValidatorMessages)."""
     stake = modules.add_parser("stake", help="hosts and collateral").add_subparsers(dest="stake_command", required=True)
-    for name, func, text in (("deposit", cmd_deposit, "bond more collateral: deposit AMOUNT"),
-                             ("withdraw", cmd_withdraw, "start unbonding collateral: withdraw AMOUNT")):
+    for name, func, text in (
+        ("deposit", cmd_deposit, "bond more collateral: deposit AMOUNT"),
+        ("withdraw", cmd_withdraw, "start unbonding collateral: withdraw AMOUNT"),
+    ):
         p = stake.add_parser(name, help=text)
         p.add_argument("amount", help="e.g. 1000000000ngonka")
         add_tx_flags(p)
@@ -72,12 +78,19 @@ def register_tx(modules: argparse._SubParsersAction, validator_messages: Validat
     add_tx_flags(p)
     p.set_defaults(func=cmd_edit_host)
     if validator_messages is not None:
-        p = stake.add_parser("create-validator", help="become a host after genesis: MsgCreateValidator with the node's "
-                             "consensus key, then MsgRegisterBlsKey with its BLS key, in one tx signed by --from")
+        p = stake.add_parser(
+            "create-validator",
+            help="become a host after genesis: MsgCreateValidator with the node's "
+            "consensus key, then MsgRegisterBlsKey with its BLS key, in one tx signed by --from",
+        )
         p.add_argument("amount", help="the collateral to bond, e.g. 100000000000000ngonka")
         p.add_argument("--moniker", required=True)
-        p.add_argument("--key-home", default="", help="the node's home, for config/priv_validator_key.json and "
-                       "config/bls_key.json (default: --home, which also holds the keyring)")
+        p.add_argument(
+            "--key-home",
+            default="",
+            help="the node's home, for config/priv_validator_key.json and "
+            "config/bls_key.json (default: --home, which also holds the keyring)",
+        )
         p.add_argument("--no-bls-key", action="store_true", help="do not register the node's BLS key in the tx")
         add_tx_flags(p)
         p.set_defaults(func=cmd_create_validator, validator_messages=validator_messages)
@@ -88,24 +101,85 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     cosmos_prefix = cosmos("staking").query
     gonka_prefix = gonka("stake").query
     stake = modules.add_parser("stake", help="hosts, validators, collateral, weights").add_subparsers(
-        dest="stake_command", required=True)
-    add_module_query(stake, "validators", "every host as a Cosmos validator", cosmos_prefix + "Validators",
-                     cosmos_query.QueryValidatorsRequest, cosmos_query.QueryValidatorsResponse)
-    add_module_query(stake, "validator", "one validator by its gonkavaloper address", cosmos_prefix + "Validator",
-                     cosmos_query.QueryValidatorRequest, cosmos_query.QueryValidatorResponse, ["validator_addr"])
-    add_module_query(stake, "pool", "bonded and unbonding collateral", cosmos_prefix + "Pool",
-                     cosmos_query.QueryPoolRequest, cosmos_query.QueryPoolResponse)
-    add_module_query(stake, "params", "the stake params", gonka_prefix + "Params",
-                     query_pb2.QueryParamsRequest, query_pb2.QueryParamsResponse)
-    add_module_query(stake, "hosts", "every host", gonka_prefix + "Hosts", query_pb2.QueryHostsRequest,
-                     query_pb2.QueryHostsResponse)
-    add_module_query(stake, "host", "one host by its operator address", gonka_prefix + "Host",
-                     query_pb2.QueryHostRequest, query_pb2.QueryHostResponse, ["operator"])
-    add_module_query(stake, "collateral", "a host's bonded and unbonding collateral", gonka_prefix + "Collateral",
-                     query_pb2.QueryCollateralRequest, query_pb2.QueryCollateralResponse, ["operator"])
-    add_module_query(stake, "unbonding", "a host's unbonding entries", gonka_prefix + "UnbondingEntries",
-                     query_pb2.QueryUnbondingEntriesRequest, query_pb2.QueryUnbondingEntriesResponse, ["operator"])
-    add_module_query(stake, "weights", "the weights recorded for an epoch", gonka_prefix + "EpochWeights",
-                     query_pb2.QueryEpochWeightsRequest, query_pb2.QueryEpochWeightsResponse, ["epoch"])
-    add_module_query(stake, "powers", "the validator set in force", gonka_prefix + "ValidatorPowers",
-                     query_pb2.QueryValidatorPowersRequest, query_pb2.QueryValidatorPowersResponse)
+        dest="stake_command", required=True
+    )
+    add_module_query(
+        stake,
+        "validators",
+        "every host as a Cosmos validator",
+        cosmos_prefix + "Validators",
+        cosmos_query.QueryValidatorsRequest,
+        cosmos_query.QueryValidatorsResponse,
+    )
+    add_module_query(
+        stake,
+        "validator",
+        "one validator by its gonkavaloper address",
+        cosmos_prefix + "Validator",
+        cosmos_query.QueryValidatorRequest,
+        cosmos_query.QueryValidatorResponse,
+        ["validator_addr"],
+    )
+    add_module_query(
+        stake,
+        "pool",
+        "bonded and unbonding collateral",
+        cosmos_prefix + "Pool",
+        cosmos_query.QueryPoolRequest,
+        cosmos_query.QueryPoolResponse,
+    )
+    add_module_query(
+        stake,
+        "params",
+        "the stake params",
+        gonka_prefix + "Params",
+        query_pb2.QueryParamsRequest,
+        query_pb2.QueryParamsResponse,
+    )
+    add_module_query(
+        stake, "hosts", "every host", gonka_prefix + "Hosts", query_pb2.QueryHostsRequest, query_pb2.QueryHostsResponse
+    )
+    add_module_query(
+        stake,
+        "host",
+        "one host by its operator address",
+        gonka_prefix + "Host",
+        query_pb2.QueryHostRequest,
+        query_pb2.QueryHostResponse,
+        ["operator"],
+    )
+    add_module_query(
+        stake,
+        "collateral",
+        "a host's bonded and unbonding collateral",
+        gonka_prefix + "Collateral",
+        query_pb2.QueryCollateralRequest,
+        query_pb2.QueryCollateralResponse,
+        ["operator"],
+    )
+    add_module_query(
+        stake,
+        "unbonding",
+        "a host's unbonding entries",
+        gonka_prefix + "UnbondingEntries",
+        query_pb2.QueryUnbondingEntriesRequest,
+        query_pb2.QueryUnbondingEntriesResponse,
+        ["operator"],
+    )
+    add_module_query(
+        stake,
+        "weights",
+        "the weights recorded for an epoch",
+        gonka_prefix + "EpochWeights",
+        query_pb2.QueryEpochWeightsRequest,
+        query_pb2.QueryEpochWeightsResponse,
+        ["epoch"],
+    )
+    add_module_query(
+        stake,
+        "powers",
+        "the validator set in force",
+        gonka_prefix + "ValidatorPowers",
+        query_pb2.QueryValidatorPowersRequest,
+        query_pb2.QueryValidatorPowersResponse,
+    )

@@ -18,6 +18,7 @@ class BankKeeper(Protocol):
     def get_balance(self, ctx: Context, address: bytes, denom: str) -> int: ...
     def delegate_coins(self, ctx: Context, sender: bytes, recipient_module_address: bytes, coins: Coins) -> None:
         """A collateral deposit: may use locked (vesting) coins, never more than the balance."""
+
     def undelegate_coins(self, ctx: Context, module_address: bytes, recipient: bytes, coins: Coins) -> None:
         """Collateral paid back: what is still scheduled comes back locked."""
 

@@ -38,13 +38,16 @@ def init_genesis(ctx: Context, keeper: StakeKeeper, state: dict[str, Any]) -> No
         keeper.set_host(ctx, host)
     store = ctx.kv(keys.STORE_PREFIX)
     for entry in genesis.unbonding_entries:
-        store.set(keys.unbonding_key(entry.completion_epoch, _genesis_operator(entry.operator, seen),
-                                     entry.creation_height),
-                  entry.SerializeToString())
-    keeper.set_epoch_weights(ctx, genesis.weights_epoch,
-                             {_genesis_operator(w.operator, seen): w.weight for w in genesis.weights})
-    keeper.set_validator_powers(ctx, {_genesis_operator(p.operator, seen): p.weight
-                                      for p in genesis.powers if p.weight})
+        store.set(
+            keys.unbonding_key(entry.completion_epoch, _genesis_operator(entry.operator, seen), entry.creation_height),
+            entry.SerializeToString(),
+        )
+    keeper.set_epoch_weights(
+        ctx, genesis.weights_epoch, {_genesis_operator(w.operator, seen): w.weight for w in genesis.weights}
+    )
+    keeper.set_validator_powers(
+        ctx, {_genesis_operator(p.operator, seen): p.weight for p in genesis.powers if p.weight}
+    )
     if genesis.hosts or genesis.unbonding_entries:
         error = invariants.collateral_held(keeper, ctx)
         if error:
@@ -55,13 +58,19 @@ def init_genesis(ctx: Context, keeper: StakeKeeper, state: dict[str, Any]) -> No
 def export_genesis(ctx: Context, keeper: StakeKeeper) -> dict[str, Any]:
     epoch = keeper.weights_epoch(ctx)
     weights = keeper.epoch_weights(ctx, epoch) if epoch is not None else {}
-    return message_dict(genesis_pb2.GenesisState(
-        params=keeper.get_params(ctx), hosts=keeper.hosts(ctx), unbonding_entries=keeper.unbonding_entries(ctx),
-        weights_epoch=epoch or 0,
-        weights=[stake_pb2.HostWeight(operator=bech32.encode(op), weight=w) for op, w in weights.items()],
-        powers=[stake_pb2.HostWeight(operator=bech32.encode(op), weight=p)
-                for op, p in keeper.validator_powers(ctx).items()],
-    ))
+    return message_dict(
+        genesis_pb2.GenesisState(
+            params=keeper.get_params(ctx),
+            hosts=keeper.hosts(ctx),
+            unbonding_entries=keeper.unbonding_entries(ctx),
+            weights_epoch=epoch or 0,
+            weights=[stake_pb2.HostWeight(operator=bech32.encode(op), weight=w) for op, w in weights.items()],
+            powers=[
+                stake_pb2.HostWeight(operator=bech32.encode(op), weight=p)
+                for op, p in keeper.validator_powers(ctx).items()
+            ],
+        )
+    )
 
 
 def _check_genesis_host(host: stake_pb2.Host) -> bytes:

@@ -100,12 +100,16 @@ class StakeKeeper:
             raise ErrHostExists.wrap(f"{bech32.encode(operator)} is already a host")
         if store.get(keys.consensus_index_key(consensus_address(pubkey))) is not None:
             raise ErrConsensusKeyUsed.wrap("another host signs with this consensus key")
-        host = stake_pb2.Host(operator=bech32.encode(operator), consensus_pubkey=pubkey, description=description,
-                              collateral="0")
+        host = stake_pb2.Host(
+            operator=bech32.encode(operator), consensus_pubkey=pubkey, description=description, collateral="0"
+        )
         self.set_host(ctx, host)
         self.deposit_collateral(ctx, operator, collateral)
-        ctx.emit("create_validator", validator=bech32.encode(operator, bech32.VALOPER_PREFIX),
-                 amount=f"{collateral}{self.bond_denom(ctx)}")
+        ctx.emit(
+            "create_validator",
+            validator=bech32.encode(operator, bech32.VALOPER_PREFIX),
+            amount=f"{collateral}{self.bond_denom(ctx)}",
+        )
         return self.must_get_host(ctx, operator)
 
     # --- collateral ---------------------------------------------------------------------------------
@@ -132,31 +136,44 @@ class StakeKeeper:
         bonded = int(host.collateral)
         denom = self.bond_denom(ctx)
         if amount > bonded:
-            raise ErrInsufficientCollateral.wrap(f"{host.operator} has {bonded}{denom} bonded, cannot withdraw "
-                                                 f"{amount}{denom}")
+            raise ErrInsufficientCollateral.wrap(
+                f"{host.operator} has {bonded}{denom} bonded, cannot withdraw {amount}{denom}"
+            )
         host.collateral = str(bonded - amount)
         self.set_host(ctx, host)
-        self.bank.send_coins(ctx, self.pool(ctx, keys.BONDED_POOL), self.pool(ctx, keys.UNBONDING_POOL),
-                             Coins(((denom, amount),)))
+        self.bank.send_coins(
+            ctx, self.pool(ctx, keys.BONDED_POOL), self.pool(ctx, keys.UNBONDING_POOL), Coins(((denom, amount),))
+        )
         completion = self.epochs.current_epoch(ctx).number + self.get_params(ctx).unbonding_epochs
         key = keys.unbonding_key(completion, operator, ctx.header.height)
         store = ctx.kv(keys.STORE_PREFIX)
         raw = store.get(key)
-        entry = stake_pb2.UnbondingEntry.FromString(raw) if raw else stake_pb2.UnbondingEntry(
-            operator=host.operator, amount="0", initial_amount="0", creation_height=ctx.header.height,
-            completion_epoch=completion)
+        entry = (
+            stake_pb2.UnbondingEntry.FromString(raw)
+            if raw
+            else stake_pb2.UnbondingEntry(
+                operator=host.operator,
+                amount="0",
+                initial_amount="0",
+                creation_height=ctx.header.height,
+                completion_epoch=completion,
+            )
+        )
         entry.amount = str(int(entry.amount) + amount)
         entry.initial_amount = str(int(entry.initial_amount) + amount)
         store.set(key, entry.SerializeToString())
-        ctx.emit("withdraw_collateral", operator=host.operator, amount=f"{amount}{denom}",
-                 completion_epoch=str(completion))
+        ctx.emit(
+            "withdraw_collateral", operator=host.operator, amount=f"{amount}{denom}", completion_epoch=str(completion)
+        )
         return completion
 
     def unbonding_entries(self, ctx: Context, operator: bytes | None = None) -> list[stake_pb2.UnbondingEntry]:
         """Unbonding collateral in completion order (then operator), of one operator or all."""
-        entries = [stake_pb2.UnbondingEntry.FromString(v)
-                   for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.UNBONDING_PREFIX)
-                   if operator is None or keys.unbonding_operator(k) == operator]
+        entries = [
+            stake_pb2.UnbondingEntry.FromString(v)
+            for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.UNBONDING_PREFIX)
+            if operator is None or keys.unbonding_operator(k) == operator
+        ]
         return entries
 
     def complete_unbonding(self, ctx: Context, epoch: int) -> None:
@@ -169,8 +186,12 @@ class StakeKeeper:
             entry = stake_pb2.UnbondingEntry.FromString(raw)
             store.delete(key)
             if int(entry.amount):
-                self.bank.undelegate_coins(ctx, self.pool(ctx, keys.UNBONDING_POOL), bech32.decode(entry.operator),
-                                           Coins(((denom, int(entry.amount)),)))
+                self.bank.undelegate_coins(
+                    ctx,
+                    self.pool(ctx, keys.UNBONDING_POOL),
+                    bech32.decode(entry.operator),
+                    Coins(((denom, int(entry.amount)),)),
+                )
             ctx.emit("complete_unbonding", operator=entry.operator, amount=f"{entry.amount}{denom}")
 
     # --- weights and the validator set --------------------------------------------------------------
@@ -221,8 +242,12 @@ class StakeKeeper:
         hosts = {bech32.decode(h.operator): h for h in self.hosts(ctx)}
         weights = {op: w for op, w in self.epoch_weights(ctx, epoch).items() if op in hosts and not hosts[op].jailed}
         powers = power.validator_powers(
-            weights, {op: int(h.collateral) for op, h in hosts.items()}, free_weight_share(params),
-            params.collateral_per_weight, params.max_validators, max_power_share(params),
+            weights,
+            {op: int(h.collateral) for op, h in hosts.items()},
+            free_weight_share(params),
+            params.collateral_per_weight,
+            params.max_validators,
+            max_power_share(params),
         )
         self.set_validator_powers(ctx, powers)
         ctx.emit("set_validators", epoch=str(epoch), validators=str(len(powers)), total_power=str(sum(powers.values())))
@@ -305,8 +330,9 @@ class StakeKeeper:
             if entry_cut:
                 entry.amount = str(int(entry.amount) - entry_cut)
                 store.set(key, entry.SerializeToString())
-                self.bank.send_coins(ctx, self.pool(ctx, keys.UNBONDING_POOL), destination,
-                                     Coins(((denom, entry_cut),)))
+                self.bank.send_coins(
+                    ctx, self.pool(ctx, keys.UNBONDING_POOL), destination, Coins(((denom, entry_cut),))
+                )
                 cut += entry_cut
         epoch = self.weights_epoch(ctx)
         if epoch is not None:
@@ -339,9 +365,12 @@ class StakeKeeper:
         operator = bech32.decode(host.operator)
         in_set = ctx.kv(keys.STORE_PREFIX).get(keys.power_key(operator)) is not None
         validator = staking_pb2.Validator(
-            operator_address=bech32.encode(operator, bech32.VALOPER_PREFIX), jailed=host.jailed,
+            operator_address=bech32.encode(operator, bech32.VALOPER_PREFIX),
+            jailed=host.jailed,
             status=staking_pb2.BOND_STATUS_BONDED if in_set else staking_pb2.BOND_STATUS_UNBONDED,
-            tokens=host.collateral, delegator_shares=host.collateral, description=host.description,
+            tokens=host.collateral,
+            delegator_shares=host.collateral,
+            description=host.description,
             min_self_delegation="1",
         )
         validator.consensus_pubkey.Pack(ed25519.PubKey(key=host.consensus_pubkey), type_url_prefix="/")

@@ -1,16 +1,15 @@
 """x/stake store layout, under the module prefix ``stake/``.
 
-    0x21 | operator(20)                  -> gonka.stake.v1.Host
-    0x22 | consensus_addr(20)            -> operator(20)
-    0x23 | ed25519_pubkey(32)            -> power (8 bytes, big-endian): the validator set last sent to CometBFT
-    0x24 | operator(20)                  -> power (8 bytes): the validator set in force (the power table)
-    0x25 | epoch(8) | operator(20)       -> weight (8 bytes): the epoch's weights (only the latest epoch's kept)
-    0x26 | completion_epoch(8) | operator(20) | creation_height(8) -> gonka.stake.v1.UnbondingEntry
-    0x51                                 -> gonka.stake.v1.Params
+0x21 | operator(20)                  -> gonka.stake.v1.Host
+0x22 | consensus_addr(20)            -> operator(20)
+0x23 | ed25519_pubkey(32)            -> power (8 bytes, big-endian): the validator set last sent to CometBFT
+0x24 | operator(20)                  -> power (8 bytes): the validator set in force (the power table)
+0x25 | epoch(8) | operator(20)       -> weight (8 bytes): the epoch's weights (only the latest epoch's kept)
+0x26 | completion_epoch(8) | operator(20) | creation_height(8) -> gonka.stake.v1.UnbondingEntry
+0x51                                 -> gonka.stake.v1.Params
 """
 
 from __future__ import annotations
-
 
 MODULE_NAME = "stake"
 STORE_PREFIX = b"stake/"

@@ -85,7 +85,8 @@ def handle_create_validator(
     collateral = positive_amount(msg.value, "collateral")
     if collateral < params.power_reduction:
         raise ErrInvalidCoins.wrap(
-            f"collateral below one unit of weight ({params.power_reduction}{params.bond_denom}) has no power")
+            f"collateral below one unit of weight ({params.power_reduction}{params.bond_denom}) has no power"
+        )
     check_description(params, msg.description)
     stake.register_host(ctx, operator_of(msg), ed25519_key(msg.pubkey), msg.description, collateral)
     ctx.emit("message", module="stake", sender=bech32.encode(operator_of(msg)))
@@ -95,8 +96,9 @@ def handle_create_validator(
 # --- Gonka's own --------------------------------------------------------------------------------------
 
 
-def operator_signers(msg: stake_tx.MsgEditHost | stake_tx.MsgDepositCollateral | stake_tx.MsgWithdrawCollateral
-                     ) -> list[bytes]:
+def operator_signers(
+    msg: stake_tx.MsgEditHost | stake_tx.MsgDepositCollateral | stake_tx.MsgWithdrawCollateral,
+) -> list[bytes]:
     return [parse_address(msg.operator, "operator")]
 
 
@@ -137,26 +139,35 @@ def handle_withdraw(
 ) -> stake_tx.MsgWithdrawCollateralResponse:
     check_denom(stake.get_params(ctx), msg.amount, "collateral")
     completion = stake.withdraw_collateral(
-        ctx, parse_address(msg.operator, "operator"), positive_amount(msg.amount, "amount"))
+        ctx, parse_address(msg.operator, "operator"), positive_amount(msg.amount, "amount")
+    )
     return stake_tx.MsgWithdrawCollateralResponse(completion_epoch=completion)
 
 
 def routes(stake: StakeKeeper) -> dict[str, MsgRoute]:
     return {
         type_url(tx_pb2.MsgCreateValidator): MsgRoute(
-            tx_pb2.MsgCreateValidator, create_validator_signers, validate_create_validator,
+            tx_pb2.MsgCreateValidator,
+            create_validator_signers,
+            validate_create_validator,
             lambda ctx, msg: handle_create_validator(ctx, stake, msg),
         ),
         type_url(stake_tx.MsgEditHost): MsgRoute(
-            stake_tx.MsgEditHost, operator_signers, validate_edit_host,
+            stake_tx.MsgEditHost,
+            operator_signers,
+            validate_edit_host,
             lambda ctx, msg: handle_edit_host(ctx, stake, msg),
         ),
         type_url(stake_tx.MsgDepositCollateral): MsgRoute(
-            stake_tx.MsgDepositCollateral, operator_signers, validate_collateral_msg,
+            stake_tx.MsgDepositCollateral,
+            operator_signers,
+            validate_collateral_msg,
             lambda ctx, msg: handle_deposit(ctx, stake, msg),
         ),
         type_url(stake_tx.MsgWithdrawCollateral): MsgRoute(
-            stake_tx.MsgWithdrawCollateral, operator_signers, validate_collateral_msg,
+            stake_tx.MsgWithdrawCollateral,
+            operator_signers,
+            validate_collateral_msg,
             lambda ctx, msg: handle_withdraw(ctx, stake, msg),
         ),
         type_url(stake_tx.MsgUpdateParams): update_params_route(

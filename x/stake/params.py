@@ -14,8 +14,14 @@ def default_params() -> stake_pb2.Params:
     free of collateral, at most 25% of the power per host, 100 validators; collateral unbonds over one
     epoch. A fresh message each call: callers may change it."""
     return stake_pb2.Params(
-        bond_denom="ngonka", power_reduction=10**9, max_moniker_length=70, unbonding_epochs=1,
-        free_weight_share="0.2", collateral_per_weight=10**9, max_power_share="0.25", max_validators=100,
+        bond_denom="ngonka",
+        power_reduction=10**9,
+        max_moniker_length=70,
+        unbonding_epochs=1,
+        free_weight_share="0.2",
+        collateral_per_weight=10**9,
+        max_power_share="0.25",
+        max_validators=100,
     )
 
 

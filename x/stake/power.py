@@ -63,12 +63,17 @@ def cap_powers(powers: Mapping[bytes, int], share: Fraction) -> dict[bytes, int]
 
 
 def validator_powers(
-    weights: Mapping[bytes, int], collateral: Mapping[bytes, int], free_share: Fraction, collateral_per_weight: int,
-    max_validators: int, max_share: Fraction,
+    weights: Mapping[bytes, int],
+    collateral: Mapping[bytes, int],
+    free_share: Fraction,
+    collateral_per_weight: int,
+    max_validators: int,
+    max_share: Fraction,
 ) -> dict[bytes, int]:
     """The validator set (operator -> power, only positive powers) of an epoch's ``weights``: backed by
     ``collateral``, the largest selected, then capped. Hosts left out of ``weights`` (jailed) get none."""
-    backed = {op: backed_weight(w, collateral.get(op, 0), free_share, collateral_per_weight)
-              for op, w in weights.items()}
+    backed = {
+        op: backed_weight(w, collateral.get(op, 0), free_share, collateral_per_weight) for op, w in weights.items()
+    }
     capped = cap_powers(select_validators(backed, max_validators), max_share)
     return {op: p for op, p in sorted(capped.items()) if p > 0}

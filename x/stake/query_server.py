@@ -36,10 +36,10 @@ class QueryServer:
             gonka_prefix + "Hosts": QueryRoute(query_pb2.QueryHostsRequest, self.hosts),
             gonka_prefix + "Collateral": QueryRoute(query_pb2.QueryCollateralRequest, self.collateral),
             gonka_prefix + "UnbondingEntries": QueryRoute(
-                query_pb2.QueryUnbondingEntriesRequest, self.unbonding_entries),
+                query_pb2.QueryUnbondingEntriesRequest, self.unbonding_entries
+            ),
             gonka_prefix + "EpochWeights": QueryRoute(query_pb2.QueryEpochWeightsRequest, self.epoch_weights),
-            gonka_prefix + "ValidatorPowers": QueryRoute(
-                query_pb2.QueryValidatorPowersRequest, self.validator_powers),
+            gonka_prefix + "ValidatorPowers": QueryRoute(query_pb2.QueryValidatorPowersRequest, self.validator_powers),
         }
 
     def _host(self, ctx: Context, operator: bytes) -> stake_pb2.Host:
@@ -66,20 +66,27 @@ class QueryServer:
             operator = bech32.decode(req.validator_addr, bech32.VALOPER_PREFIX)
         except ValueError as exc:
             raise ErrInvalidAddress.wrap(f"validator address: {exc}") from None
-        return cosmos_query.QueryValidatorResponse(validator=self.keeper.cosmos_validator(ctx, self._host(ctx, operator)))
+        return cosmos_query.QueryValidatorResponse(
+            validator=self.keeper.cosmos_validator(ctx, self._host(ctx, operator))
+        )
 
     def cosmos_params(self, ctx: Context, req: cosmos_query.QueryParamsRequest) -> cosmos_query.QueryParamsResponse:
         """What of the params the Cosmos shape has: the bond denom and the validator count (unbonding is
         counted in epochs, not time, so ``unbonding_time`` stays empty)."""
         params = self.keeper.get_params(ctx)
-        return cosmos_query.QueryParamsResponse(params=staking_pb2.Params(
-            bond_denom=params.bond_denom, max_validators=params.max_validators, min_commission_rate="0"))
+        return cosmos_query.QueryParamsResponse(
+            params=staking_pb2.Params(
+                bond_denom=params.bond_denom, max_validators=params.max_validators, min_commission_rate="0"
+            )
+        )
 
     def pool(self, ctx: Context, req: cosmos_query.QueryPoolRequest) -> cosmos_query.QueryPoolResponse:
-        return cosmos_query.QueryPoolResponse(pool=staking_pb2.Pool(
-            bonded_tokens=str(self.keeper.pool_balance(ctx, keys.BONDED_POOL)),
-            not_bonded_tokens=str(self.keeper.pool_balance(ctx, keys.UNBONDING_POOL)),
-        ))
+        return cosmos_query.QueryPoolResponse(
+            pool=staking_pb2.Pool(
+                bonded_tokens=str(self.keeper.pool_balance(ctx, keys.BONDED_POOL)),
+                not_bonded_tokens=str(self.keeper.pool_balance(ctx, keys.UNBONDING_POOL)),
+            )
+        )
 
     # --- gonka.stake.v1 -----------------------------------------------------------------------------
 
@@ -97,8 +104,9 @@ class QueryServer:
         operator = parse_address(req.operator, "operator")
         host = self._host(ctx, operator)
         unbonding = sum(int(e.amount) for e in self.keeper.unbonding_entries(ctx, operator))
-        return query_pb2.QueryCollateralResponse(bonded=host.collateral, unbonding=str(unbonding),
-                                                 denom=self.keeper.bond_denom(ctx))
+        return query_pb2.QueryCollateralResponse(
+            bonded=host.collateral, unbonding=str(unbonding), denom=self.keeper.bond_denom(ctx)
+        )
 
     def unbonding_entries(
         self, ctx: Context, req: query_pb2.QueryUnbondingEntriesRequest
@@ -112,8 +120,10 @@ class QueryServer:
         if self.keeper.weights_epoch(ctx) != req.epoch:
             raise ErrNotFound.wrap(f"no weights recorded for epoch {req.epoch} (only the latest epoch's are kept)")
         weights = self.keeper.epoch_weights(ctx, req.epoch)
-        return query_pb2.QueryEpochWeightsResponse(epoch=req.epoch, weights=[
-            stake_pb2.HostWeight(operator=bech32.encode(op), weight=w) for op, w in weights.items()])
+        return query_pb2.QueryEpochWeightsResponse(
+            epoch=req.epoch,
+            weights=[stake_pb2.HostWeight(operator=bech32.encode(op), weight=w) for op, w in weights.items()],
+        )
 
     def validator_powers(
         self, ctx: Context, req: query_pb2.QueryValidatorPowersRequest
@@ -121,4 +131,5 @@ class QueryServer:
         powers = self.keeper.validator_powers(ctx)
         return query_pb2.QueryValidatorPowersResponse(
             powers=[stake_pb2.HostWeight(operator=bech32.encode(op), weight=p) for op, p in powers.items()],
-            total=sum(powers.values()))
+            total=sum(powers.values()),
+        )

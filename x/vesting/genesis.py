@@ -66,12 +66,19 @@ def init_genesis(ctx: Context, keeper: VestingKeeper, state: dict[str, Any]) -> 
 
 
 def export_genesis(ctx: Context, keeper: VestingKeeper) -> dict[str, Any]:
-    genesis = genesis_pb2.GenesisState(params=keeper.get_params(ctx), parts=keeper.all_parts(ctx),
-                                       accounts=keeper.accounts(ctx), last_block_time_ns=keeper.last_block_time_ns(ctx),
-                                       last_release_epoch=keeper.last_release_epoch(ctx))
+    genesis = genesis_pb2.GenesisState(
+        params=keeper.get_params(ctx),
+        parts=keeper.all_parts(ctx),
+        accounts=keeper.accounts(ctx),
+        last_block_time_ns=keeper.last_block_time_ns(ctx),
+        last_release_epoch=keeper.last_release_epoch(ctx),
+    )
     for timed in keeper.timed_accounts(ctx):
-        base = cosmos_vesting.BaseVestingAccount(base_account=auth_pb2.BaseAccount(address=timed.address),
-                                                 original_vesting=timed.original_vesting, end_time=timed.end_time)
+        base = cosmos_vesting.BaseVestingAccount(
+            base_account=auth_pb2.BaseAccount(address=timed.address),
+            original_vesting=timed.original_vesting,
+            end_time=timed.end_time,
+        )
         if timed.delayed:
             genesis.delayed_vesting_accounts.add(base_vesting_account=base)
         else:
@@ -114,8 +121,13 @@ def _timed(base: cosmos_vesting.BaseVestingAccount, start_time: int, *, delayed:
         raise ValueError(f"{what}: original_vesting is empty")
     if base.end_time <= 0:
         raise ValueError(f"{what}: end_time must be positive")
-    return vesting_pb2.TimedVesting(address=address, original_vesting=to_proto(amounts(base.original_vesting)),
-                                    start_time=start_time, end_time=base.end_time, delayed=delayed)
+    return vesting_pb2.TimedVesting(
+        address=address,
+        original_vesting=to_proto(amounts(base.original_vesting)),
+        start_time=start_time,
+        end_time=base.end_time,
+        delayed=delayed,
+    )
 
 
 def _default_last_release(ctx: Context, keeper: VestingKeeper, parts: Any) -> int:

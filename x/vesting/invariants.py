@@ -66,8 +66,7 @@ def scheduled_accounted(vesting: VestingKeeper, ctx: Context) -> str | None:
         scheduled, vested = amounts(account.scheduled), amounts(account.vested)
         locked = pending.get(address, {})
         if add(vested, locked) != scheduled:
-            return (f"{account.address}: vested {_text(vested)} + locked {_text(locked)} != scheduled "
-                    f"{_text(scheduled)}")
+            return f"{account.address}: vested {_text(vested)} + locked {_text(locked)} != scheduled {_text(scheduled)}"
     return None
 
 

@@ -63,8 +63,9 @@ def change_amounts(change: vesting_pb2.RateChange) -> Amounts:
     return add(amounts(change.increase), amounts(change.decrease), -1)
 
 
-def expand(address: str, last: int, rate: Amounts,
-           changes: Iterable[tuple[int, Amounts]]) -> list[vesting_pb2.VestingPart]:
+def expand(
+    address: str, last: int, rate: Amounts, changes: Iterable[tuple[int, Amounts]]
+) -> list[vesting_pb2.VestingPart]:
     """The parts a rate (what epoch ``last`` + 1 releases) and its later changes imply: one per epoch from
     ``last`` + 1 up to the last change, where not zero (a rate left after the last change is not listed:
     the invariant refuses it)."""
@@ -73,8 +74,10 @@ def expand(address: str, last: int, rate: Amounts,
     for at, change in changes:
         if at > epoch:
             if current:
-                parts.extend(vesting_pb2.VestingPart(address=address, release_epoch=e, amount=to_proto(current))
-                             for e in range(epoch, at))
+                parts.extend(
+                    vesting_pb2.VestingPart(address=address, release_epoch=e, amount=to_proto(current))
+                    for e in range(epoch, at)
+                )
             epoch = at
         current = add(current, change)
     return parts
@@ -146,8 +149,9 @@ class VestingKeeper:
             store.delete(key)
 
     def accounts(self, ctx: Context) -> list[vesting_pb2.VestingAccount]:
-        return [vesting_pb2.VestingAccount.FromString(v)
-                for _, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.ACCOUNT_PREFIX)]
+        return [
+            vesting_pb2.VestingAccount.FromString(v) for _, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.ACCOUNT_PREFIX)
+        ]
 
     def get_timed(self, ctx: Context, address: bytes) -> vesting_pb2.TimedVesting | None:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.timed_key(address))
@@ -186,8 +190,10 @@ class VestingKeeper:
             raise ValueError(f"vesting rate of {bech32.encode(address)} would fall below zero: {rate}")
         store = ctx.kv(keys.STORE_PREFIX)
         if rate:
-            store.set(keys.rate_key(address), vesting_pb2.ReleaseRate(
-                address=bech32.encode(address), amount=to_proto(rate)).SerializeToString())
+            store.set(
+                keys.rate_key(address),
+                vesting_pb2.ReleaseRate(address=bech32.encode(address), amount=to_proto(rate)).SerializeToString(),
+            )
         else:
             store.delete(keys.rate_key(address))
 
@@ -199,10 +205,15 @@ class VestingKeeper:
     def _set_change(self, ctx: Context, epoch: int, address: bytes, change: Amounts) -> None:
         store = ctx.kv(keys.STORE_PREFIX)
         if change:
-            store.set(keys.change_key(epoch, address), vesting_pb2.RateChange(
-                address=bech32.encode(address), epoch=epoch,
-                increase=to_proto({d: a for d, a in change.items() if a > 0}),
-                decrease=to_proto({d: -a for d, a in change.items() if a < 0})).SerializeToString())
+            store.set(
+                keys.change_key(epoch, address),
+                vesting_pb2.RateChange(
+                    address=bech32.encode(address),
+                    epoch=epoch,
+                    increase=to_proto({d: a for d, a in change.items() if a > 0}),
+                    decrease=to_proto({d: -a for d, a in change.items() if a < 0}),
+                ).SerializeToString(),
+            )
             store.set(keys.account_change_key(address, epoch), PRESENT)
         else:
             store.delete(keys.change_key(epoch, address))
@@ -221,21 +232,25 @@ class VestingKeeper:
         prefix = keys.account_changes_prefix(address)
         found = []
         for key, _ in store.iterate(prefix):
-            epoch = int.from_bytes(key[len(prefix):], "big")
+            epoch = int.from_bytes(key[len(prefix) :], "big")
             found.append((epoch, self.get_change(ctx, epoch, address)))
         return found
 
     def parts(self, ctx: Context, address: bytes) -> list[vesting_pb2.VestingPart]:
         """The account's pending parts in release order, derived from its rate and rate changes (what each
         epoch start from L + 1 on releases, where not zero). O(pending parts) to build."""
-        return expand(bech32.encode(address), self.last_release_epoch(ctx), self.get_rate(ctx, address),
-                      self.changes(ctx, address))
+        return expand(
+            bech32.encode(address),
+            self.last_release_epoch(ctx),
+            self.get_rate(ctx, address),
+            self.changes(ctx, address),
+        )
 
     def schedule_addresses(self, ctx: Context) -> list[bytes]:
         """Every address with a release rate or a pending rate change, in byte order."""
         store = ctx.kv(keys.STORE_PREFIX)
-        found = {k[len(keys.RATE_PREFIX):] for k, _ in store.iterate(keys.RATE_PREFIX)}
-        found |= {k[len(keys.ACCOUNT_CHANGE_PREFIX):-8] for k, _ in store.iterate(keys.ACCOUNT_CHANGE_PREFIX)}
+        found = {k[len(keys.RATE_PREFIX) :] for k, _ in store.iterate(keys.RATE_PREFIX)}
+        found |= {k[len(keys.ACCOUNT_CHANGE_PREFIX) : -8] for k, _ in store.iterate(keys.ACCOUNT_CHANGE_PREFIX)}
         return sorted(found)
 
     def all_parts(self, ctx: Context) -> list[vesting_pb2.VestingPart]:
@@ -250,8 +265,10 @@ class VestingKeeper:
         by_address: dict[bytes, dict[int, Amounts]] = {}
         for part in parts:
             if part.release_epoch <= last:
-                raise ValueError(f"vesting genesis: part of {part.address} at epoch {part.release_epoch} is not after "
-                                 f"the last release epoch {last}")
+                raise ValueError(
+                    f"vesting genesis: part of {part.address} at epoch {part.release_epoch} is not after "
+                    f"the last release epoch {last}"
+                )
             epochs = by_address.setdefault(bech32.decode(part.address), {})
             epochs[part.release_epoch] = add(epochs.get(part.release_epoch, {}), amounts(part.amount))
         for address, epochs in by_address.items():
@@ -299,8 +316,14 @@ class VestingKeeper:
         account.ClearField("scheduled")
         account.scheduled.extend(to_proto(scheduled))
         self.set_account(ctx, account)
-        ctx.emit("vest", recipient=bech32.encode(to), sender=bech32.encode(module_address(from_module)),
-                 amount=str(coins), epochs=str(epochs), first_release_epoch=str(first))
+        ctx.emit(
+            "vest",
+            recipient=bech32.encode(to),
+            sender=bech32.encode(module_address(from_module)),
+            amount=str(coins),
+            epochs=str(epochs),
+            first_release_epoch=str(first),
+        )
 
     def release(self, ctx: Context, epoch: int) -> None:
         """Release every epoch from L + 1 to ``epoch`` (one missed by a failed hook goes at the next epoch's
@@ -317,7 +340,7 @@ class VestingKeeper:
         while k <= epoch:
             upto = epoch
             for key, _ in store.iterate(keys.CHANGE_PREFIX, start=keys.changes_end(k)):  # the next change after k
-                upto = min(epoch, int.from_bytes(key[len(keys.CHANGE_PREFIX):len(keys.CHANGE_PREFIX) + 8], "big") - 1)
+                upto = min(epoch, int.from_bytes(key[len(keys.CHANGE_PREFIX) : len(keys.CHANGE_PREFIX) + 8], "big") - 1)
                 break
             count = upto - k + 1
             for key, raw in store.iterate(keys.RATE_PREFIX):
@@ -327,7 +350,7 @@ class VestingKeeper:
             due: dict[bytes, Amounts] = {}
             for key, raw in list(store.iterate(keys.CHANGE_PREFIX, end=keys.changes_end(upto + 1))):
                 change = vesting_pb2.RateChange.FromString(raw)
-                address = key[len(keys.CHANGE_PREFIX) + 8:]
+                address = key[len(keys.CHANGE_PREFIX) + 8 :]
                 due[address] = add(due.get(address, {}), change_amounts(change))
                 store.delete(key)
                 store.delete(keys.account_change_key(address, change.epoch))
@@ -344,8 +367,7 @@ class VestingKeeper:
             account.ClearField("vested")
             account.vested.extend(to_proto(vested))
             self.set_account(ctx, account)
-            ctx.emit("vesting_release", address=bech32.encode(address), amount=str(to_coins(amount)),
-                     epoch=str(epoch))
+            ctx.emit("vesting_release", address=bech32.encode(address), amount=str(to_coins(amount)), epoch=str(epoch))
 
     # --- epoch hooks --------------------------------------------------------------------------------
 

@@ -17,5 +17,7 @@ def default_params() -> vesting_pb2.Params:
 
 def validate_params(params: vesting_pb2.Params) -> None:
     if not 1 <= params.reward_vesting_epochs <= MAX_VESTING_EPOCHS:
-        raise ValueError(f"vesting param reward_vesting_epochs must be in [1, {MAX_VESTING_EPOCHS}], "
-                         f"got {params.reward_vesting_epochs}")
+        raise ValueError(
+            f"vesting param reward_vesting_epochs must be in [1, {MAX_VESTING_EPOCHS}], "
+            f"got {params.reward_vesting_epochs}"
+        )

@@ -43,5 +43,8 @@ class QueryServer:
         k = self.keeper
         account = k.get_account(ctx, address) or vesting_pb2.VestingAccount()
         return query_pb2.QueryLockedResponse(
-            locked=k.locked_coins(ctx, address).to_proto(), vesting=to_proto(k.vesting_coins(ctx, address)),
-            delegated_vesting=account.delegated_vesting, delegated_free=account.delegated_free)
+            locked=k.locked_coins(ctx, address).to_proto(),
+            vesting=to_proto(k.vesting_coins(ctx, address)),
+            delegated_vesting=account.delegated_vesting,
+            delegated_free=account.delegated_free,
+        )

@@ -19,5 +19,20 @@ from x.inference.client.queries import finish_message, inference, start_message
 from x.inference.client.terms import ChatTerms, parse_request, parse_terms
 from x.inference.client.verify import Named, named_escrow
 
-__all__ = ["REFUSALS", "ChainError", "ChatTerms", "Finish", "Model", "Named", "Node", "StartRequest",
-           "finish_message", "inference", "named_escrow", "parse_request", "parse_terms", "refusal", "start_message"]
+__all__ = [
+    "REFUSALS",
+    "ChainError",
+    "ChatTerms",
+    "Finish",
+    "Model",
+    "Named",
+    "Node",
+    "StartRequest",
+    "finish_message",
+    "inference",
+    "named_escrow",
+    "parse_request",
+    "parse_terms",
+    "refusal",
+    "start_message",
+]

@@ -71,8 +71,10 @@ class Finish:
 
 
 REFUSALS = ("insufficient_funds", "already_exists", "invalid")
-REASONS = {(ErrInsufficientFunds.codespace, ErrInsufficientFunds.code): "insufficient_funds",
-           (ErrDuplicate.codespace, ErrDuplicate.code): "already_exists"}
+REASONS = {
+    (ErrInsufficientFunds.codespace, ErrInsufficientFunds.code): "insufficient_funds",
+    (ErrDuplicate.codespace, ErrDuplicate.code): "already_exists",
+}
 """The CheckTx refusals with a reason of their own; any other is ``invalid``."""
 
 

@@ -14,8 +14,11 @@ QUERY = gonka("inference").query
 def inference(querier: Querier, inference_id: bytes) -> inference_pb2.Inference | None:
     """The committed record; None when the chain does not know the id (or the node cannot tell)."""
     try:
-        return querier.query(QUERY + "Inference", query_pb2.QueryInferenceRequest(id=inference_id.hex()),
-                             query_pb2.QueryInferenceResponse).inference
+        return querier.query(
+            QUERY + "Inference",
+            query_pb2.QueryInferenceRequest(id=inference_id.hex()),
+            query_pb2.QueryInferenceResponse,
+        ).inference
     except RPCError:
         return None
 
@@ -24,18 +27,36 @@ def start_message(ta: str, request: StartRequest) -> tx_pb2.MsgStartInference | 
     """What ``request`` becomes on chain, sent by the TA ``ta``: a start, or the reassignment of the inference to a
     new executor."""
     if request.reassign:
-        return tx_pb2.MsgReassignInference(ta=ta, id=request.inference_id, executor=request.executor,
-                                           release=request.release[33:], release_pubkey=request.release[:33])
+        return tx_pb2.MsgReassignInference(
+            ta=ta,
+            id=request.inference_id,
+            executor=request.executor,
+            release=request.release[33:],
+            release_pubkey=request.release[:33],
+        )
     return tx_pb2.MsgStartInference(
-        ta=ta, requester=request.requester, requester_pubkey=request.requester_pubkey, body_hash=request.body_hash,
-        timestamp_ns=request.timestamp_ns, signature=request.signature, model=request.model,
-        max_tokens=request.max_tokens, fee_per_token=request.fee_per_token, executor=request.executor,
-        seed=request.seed, params_hash=request.params_hash)
+        ta=ta,
+        requester=request.requester,
+        requester_pubkey=request.requester_pubkey,
+        body_hash=request.body_hash,
+        timestamp_ns=request.timestamp_ns,
+        signature=request.signature,
+        model=request.model,
+        max_tokens=request.max_tokens,
+        fee_per_token=request.fee_per_token,
+        executor=request.executor,
+        seed=request.seed,
+        params_hash=request.params_hash,
+    )
 
 
 def finish_message(executor: str, finish: Finish, max_tokens: int) -> tx_pb2.MsgFinishInference:
     """The executor's ``MsgFinishInference`` for ``finish``, its completion capped at the escrowed ``max_tokens``."""
     return tx_pb2.MsgFinishInference(
-        executor=executor, id=finish.inference_id, response_hash=finish.response_hash,
-        prompt_tokens=finish.prompt_tokens, completion_tokens=min(finish.completion_tokens, max_tokens),
-        logprobs_digest=finish.logprobs_digest)
+        executor=executor,
+        id=finish.inference_id,
+        response_hash=finish.response_hash,
+        prompt_tokens=finish.prompt_tokens,
+        completion_tokens=min(finish.completion_tokens, max_tokens),
+        logprobs_digest=finish.logprobs_digest,
+    )

@@ -98,4 +98,3 @@ def parse_terms(request: dict[str, Any]) -> ChatTerms:
     _boolean(request, "logprobs", "logprobs")
     sampling = tuple((key, request.get(key)) for key in SAMPLING_KEYS)
     return ChatTerms(model, max_tokens, param, fee, stream, include_usage, seed, sampling)
-

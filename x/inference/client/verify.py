@@ -36,15 +36,20 @@ def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> Named | No
         return None
     for message in tx.messages:
         if message.type_url in (START, STARTS):
-            starts = [tx_pb2.MsgStartInference.FromString(message.value)] if message.type_url == START else list(
-                tx_pb2.MsgStartInferences.FromString(message.value).starts)
+            starts = (
+                [tx_pb2.MsgStartInference.FromString(message.value)]
+                if message.type_url == START
+                else list(tx_pb2.MsgStartInferences.FromString(message.value).starts)
+            )
             for start in starts:
                 try:
                     requester = bech32.decode(start.requester)
                 except ValueError:
                     continue
-                if start.executor == executor and \
-                        request_id(requester, start.body_hash, start.timestamp_ns) == inference:
+                if (
+                    start.executor == executor
+                    and request_id(requester, start.body_hash, start.timestamp_ns) == inference
+                ):
                     return Named(start)
         elif message.type_url == REASSIGN:
             reassign = tx_pb2.MsgReassignInference.FromString(message.value)
