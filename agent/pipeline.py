@@ -228,7 +228,7 @@ class ChatPipeline:
     async def answer_again(self, request: ChatRequest, send: Send) -> int | None:
         """A request the chain already has (its client failed over from another TA): the same signed request to
         the host the chain names, which serves it once: the answer it kept when it finished it, or the answer
-        itself when it is still the executor (``agent/executor.py``, ``one_answer``); None when the chain names
+        itself when it is still the executor (``host/proxy.py``, ``one_answer``); None when the chain names
         no host or no node of that host answers."""
         inference = request.requester.inference_id
         executor = await self.call(self.chain.executor_of, inference)
