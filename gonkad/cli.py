@@ -108,7 +108,22 @@ def cmd_localnet(args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gonkad", description="Gonka node daemon")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_node_commands(sub)
+    _add_tx_commands(sub)
+    _add_query_commands(sub)
+    genesis_cli.register(sub)
+    export_cli.register(sub)
+    keys_cli.register(sub)
+    mlnode_cli.register(sub)
+    agent_cli.register(sub)
+    executor_cli.register(sub)
+    diloco_cli.register(sub)
+    _add_localnet_command(sub)
+    return parser
 
+
+def _add_node_commands(sub: argparse._SubParsersAction) -> None:
+    """``init``, ``start`` and ``status``: one node's home and process."""
     p = sub.add_parser("init", help="initialise a node home (CometBFT config, keys, genesis)")
     p.add_argument("moniker")
     p.add_argument("--home", default=str(DEFAULT_HOME))
@@ -132,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node", default="tcp://127.0.0.1:26657")
     p.set_defaults(func=cmd_status)
 
+
+def _add_tx_commands(sub: argparse._SubParsersAction) -> None:
+    """``tx MODULE …``: every module's transactions."""
     tx_modules = sub.add_parser("tx", help="sign and broadcast a transaction").add_subparsers(
         dest="module", required=True
     )
@@ -149,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     gov_cli.register_tx(tx_modules)
     consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
 
+
+def _add_query_commands(sub: argparse._SubParsersAction) -> None:
+    """``query MODULE …`` (alias ``q``): every module's queries, and transactions by hash."""
     query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(dest="module", required=True)
     bank_cli.register_query(query)
     learning_cli.register_query(query)
@@ -164,14 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     gov_cli.register_query(query)
     query_tx.register_query(query)
 
-    genesis_cli.register(sub)
-    export_cli.register(sub)
-    keys_cli.register(sub)
-    mlnode_cli.register(sub)
-    agent_cli.register(sub)
-    executor_cli.register(sub)
-    diloco_cli.register(sub)
 
+def _add_localnet_command(sub: argparse._SubParsersAction) -> None:
+    """``localnet start|stop|status|watch``: an N-validator network on this machine."""
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
     p.add_argument("action", choices=["start", "stop", "status", "watch"])
     p.add_argument("--settings", default=str(localnet.SETTINGS_FILE), help="the network's settings (TOML)")
@@ -181,7 +197,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wait", type=float, default=0.0, help="start: wait up to this many seconds for blocks")
     p.add_argument("--seconds", type=float, default=10.0, help="watch: for how long")
     p.set_defaults(func=cmd_localnet)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> None:
