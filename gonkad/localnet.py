@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from gonkad import genesis, localnet_services
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
-from gonkad.paths import PROJECT_ROOT, cometbft_binary, pid_file
+from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.crypto import secp256k1
@@ -39,7 +39,7 @@ BOND_DENOM = default_params().bond_denom
 """A new chain's collateral denom (x/stake's default params)."""
 
 SPEC_FILE = "localnet.json"
-SETTINGS_FILE = PROJECT_ROOT / "localnet" / "settings.toml"
+SETTINGS_FILE = LOCALNET_SETTINGS_FILE
 
 
 class LocalnetSettings(BaseModel):
