@@ -12,7 +12,6 @@ from google.protobuf.message import Message
 
 from gonkad import genesis
 from gonkad.cmd.keys import open_keyring
-from gonkad.config import read_cometbft_config
 from sdk.cli.flags import add_home, checked_address
 from sdk.cli.jsonfile import read_json_object
 from sdk.coins import parse_coins
@@ -77,6 +76,8 @@ def validate_genesis(path: Path, doc: dict[str, Any]) -> str:
 
 
 def cmd_gentx(args: argparse.Namespace) -> None:
+    from gonkad.config import read_cometbft_config  # the config module's pydantic models load for this command only
+
     home = Path(args.home)
     doc = read_json_object(genesis_path(args))
     keyring = open_keyring(args)
