@@ -13,6 +13,7 @@ from sdk.baseapp import BaseApp
 from sdk.coins import parse_dec_coins
 from sdk.context import Context
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
+from sdk.module import Module
 from sdk.params import GOV_AUTHORITY
 from sdk.store.commitstore import CommitStore
 from sdk.tx import Tx
@@ -82,6 +83,20 @@ class GonkaApp(BaseApp):
         ``authority``: the address whose ``MsgUpdateParams`` every module accepts (default: governance's
         module account, as in the Cosmos SDK); every node of a chain must use the same."""
         self.authority = authority
+        self._build_keepers(authority)
+        super().__init__(
+            store,
+            modules=self._modules(authority),
+            ante=self.process_ante,
+            min_gas_prices=parse_dec_coins(min_gas_prices),
+            index_events=index_events,
+            simulation_gas_limit=simulation_gas_limit,
+            check_invariants=check_invariants,
+            module_config=module_config,
+        )
+
+    def _build_keepers(self, authority: bytes) -> None:
+        """Every module's keeper, each given the keepers it needs, then the hooks between them."""
         self.account_keeper = AccountKeeper(MODULE_ACCOUNT_PERMISSIONS, authority)
         self.bank_keeper = BankKeeper(
             self.account_keeper,
@@ -100,6 +115,19 @@ class GonkaApp(BaseApp):
         self.slashing_keeper = SlashingKeeper(
             self.stake_keeper, self.bank_keeper, self.account_keeper, self.pool_keeper, authority
         )
+        self._build_payment_keepers(authority)
+        self.epochs_keeper.set_hooks(
+            [self.stake_keeper, self.inference_keeper, self.rewards_keeper, self.vesting_keeper]
+        )
+        self.learning_keeper = LearningKeeper(authority)
+        # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;
+        # "burned" deposits go to the community pool when x/pool's deposits_to_pool says so.
+        self.gov_keeper = GovKeeper(
+            self.account_keeper, self.bank_keeper, self.stake_keeper, self.execute_packed, self.pool_keeper, authority
+        )
+
+    def _build_payment_keepers(self, authority: bytes) -> None:
+        """x/rewards and x/inference, the keepers that pay hosts (through x/vesting)."""
         self.rewards_keeper = RewardsKeeper(  # every host's share vests (x/vesting)
             self.account_keeper,
             self.bank_keeper,
@@ -121,43 +149,26 @@ class GonkaApp(BaseApp):
             self.epochs_keeper,
             authority,
         )
-        self.epochs_keeper.set_hooks(
-            [self.stake_keeper, self.inference_keeper, self.rewards_keeper, self.vesting_keeper]
-        )
-        self.learning_keeper = LearningKeeper(authority)
-        # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;
-        # "burned" deposits go to the community pool when x/pool's deposits_to_pool says so.
-        self.gov_keeper = GovKeeper(
-            self.account_keeper, self.bank_keeper, self.stake_keeper, self.execute_packed, self.pool_keeper, authority
-        )
-        super().__init__(
-            store,
-            modules=[
-                AuthModule(self.account_keeper),
-                BankModule(self.bank_keeper),
-                EpochsModule(self.epochs_keeper),  # first of the block hooks: the others act on its stage
-                VestingModule(self.vesting_keeper),  # keeps the block time before any other hook spends
-                StakeModule(self.stake_keeper),
-                BlsModule(self.bls_keeper, authority),  # after stake: its genesis checks each key's operator is a host
-                SlashingModule(self.slashing_keeper),
-                PoolModule(self.pool_keeper),  # after bank: its genesis checks the pool's balance
-                RewardsModule(self.rewards_keeper),
-                InferenceModule(self.inference_keeper),  # after bank: its genesis checks the escrow held
-                LearningModule(self.learning_keeper),
-                GovModule(self.gov_keeper, self.packed_signers),
-                ConsensusModule(authority),
-                # last: gentxs need every other module's genesis
-                GenutilModule(
-                    deliver=self.run_tx_safely, validator_set_updates=self.stake_keeper.genesis_validator_set
-                ),
-            ],
-            ante=self.process_ante,
-            min_gas_prices=parse_dec_coins(min_gas_prices),
-            index_events=index_events,
-            simulation_gas_limit=simulation_gas_limit,
-            check_invariants=check_invariants,
-            module_config=module_config,
-        )
+
+    def _modules(self, authority: bytes) -> list[Module]:
+        """The modules in the app's order: genesis, the block hooks and the invariants run in it."""
+        return [
+            AuthModule(self.account_keeper),
+            BankModule(self.bank_keeper),
+            EpochsModule(self.epochs_keeper),  # first of the block hooks: the others act on its stage
+            VestingModule(self.vesting_keeper),  # keeps the block time before any other hook spends
+            StakeModule(self.stake_keeper),
+            BlsModule(self.bls_keeper, authority),  # after stake: its genesis checks each key's operator is a host
+            SlashingModule(self.slashing_keeper),
+            PoolModule(self.pool_keeper),  # after bank: its genesis checks the pool's balance
+            RewardsModule(self.rewards_keeper),
+            InferenceModule(self.inference_keeper),  # after bank: its genesis checks the escrow held
+            LearningModule(self.learning_keeper),
+            GovModule(self.gov_keeper, self.packed_signers),
+            ConsensusModule(authority),
+            # last: gentxs need every other module's genesis
+            GenutilModule(deliver=self.run_tx_safely, validator_set_updates=self.stake_keeper.genesis_validator_set),
+        ]
 
     def process_ante(self, ctx: Context, tx: Tx, signers: list[bytes]) -> None:
         process_ante(ctx, tx, signers, self.account_keeper, self.bank_keeper)

@@ -24,6 +24,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from agent.batcher import StartBatcher
+from agent.config import DEFAULT_GAS_LIMIT
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
@@ -44,8 +45,6 @@ from x.inference.client import (
 )
 
 INFERENCE, STAKE, EPOCHS = gonka("inference").query, gonka("stake").query, gonka("epochs").query
-DEFAULT_GAS_LIMIT = 200_000
-"""About 2.6 times what a start uses (~76,000 gas; a reassignment ~39,000)."""
 PAGE_LIMIT = 1000
 
 

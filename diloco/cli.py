@@ -1,6 +1,7 @@
 """``gonkad train``: run a DiLoCo training, take part in one (``--join``), or verify a round (``verify``).
 
-Arguments are checked here before torch is imported; every invalid one is reported as one line.
+Arguments are checked here before torch is imported; every invalid one is reported as one line. The settings
+models (pydantic) load when a command runs, not when gonkad builds its parser.
 """
 
 from __future__ import annotations
@@ -9,12 +10,10 @@ import argparse
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from diloco.config import ChainSettings, JoinSettings, LaunchSettings, Timeouts, TrainConfig
-from mlnode.settings import one_line
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 TRAIN_FLAGS = {
     "workers": "K: workers the run starts with, one data shard each (default 2)",
@@ -57,24 +56,13 @@ CHAIN_FLAGS = {
 }
 JOIN_ONLY = ("join", "worker_name")
 SHARED = ("out", "threads", "device")
-Settings = TypeVar("Settings", bound=BaseModel)
-
-
-class VerifyRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    run_dir: str
-    round: int = Field(ge=0)
-    worker: str
-    threads: int | None = Field(None, ge=1)
-    submit: bool = False
-    verifier: str | None = None
-    """With ``submit``: the key that signs the verdict."""
-    chain: ChainSettings | None = None
+Settings = TypeVar("Settings", bound="BaseModel")
 
 
 def _chain(args: argparse.Namespace) -> dict[str, object]:
     """The ``chain`` settings when ``--chain-node`` is given; the other chain flags need it."""
+    from diloco.config import ChainSettings
+
     given = _given(args, CHAIN_FLAGS)
     if not given:
         return {}
@@ -88,6 +76,10 @@ def _given(args: argparse.Namespace, names: Iterable[str]) -> dict[str, object]:
 
 
 def _validated(model: type[Settings], values: dict[str, object]) -> Settings:
+    from pydantic import ValidationError
+
+    from mlnode.settings import one_line
+
     try:
         return model.model_validate(values)
     except ValidationError as exc:
@@ -99,6 +91,8 @@ def _flag(name: str) -> str:
 
 
 def cmd_train(args: argparse.Namespace) -> None:
+    from diloco.config import JoinSettings, LaunchSettings, Timeouts, TrainConfig
+
     train_given = _given(args, TRAIN_FLAGS)
     if args.join is not None:
         extra = [*train_given, *_given(args, (*LAUNCH_FLAGS, *TIMEOUT_FLAGS)), *(["resume"] if args.resume else [])]
@@ -137,6 +131,8 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> None:
+    from diloco.config import VerifyRequest
+
     request = _validated(
         VerifyRequest,
         {**_given(args, ("run_dir", "round", "worker", "threads", "verifier")), "submit": args.submit, **_chain(args)},

@@ -143,3 +143,18 @@ class JoinSettings(BaseModel):
     threads: int = Field(1, ge=1)
     device: str = Field("auto", pattern=DEVICE)
     chain: ChainSettings | None = None
+
+
+class VerifyRequest(BaseModel):
+    """``gonkad train verify``: replay one worker's round and judge its Proof-of-Learning record."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_dir: str
+    round: int = Field(ge=0)
+    worker: str
+    threads: int | None = Field(None, ge=1)
+    submit: bool = False
+    verifier: str | None = None
+    """With ``submit``: the key that signs the verdict."""
+    chain: ChainSettings | None = None

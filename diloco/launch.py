@@ -170,6 +170,21 @@ def on_chain(
     )
 
 
+def host_store(run: RunRecord, settings: LaunchSettings, chain_run: ChainRun | None) -> tuple[dist.TCPStore, str]:
+    """The rendezvous store, holding the run (and its chain run, if any) for the workers; its address for them."""
+    host, port = settings.rendezvous.rsplit(":", 1)
+    store = dist.TCPStore(
+        host, int(port), is_master=True, wait_for_workers=False, timeout=timedelta(seconds=STORE_TIMEOUT_S)
+    )
+    store.set(
+        "run",
+        RunSpec(run=run, timeouts=settings.timeouts, keep_checkpoints=settings.keep_checkpoints).model_dump_json(),
+    )
+    if chain_run is not None:
+        store.set(CHAIN_KEY, chain_run.model_dump_json())
+    return store, f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{store.port}"
+
+
 def coordinate(
     layout: RunLayout,
     run: RunRecord,
@@ -182,17 +197,7 @@ def coordinate(
 ) -> None:
     """Host the store, spawn ``count`` local workers and coordinate rounds ``first_round`` … ``end_round - 1``;
     ``reserved`` maps the starting checkpoint's workers to their data indices."""
-    host, port = settings.rendezvous.rsplit(":", 1)
-    store = dist.TCPStore(
-        host, int(port), is_master=True, wait_for_workers=False, timeout=timedelta(seconds=STORE_TIMEOUT_S)
-    )
-    store.set(
-        "run",
-        RunSpec(run=run, timeouts=settings.timeouts, keep_checkpoints=settings.keep_checkpoints).model_dump_json(),
-    )
-    if chain_run is not None:
-        store.set(CHAIN_KEY, chain_run.model_dump_json())
-    address = f"{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{store.port}"
+    store, address = host_store(run, settings, chain_run)
     local = local_names(count, reserved)
     threads = settings.threads or max(1, (os.cpu_count() or 1) // max(1, count))
     log, progress = MetricsLog(layout.metrics_file), Progress(run.config.rounds, first_round)

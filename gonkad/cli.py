@@ -1,27 +1,24 @@
-"""The ``gonkad`` command line. Every failure is one line on stderr and a non-zero exit code."""
+"""The ``gonkad`` command line. Every failure is one line on stderr and a non-zero exit code.
+
+Building the parser loads only what the commands' flags need: a command's handler imports the app, the node, the
+localnet and such when it runs, so ``gonkad query … --help`` and every short command start quickly."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import logging
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from diloco import cli as diloco_cli
-from gonkad import genesis, localnet
 from gonkad.cmd import agent as agent_cli
 from gonkad.cmd import executor as executor_cli
 from gonkad.cmd import export as export_cli
 from gonkad.cmd import genesis as genesis_cli
 from gonkad.cmd import keys as keys_cli
 from gonkad.cmd import query_tx
-from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
-from gonkad.node import run_node
-from gonkad.paths import cometbft_binary
+from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary
 from mlnode import cli as mlnode_cli
 from sdk.cli.flags import DEFAULT_HOME
 from sdk.client.rpc import CometRPC, RPCError
@@ -31,7 +28,6 @@ from sdk.keyring.keyring import KeyringError
 from x.auth import cli as auth_cli
 from x.bank import cli as bank_cli
 from x.bls import cli as bls_cli
-from x.bls.keyfile import create_key_file, key_file
 from x.consensus import cli as consensus_cli
 from x.epochs import cli as epochs_cli
 from x.gov import cli as gov_cli
@@ -49,6 +45,10 @@ class CLIError(Exception):
 
 
 def cmd_init(args: argparse.Namespace) -> None:
+    from gonkad import genesis
+    from gonkad.config import AppConfig, edit_cometbft_config, save_app_config
+    from x.bls.keyfile import create_key_file, key_file
+
     home = Path(args.home)
     if (home / "config" / "genesis.json").exists() and not args.overwrite:
         raise CLIError(f"{home} is already initialised; pass --overwrite to replace its genesis")
@@ -72,6 +72,12 @@ def cmd_init(args: argparse.Namespace) -> None:
 
 
 def cmd_start(args: argparse.Namespace) -> None:
+    import asyncio
+    import logging
+
+    from gonkad.config import load_app_config
+    from gonkad.node import run_node
+
     home = Path(args.home)
     if not (home / "config" / "genesis.json").exists():
         raise CLIError(f"{home} has no config/genesis.json; run `gonkad init` first")
@@ -86,6 +92,10 @@ def cmd_status(args: argparse.Namespace) -> None:
 
 
 def cmd_localnet(args: argparse.Namespace) -> None:
+    import time
+
+    from gonkad import localnet
+
     root = Path(args.home)
     if args.action == "start":
         settings = localnet.load_settings(Path(args.settings), args.validators, args.chain_id, with_services=True)
@@ -108,7 +118,22 @@ def cmd_localnet(args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gonkad", description="Gonka node daemon")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_node_commands(sub)
+    _add_tx_commands(sub)
+    _add_query_commands(sub)
+    genesis_cli.register(sub)
+    export_cli.register(sub)
+    keys_cli.register(sub)
+    mlnode_cli.register(sub)
+    agent_cli.register(sub)
+    executor_cli.register(sub)
+    diloco_cli.register(sub)
+    _add_localnet_command(sub)
+    return parser
 
+
+def _add_node_commands(sub: argparse._SubParsersAction) -> None:
+    """``init``, ``start`` and ``status``: one node's home and process."""
     p = sub.add_parser("init", help="initialise a node home (CometBFT config, keys, genesis)")
     p.add_argument("moniker")
     p.add_argument("--home", default=str(DEFAULT_HOME))
@@ -132,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node", default="tcp://127.0.0.1:26657")
     p.set_defaults(func=cmd_status)
 
+
+def _add_tx_commands(sub: argparse._SubParsersAction) -> None:
+    """``tx MODULE …``: every module's transactions."""
     tx_modules = sub.add_parser("tx", help="sign and broadcast a transaction").add_subparsers(
         dest="module", required=True
     )
@@ -149,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     gov_cli.register_tx(tx_modules)
     consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
 
+
+def _add_query_commands(sub: argparse._SubParsersAction) -> None:
+    """``query MODULE …`` (alias ``q``): every module's queries, and transactions by hash."""
     query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(dest="module", required=True)
     bank_cli.register_query(query)
     learning_cli.register_query(query)
@@ -164,24 +195,18 @@ def build_parser() -> argparse.ArgumentParser:
     gov_cli.register_query(query)
     query_tx.register_query(query)
 
-    genesis_cli.register(sub)
-    export_cli.register(sub)
-    keys_cli.register(sub)
-    mlnode_cli.register(sub)
-    agent_cli.register(sub)
-    executor_cli.register(sub)
-    diloco_cli.register(sub)
 
+def _add_localnet_command(sub: argparse._SubParsersAction) -> None:
+    """``localnet start|stop|status|watch``: an N-validator network on this machine."""
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
     p.add_argument("action", choices=["start", "stop", "status", "watch"])
-    p.add_argument("--settings", default=str(localnet.SETTINGS_FILE), help="the network's settings (TOML)")
+    p.add_argument("--settings", default=str(LOCALNET_SETTINGS_FILE), help="the network's settings (TOML)")
     p.add_argument("--validators", type=int, help="overrides the settings' validators")
     p.add_argument("--home", default="localnet/home")
     p.add_argument("--chain-id", help="overrides the settings' chain_id")
     p.add_argument("--wait", type=float, default=0.0, help="start: wait up to this many seconds for blocks")
     p.add_argument("--seconds", type=float, default=10.0, help="watch: for how long")
     p.set_defaults(func=cmd_localnet)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from gonkad import genesis, localnet_services
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
-from gonkad.paths import PROJECT_ROOT, cometbft_binary, pid_file
+from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.crypto import secp256k1
@@ -39,7 +39,7 @@ BOND_DENOM = default_params().bond_denom
 """A new chain's collateral denom (x/stake's default params)."""
 
 SPEC_FILE = "localnet.json"
-SETTINGS_FILE = PROJECT_ROOT / "localnet" / "settings.toml"
+SETTINGS_FILE = LOCALNET_SETTINGS_FILE
 
 
 class LocalnetSettings(BaseModel):
@@ -169,27 +169,48 @@ def build(
     funded = generate_test_keys(root, ["faucet", *(f"val{i}" for i in range(validators))])
     services = settings.services
     ports = free_ports(4 * validators + (2 * services.ml_nodes + services.transfer_agents if services else 0))
-    nodes = []
-    for i in range(validators):
-        home = root / f"node{i}"
-        _cometbft("init", "--home", str(home))
-        create_key_file(home)  # config/bls_key.json, as `gonkad init` makes it
-        p2p, rpc, abci, grpc = ports[4 * i : 4 * i + 4]
-        node_id = _cometbft("show-node-id", "--home", str(home))
-        nodes.append(
-            NodeSpec(
-                name=f"node{i}",
-                home=str(home),
-                p2p_port=p2p,
-                rpc_port=rpc,
-                abci_port=abci,
-                grpc_port=grpc,
-                node_id=node_id,
-            )
-        )
+    nodes = [_init_node(root, i, ports[4 * i : 4 * i + 4]) for i in range(validators)]
     app_state = genesis.merge_overrides(genesis.default_app_state(), settings.genesis)
     app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", settings.faucet_ngonka)])
     keyring = Keyring(root, "test")
+    app_state = _add_validators(app_state, nodes, funded, keyring, settings)
+    services_spec = None
+    if services is not None:
+        services_spec, app_state = localnet_services.build(
+            root, services, keyring, nodes, ports[4 * validators :], app_state
+        )
+    _write_node_configs(nodes, app_state, settings)
+    spec = LocalnetSpec(chain_id=chain_id, nodes=nodes, services=services_spec)
+    (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
+    return spec
+
+
+def _init_node(root: Path, i: int, ports: list[int]) -> NodeSpec:
+    """Validator ``i``'s home (CometBFT's config and keys, the BLS key) on its 4 ports: p2p, rpc, abci, grpc."""
+    home = root / f"node{i}"
+    _cometbft("init", "--home", str(home))
+    create_key_file(home)  # config/bls_key.json, as `gonkad init` makes it
+    p2p, rpc, abci, grpc = ports
+    node_id = _cometbft("show-node-id", "--home", str(home))
+    return NodeSpec(
+        name=f"node{i}",
+        home=str(home),
+        p2p_port=p2p,
+        rpc_port=rpc,
+        abci_port=abci,
+        grpc_port=grpc,
+        node_id=node_id,
+    )
+
+
+def _add_validators(
+    app_state: dict[str, Any],
+    nodes: list[NodeSpec],
+    funded: dict[str, str],
+    keyring: Keyring,
+    settings: LocalnetSettings,
+) -> dict[str, Any]:
+    """``app_state`` with each validator's account funded and its gentx (which registers its BLS key)."""
     gen_txs = []
     for i, node in enumerate(nodes):
         app_state = genesis.add_genesis_account(
@@ -200,26 +221,23 @@ def build(
             node.name,
             consensus_pubkey(Path(node.home)),
             (BOND_DENOM, settings.validator_stake_ngonka),
-            chain_id,
+            settings.chain_id,
             bls_secret=load_secret(Path(node.home)),
         )  # the gentx registers the node's BLS key
         gen_txs.append(base64.b64encode(raw).decode())
     app_state["genutil"] = {"gen_txs": gen_txs}  # the validator set comes from these, at InitChain
-    services_spec = None
-    if services is not None:
-        services_spec, app_state = localnet_services.build(
-            root, services, keyring, nodes, ports[4 * validators :], app_state
-        )
+    return app_state
+
+
+def _write_node_configs(nodes: list[NodeSpec], app_state: dict[str, Any], settings: LocalnetSettings) -> None:
+    """One genesis for every node, and each node's CometBFT settings."""
     genesis_path = Path(nodes[0].home) / "config" / "genesis.json"
-    genesis.write_genesis(genesis_path, chain_id, [], app_state, settings.consensus_params)
+    genesis.write_genesis(genesis_path, settings.chain_id, [], app_state, settings.consensus_params)
     for node in nodes:
         home = Path(node.home)
         if home / "config" / "genesis.json" != genesis_path:
             (home / "config" / "genesis.json").write_text(genesis_path.read_text())
         _node_settings(node, nodes, settings)
-    spec = LocalnetSpec(chain_id=chain_id, nodes=nodes, services=services_spec)
-    (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
-    return spec
 
 
 def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSettings) -> None:

@@ -104,10 +104,19 @@ def build(
     """Service homes and keys under ``root/services``, and ``app_state`` with the model, the ML nodes and the
     TAs' accounts. ``nodes`` are the validators' NodeSpecs; ``ports`` 2 per ML node (its own, its executor's) and 1
     per TA."""
+    model = _add_model(app_state, settings)
+    services: list[ServiceSpec] = []
+    for i in range(settings.ml_nodes):
+        services += _ml_node(root, i, nodes[i].name, ports[2 * i : 2 * i + 2], keyring, model, settings, app_state)
+    agents, app_state = _transfer_agents(root, settings, nodes, ports[2 * settings.ml_nodes :], app_state)
+    return ServicesSpec(settings=settings, model=model, services=services + agents), app_state
+
+
+def _add_model(app_state: dict[str, Any], settings: ServicesSettings) -> str:
+    """The settings' model added to x/inference's genesis; its id."""
     name, sha, context = model_identity(settings.preset, settings.seed)
     model = f"{name}@sha256:{sha}"
-    inference = app_state.setdefault("inference", {})
-    inference.setdefault("models", []).append(
+    app_state.setdefault("inference", {}).setdefault("models", []).append(
         {
             "id": model,
             "name": name,
@@ -116,61 +125,76 @@ def build(
             "price_per_token": str(settings.price_per_token_ngonka),
         }
     )
-    services: list[ServiceSpec] = []
-    ta_ports = ports[2 * settings.ml_nodes :]
-    for i in range(settings.ml_nodes):
-        mlnode_port, executor_port = ports[2 * i], ports[2 * i + 1]
-        host_key = f"val{i}"
-        mlnode = ServiceSpec(
-            name=f"mlnode{i}",
-            kind="mlnode",
-            home=str(root / "services" / f"mlnode{i}"),
-            port=mlnode_port,
-            node=nodes[i].name,
-        )
-        executor = ServiceSpec(
-            name=f"executor{i}",
-            kind="executor",
-            home=str(root / "services" / f"executor{i}"),
-            port=executor_port,
-            node=nodes[i].name,
-            key=host_key,
-            upstream=mlnode.url,
-            address=keyring.get(host_key).address,
-        )
-        for service in (mlnode, executor):
-            Path(service.home).mkdir(parents=True, exist_ok=True)
-        Keyring(Path(executor.home), "test").import_key(
-            host_key, keyring.export(host_key, EXPORT_PASSPHRASE), EXPORT_PASSPHRASE
-        )
-        inference.setdefault("nodes", []).append(
-            {
-                "operator": executor.address,
-                "node_id": f"node-{i}",
-                "url": executor.url,
-                "models": [model],
-                "max_concurrency": settings.max_concurrency,
-            }
-        )
-        services += [mlnode, executor]
-    ta_urls = [f"http://127.0.0.1:{port}" for port in ta_ports[: settings.transfer_agents]]
+    return model
+
+
+def _ml_node(
+    root: Path,
+    i: int,
+    node: str,
+    ports: list[int],
+    keyring: Keyring,
+    model: str,
+    settings: ServicesSettings,
+    app_state: dict[str, Any],
+) -> list[ServiceSpec]:
+    """ML node ``i`` and its executor (which signs with validator ``i``'s key, copied to its home), the node
+    registered in x/inference's genesis; ``ports``: the ML node's and the executor's."""
+    mlnode_port, executor_port = ports
+    host_key = f"val{i}"
+    mlnode = ServiceSpec(
+        name=f"mlnode{i}", kind="mlnode", home=str(root / "services" / f"mlnode{i}"), port=mlnode_port, node=node
+    )
+    executor = ServiceSpec(
+        name=f"executor{i}",
+        kind="executor",
+        home=str(root / "services" / f"executor{i}"),
+        port=executor_port,
+        node=node,
+        key=host_key,
+        upstream=mlnode.url,
+        address=keyring.get(host_key).address,
+    )
+    for service in (mlnode, executor):
+        Path(service.home).mkdir(parents=True, exist_ok=True)
+    Keyring(Path(executor.home), "test").import_key(
+        host_key, keyring.export(host_key, EXPORT_PASSPHRASE), EXPORT_PASSPHRASE
+    )
+    app_state["inference"].setdefault("nodes", []).append(
+        {
+            "operator": executor.address,
+            "node_id": f"node-{i}",
+            "url": executor.url,
+            "models": [model],
+            "max_concurrency": settings.max_concurrency,
+        }
+    )
+    return [mlnode, executor]
+
+
+def _transfer_agents(
+    root: Path, settings: ServicesSettings, nodes: list[Any], ports: list[int], app_state: dict[str, Any]
+) -> tuple[list[ServiceSpec], dict[str, Any]]:
+    """The TAs, each with a funded key, spread over the validators and peers of one another."""
+    urls = [f"http://127.0.0.1:{port}" for port in ports[: settings.transfer_agents]]
+    agents = []
     for j in range(settings.transfer_agents):
         home = root / "services" / f"ta{j}"
         address = generate_test_keys(home, ["ta"])["ta"]
         app_state = genesis.add_genesis_account(app_state, address, [("ngonka", settings.ta_balance_ngonka)])
-        services.append(
+        agents.append(
             ServiceSpec(
                 name=f"ta{j}",
                 kind="agent",
                 home=str(home),
-                port=ta_ports[j],
+                port=ports[j],
                 node=nodes[j % len(nodes)].name,
                 key="ta",
                 address=address,
-                peers=[url for k, url in enumerate(ta_urls) if k != j],
+                peers=[url for k, url in enumerate(urls) if k != j],
             )
         )
-    return ServicesSpec(settings=settings, model=model, services=services), app_state
+    return agents, app_state
 
 
 def command(service: ServiceSpec, settings: ServicesSettings, rpc: str, grpc: str) -> list[str]:

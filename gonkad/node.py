@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app import GonkaApp
-from gonkad.config import load_app_config, read_cometbft_config, split_address
+from gonkad.config import AppConfig, load_app_config, read_cometbft_config, split_address
 from gonkad.paths import app_db, cometbft_binary, pid_file
 from sdk.abci.server import ABCIServer
 from sdk.grpc import GRPCServer
@@ -70,16 +70,7 @@ async def run_node(
 ) -> int:
     """Serve until stopped; 1 if cometbft died, 2 if a broken invariant halted the app (``check_invariants``)."""
     config = load_app_config(home)
-    app_db(home).parent.mkdir(parents=True, exist_ok=True)
-    store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
-    app = GonkaApp(
-        store,
-        min_gas_prices=config.min_gas_prices,
-        index_events=frozenset(config.index_events),
-        simulation_gas_limit=config.simulation_gas_limit,
-        check_invariants=check_invariants,
-        module_config=module_settings(home, config.modules),
-    )
+    store, app = _open_app(home, config, check_invariants)
     workers = query_workers(config.query_workers)
     host, port = split_address(config.abci_address)
     server = ABCIServer(app, host, port, workers=workers, halt_on=(InvariantBroken,))
@@ -88,38 +79,14 @@ async def run_node(
     pid_file(home, "gonkad").write_text(str(os.getpid()))
     log.info("ABCI server on %s:%d, height %d", host, server.port, store.version)
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-
+    stop = _stop_on_signals()
     child: asyncio.subprocess.Process | None = None
     exit_code = 0
     try:
         if not abci_only:
-            child = await asyncio.create_subprocess_exec(
-                cometbft_binary(cometbft),
-                "start",
-                "--home",
-                str(home),
-                "--proxy_app",
-                f"tcp://{host}:{server.port}",
-                preexec_fn=_die_with_parent,
-            )
-            pid_file(home, "cometbft").write_text(str(child.pid))
+            child = await _start_cometbft(home, cometbft, f"tcp://{host}:{server.port}")
         await grpc_server.start()  # after the fork: gRPC's threads must not be running when cometbft is forked
-        waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(server.halted.wait())]
-        if child is not None:
-            waiters.append(asyncio.create_task(child.wait()))
-        done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        for task in pending:
-            task.cancel()
-        if server.halted.is_set():
-            log.critical("halted: %s", server.halt_reason)
-            exit_code = 2
-        elif child is not None and child.returncode is not None:
-            log.error("cometbft exited with code %s; stopping", child.returncode)
-            exit_code = 1
+        exit_code = await _wait_for_end(stop, server, child)
     finally:
         if child is not None:
             await _stop_child(child)
@@ -130,3 +97,59 @@ async def run_node(
         for name in ("gonkad", "cometbft"):
             pid_file(home, name).unlink(missing_ok=True)
     return exit_code
+
+
+def _open_app(home: Path, config: AppConfig, check_invariants: bool) -> tuple[CommitStore, GonkaApp]:
+    """The home's store and the app over it, set up as app.toml says."""
+    app_db(home).parent.mkdir(parents=True, exist_ok=True)
+    store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
+    app = GonkaApp(
+        store,
+        min_gas_prices=config.min_gas_prices,
+        index_events=frozenset(config.index_events),
+        simulation_gas_limit=config.simulation_gas_limit,
+        check_invariants=check_invariants,
+        module_config=module_settings(home, config.modules),
+    )
+    return store, app
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event that SIGTERM or SIGINT sets."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def _start_cometbft(home: Path, cometbft: str | None, proxy_app: str) -> asyncio.subprocess.Process:
+    """cometbft on ``home``, talking to the app at ``proxy_app``, dying with this process; its pid file written."""
+    child = await asyncio.create_subprocess_exec(
+        cometbft_binary(cometbft),
+        "start",
+        "--home",
+        str(home),
+        "--proxy_app",
+        proxy_app,
+        preexec_fn=_die_with_parent,
+    )
+    pid_file(home, "cometbft").write_text(str(child.pid))
+    return child
+
+
+async def _wait_for_end(stop: asyncio.Event, server: ABCIServer, child: asyncio.subprocess.Process | None) -> int:
+    """Wait for a stop signal, a halt or cometbft's exit: 0, 2 or 1."""
+    waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(server.halted.wait())]
+    if child is not None:
+        waiters.append(asyncio.create_task(child.wait()))
+    done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    if server.halted.is_set():
+        log.critical("halted: %s", server.halt_reason)
+        return 2
+    if child is not None and child.returncode is not None:
+        log.error("cometbft exited with code %s; stopping", child.returncode)
+        return 1
+    return 0

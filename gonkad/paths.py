@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+LOCALNET_SETTINGS_FILE = PROJECT_ROOT / "localnet" / "settings.toml"
+"""The localnet's settings (``gonkad localnet start --settings``'s default)."""
 
 
 def cometbft_binary(explicit: str | None = None) -> str:

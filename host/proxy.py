@@ -337,22 +337,8 @@ class Executor:
         timeout = self.config.upstream_timeout_s
         chunk = first
         while True:
-            buffer += chunk
-            out: list[bytes] = []
-            start = 0
-            for end in EVENT_END.finditer(buffer):
-                event = buffer[start : end.end()]
-                start = end.end()
-                kept = self._event(event, digest, strip_usage)
-                if kept == b"[DONE]":
-                    done = True
-                    out.append(event)
-                elif kept is None:
-                    failed = True
-                    out.append(event)
-                elif kept:
-                    out.append(kept)
-            buffer = buffer[start:]
+            out, buffer, ended, errored = self._events(buffer + chunk, digest, strip_usage)
+            done, failed = done or ended, failed or errored
             if gone.done():
                 response.close()  # closing the node's stream frees its slot
                 self._abandon(inference_id, "mid-stream")
@@ -374,7 +360,32 @@ class Executor:
         if buffer:
             await send({"type": "http.response.body", "body": buffer, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
-        if not done or failed:
+        self._finish_stream(inference_id, digest, done and not failed, b"".join([*relayed, buffer]))
+
+    def _events(self, buffer: bytes, digest: Digest, strip_usage: bool) -> tuple[list[bytes], bytes, bool, bool]:
+        """The whole events at the head of ``buffer``: what of them goes to the client, the rest of ``buffer``,
+        whether ``[DONE]`` was among them and whether an error event was."""
+        out: list[bytes] = []
+        done = failed = False
+        start = 0
+        for end in EVENT_END.finditer(buffer):
+            event = buffer[start : end.end()]
+            start = end.end()
+            kept = self._event(event, digest, strip_usage)
+            if kept == b"[DONE]":
+                done = True
+                out.append(event)
+            elif kept is None:
+                failed = True
+                out.append(event)
+            elif kept:
+                out.append(kept)
+        return out, buffer[start:], done, failed
+
+    def _finish_stream(self, inference_id: bytes, digest: Digest, whole: bool, body: bytes) -> None:
+        """Finish a relayed stream on chain and keep what was sent (``body``), if it ended ``whole``: ``[DONE]``
+        came and no error event."""
+        if not whole:
             log.warning("inference %s: the stream did not end whole, nothing to finish", inference_id.hex())
             self.counts.unfinished += 1
             return
@@ -382,7 +393,7 @@ class Executor:
         if finish is not None:
             self.counts.served += 1
             self.finisher.submit(finish)
-            self._keep(inference_id, b"text/event-stream", b"".join([*relayed, buffer]))
+            self._keep(inference_id, b"text/event-stream", body)
 
     @staticmethod
     def _event(event: bytes, digest: Digest, strip_usage: bool) -> bytes | None:

@@ -23,20 +23,21 @@ import logging
 import os
 from pathlib import Path
 
-from agent.config import AgentConfig
-from agent.server import Agent
-from agent.view import DEFAULT_GAS_LIMIT, ChainInferenceView
+from agent.config import DEFAULT_GAS_LIMIT, AgentConfig
 from gonkad.cmd.serve import check_gas, check_grpc, check_node, check_url, listen, parse_port, serve
 from sdk.cli.flags import DEFAULT_HOME, DEFAULT_NODE
 from sdk.cli.keyring import open_keyring
 from sdk.coins import Coins, parse_coins
-from sdk.http.asgi import uvicorn_config
 
 log = logging.getLogger("gonkad.agent")
 PID_NAME = "agent"
 
 
 def cmd_start(args: argparse.Namespace) -> None:
+    from agent.server import Agent  # the TA and its web stack load for this command only
+    from agent.view import ChainInferenceView
+    from sdk.http.asgi import uvicorn_config
+
     port = parse_port(args.port)
     node = check_node(args.node)
     grpc_addr = check_grpc(args.grpc_addr)

@@ -24,16 +24,16 @@ import argparse
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gonkad.cmd.serve import check_gas, check_grpc, check_node, check_url, listen, parse_port, serve
-from host import FINISH_GAS, Executor, ExecutorConfig, Finisher, StartAdmission
-from protogen.gonka.inference.v1 import query_pb2
 from sdk.cli.flags import DEFAULT_HOME, DEFAULT_NODE
 from sdk.cli.keyring import open_keyring
-from sdk.client.txbuilder import query_account
 from sdk.coins import Coins, parse_coins
-from sdk.http.asgi import uvicorn_config
 from sdk.services import gonka
+
+if TYPE_CHECKING:
+    from host import Executor, Finisher
 
 log = logging.getLogger("gonkad.executor")
 PID_NAME = "executor"
@@ -42,19 +42,15 @@ INFERENCE = gonka("inference").query
 
 
 def cmd_start(args: argparse.Namespace) -> None:
+    from host import FINISH_GAS, Executor, ExecutorConfig, Finisher, StartAdmission  # loads for this command only
+
     port = parse_port(args.port)
     node = check_node(args.node)
     grpc_addr = check_grpc(args.grpc_addr)
     mlnode = check_url(args.mlnode, "--mlnode", ("http",))
-    gas = check_gas(args.gas)
-    if not args.max_batch.isdigit() or int(args.max_batch) == 0:
-        raise ValueError(f"invalid --max-batch {args.max_batch!r}: a positive whole number")
-    try:
-        drain_s = float(args.drain_s)
-    except ValueError:
-        drain_s = -1.0
-    if not 0 <= drain_s <= 3600:
-        raise ValueError(f"invalid --drain-s {args.drain_s!r}: seconds from 0 to 3600")
+    gas = check_gas(str(FINISH_GAS) if args.gas is None else args.gas)
+    max_batch = _max_batch(args.max_batch)
+    drain_s = _drain_s(args.drain_s)
     fees = parse_coins(args.fees) if args.fees else Coins()
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
@@ -65,17 +61,11 @@ def cmd_start(args: argparse.Namespace) -> None:
         chain_id=args.chain_id or "",
         gas_per_message=gas,
         fees=fees,
-        max_batch=int(args.max_batch),
+        max_batch=max_batch,
         journal=Path(args.home) / JOURNAL_NAME,
     )
     try:
-        chain_id = finisher.chain_id()  # the node answers …
-        finisher.querier.query(
-            INFERENCE + "Params",
-            query_pb2.QueryParamsRequest(),  # … so do its queries
-            query_pb2.QueryParamsResponse,
-        )
-        query_account(finisher.rpc, finisher.address)  # … and the host's account exists
+        chain_id = _check_chain(finisher)
         executor = Executor(
             ExecutorConfig(
                 mlnode=mlnode,
@@ -86,22 +76,63 @@ def cmd_start(args: argparse.Namespace) -> None:
                 port=port,
             )
         )
-        listener, url = listen(args.host, port)
-        finisher.start()
-        try:
-            serve(
-                uvicorn_config(executor, args.host, port),
-                listener,
-                Path(args.home),
-                PID_NAME,
-                {"url": url, "address": finisher.address, "chain_id": chain_id, "mlnode": mlnode, "pid": os.getpid()},
-                "the executor proxy did not start (see the log above)",
-            )
-        finally:
-            finisher.stop(drain_s)
+        _serve(args, executor, finisher, port, {"chain_id": chain_id, "mlnode": mlnode}, drain_s)
     finally:
         finisher.close()
     log.info("executor stopped: %s", finisher.status() | {"recent": None})
+
+
+def _max_batch(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise ValueError(f"invalid --max-batch {text!r}: a positive whole number")
+    return int(text)
+
+
+def _drain_s(text: str) -> float:
+    try:
+        drain_s = float(text)
+    except ValueError:
+        drain_s = -1.0
+    if not 0 <= drain_s <= 3600:
+        raise ValueError(f"invalid --drain-s {text!r}: seconds from 0 to 3600")
+    return drain_s
+
+
+def _check_chain(finisher: Finisher) -> str:
+    """The chain's id, once the node, its queries and the host's account are seen to answer."""
+    from protogen.gonka.inference.v1 import query_pb2
+    from sdk.client.txbuilder import query_account
+
+    chain_id = finisher.chain_id()  # the node answers …
+    finisher.querier.query(
+        INFERENCE + "Params",
+        query_pb2.QueryParamsRequest(),  # … so do its queries
+        query_pb2.QueryParamsResponse,
+    )
+    query_account(finisher.rpc, finisher.address)  # … and the host's account exists
+    return chain_id
+
+
+def _serve(
+    args: argparse.Namespace, executor: Executor, finisher: Finisher, port: int, shown: dict[str, str], drain_s: float
+) -> None:
+    """Serve until stopped (printing the URL, the host's address and ``shown``), the finisher sending meanwhile and
+    for up to ``drain_s`` seconds after."""
+    from sdk.http.asgi import uvicorn_config
+
+    listener, url = listen(args.host, port)
+    finisher.start()
+    try:
+        serve(
+            uvicorn_config(executor, args.host, port),
+            listener,
+            Path(args.home),
+            PID_NAME,
+            {"url": url, "address": finisher.address, **shown, "pid": os.getpid()},
+            "the executor proxy did not start (see the log above)",
+        )
+    finally:
+        finisher.stop(drain_s)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -122,7 +153,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", default="8100", help="0: any free port (the ready line names it)")
     p.add_argument("--chain-id", default=None, help="defaults to the node's network")
-    p.add_argument("--gas", default=str(FINISH_GAS), help="gas per finish message")
+    p.add_argument("--gas", default=None, help="gas per finish message")  # default: host.FINISH_GAS
     p.add_argument("--fees", default="", help="fee of each finishing transaction, e.g. 100ngonka")
     p.add_argument("--max-batch", default="32", help="finish messages per transaction at most")
     p.add_argument("--drain-s", default="10", help="seconds to keep finishing after SIGTERM")

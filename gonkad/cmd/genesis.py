@@ -4,23 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.message import Message
 
-from app import GonkaApp
 from gonkad import genesis
 from gonkad.cmd.keys import open_keyring
-from gonkad.config import read_cometbft_config
 from sdk.cli.flags import add_home, checked_address
 from sdk.cli.jsonfile import read_json_object
 from sdk.coins import parse_coins
 from sdk.crypto import bech32
-from sdk.store.commitstore import CommitStore
 from x.bls.keyfile import load_secret
 from x.genutil import gentx
 from x.stake.cli import one_coin
@@ -58,6 +53,13 @@ def validate_genesis(path: Path, doc: dict[str, Any]) -> str:
     module accepts it."""
     if not doc.get("chain_id"):
         raise ValueError(f"{path}: chain_id is empty")
+    import tempfile
+
+    from cosmpy.protos.tendermint.abci import types_pb2 as abci
+
+    from app import GonkaApp  # the whole state machine loads for this command only
+    from sdk.store.commitstore import CommitStore
+
     with tempfile.TemporaryDirectory() as tmp:
         store = CommitStore(str(Path(tmp) / "db"))
         try:
@@ -74,6 +76,8 @@ def validate_genesis(path: Path, doc: dict[str, Any]) -> str:
 
 
 def cmd_gentx(args: argparse.Namespace) -> None:
+    from gonkad.config import read_cometbft_config  # the config module's pydantic models load for this command only
+
     home = Path(args.home)
     doc = read_json_object(genesis_path(args))
     keyring = open_keyring(args)

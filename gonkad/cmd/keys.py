@@ -126,6 +126,16 @@ def cmd_bls_show(args: argparse.Namespace) -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``keys`` and its actions to gonkad's top-level sub-commands."""
+    common, derivation = _parent_flags()
+    keys = subparsers.add_parser("keys", help="manage the local keyring (BIP-39 mnemonics, Cosmos HD path)")
+    actions = keys.add_subparsers(dest="keys_action", required=True)
+    _add_create_actions(actions, common, derivation)
+    _add_stored_key_actions(actions, common)
+    _add_bls_actions(actions)
+
+
+def _parent_flags() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The flags every action shares (home, keyring backend, output), and the HD derivation flags."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--home", default=str(DEFAULT_HOME))
     common.add_argument(
@@ -139,10 +149,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     derivation.add_argument("--account", type=int, help="BIP-44 account (default 0)")
     derivation.add_argument("--index", type=int, help="BIP-44 address index (default 0)")
     derivation.add_argument("--hd-path", help=f"full BIP-32 path (default {hd.DEFAULT_HD_PATH})")
+    return common, derivation
 
-    keys = subparsers.add_parser("keys", help="manage the local keyring (BIP-39 mnemonics, Cosmos HD path)")
-    actions = keys.add_subparsers(dest="keys_action", required=True)
 
+def _add_create_actions(
+    actions: argparse._SubParsersAction, common: argparse.ArgumentParser, derivation: argparse.ArgumentParser
+) -> None:
+    """``add`` and ``recover``: a new key, from a fresh mnemonic or a given one."""
     p = actions.add_parser("add", parents=[common, derivation], help="create a key and print its mnemonic once")
     p.add_argument("name")
     p.add_argument("--recover", action="store_true", help="read the mnemonic from stdin instead")
@@ -152,6 +165,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("name")
     p.set_defaults(func=cmd_add, recover=True)
 
+
+def _add_stored_key_actions(actions: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """``list``, ``show``, ``delete``, ``export`` and ``import``: the keys the keyring holds."""
     p = actions.add_parser("list", parents=[common], help="all keys, by name")
     p.set_defaults(func=cmd_list)
 
@@ -176,6 +192,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file")
     p.set_defaults(func=cmd_import)
 
+
+def _add_bls_actions(actions: argparse._SubParsersAction) -> None:
+    """``bls show``: the node's BLS key, which lives in the node's home, not in the keyring."""
     bls_actions = actions.add_parser("bls", help="the node's BLS key (HOME/config/bls_key.json)").add_subparsers(
         dest="bls_action", required=True
     )

@@ -219,14 +219,37 @@ def cmd_proposals(args: argparse.Namespace) -> None:
 def register_query(modules: argparse._SubParsersAction) -> None:
     query = cosmos("gov", "v1").query
     gov = modules.add_parser("gov", help="governance").add_subparsers(dest="gov_command", required=True)
-    q = query_pb2
+    _add_proposal_queries(gov, query)
+    _add_vote_queries(gov, query)
+    _add_deposit_queries(gov, query)
+    add_module_query(
+        gov,
+        "tally",
+        "the tally (live while voting, final after)",
+        query + "TallyResult",
+        query_pb2.QueryTallyResultRequest,
+        query_pb2.QueryTallyResultResponse,
+        ["proposal_id"],
+    )
+    add_module_query(
+        gov,
+        "params",
+        "the governance params",
+        query + "Params",
+        query_pb2.QueryParamsRequest,
+        query_pb2.QueryParamsResponse,
+    )
+
+
+def _add_proposal_queries(gov: argparse._SubParsersAction, query: str) -> None:
+    """One proposal by id, or many by status, voter or depositor."""
     add_module_query(
         gov,
         "proposal",
         "one proposal",
         query + "Proposal",
-        q.QueryProposalRequest,
-        q.QueryProposalResponse,
+        query_pb2.QueryProposalRequest,
+        query_pb2.QueryProposalResponse,
         ["proposal_id"],
     )
     p = gov.add_parser("proposals", help="proposals, by status, voter, depositor")
@@ -237,25 +260,39 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--offset", type=int, default=0)
     add_query_flags(p)
     p.set_defaults(func=cmd_proposals)
+
+
+def _add_vote_queries(gov: argparse._SubParsersAction, query: str) -> None:
+    """A proposal's votes, one voter's or all."""
     add_module_query(
         gov,
         "vote",
         "one voter's vote",
         query + "Vote",
-        q.QueryVoteRequest,
-        q.QueryVoteResponse,
+        query_pb2.QueryVoteRequest,
+        query_pb2.QueryVoteResponse,
         ["proposal_id", "voter"],
     )
     add_module_query(
-        gov, "votes", "a proposal's votes", query + "Votes", q.QueryVotesRequest, q.QueryVotesResponse, ["proposal_id"]
+        gov,
+        "votes",
+        "a proposal's votes",
+        query + "Votes",
+        query_pb2.QueryVotesRequest,
+        query_pb2.QueryVotesResponse,
+        ["proposal_id"],
     )
+
+
+def _add_deposit_queries(gov: argparse._SubParsersAction, query: str) -> None:
+    """A proposal's deposits, one depositor's or all."""
     add_module_query(
         gov,
         "deposit",
         "one depositor's deposit",
         query + "Deposit",
-        q.QueryDepositRequest,
-        q.QueryDepositResponse,
+        query_pb2.QueryDepositRequest,
+        query_pb2.QueryDepositResponse,
         ["proposal_id", "depositor"],
     )
     add_module_query(
@@ -263,19 +300,7 @@ def register_query(modules: argparse._SubParsersAction) -> None:
         "deposits",
         "a proposal's deposits",
         query + "Deposits",
-        q.QueryDepositsRequest,
-        q.QueryDepositsResponse,
+        query_pb2.QueryDepositsRequest,
+        query_pb2.QueryDepositsResponse,
         ["proposal_id"],
-    )
-    add_module_query(
-        gov,
-        "tally",
-        "the tally (live while voting, final after)",
-        query + "TallyResult",
-        q.QueryTallyResultRequest,
-        q.QueryTallyResultResponse,
-        ["proposal_id"],
-    )
-    add_module_query(
-        gov, "params", "the governance params", query + "Params", q.QueryParamsRequest, q.QueryParamsResponse
     )

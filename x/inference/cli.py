@@ -126,6 +126,13 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     inference = modules.add_parser("inference", help="models, ML nodes, inferences and work").add_subparsers(
         dest="inference_command", required=True
     )
+    _add_model_queries(inference, query)
+    _add_inference_queries(inference, query)
+    _add_work_queries(inference, query)
+
+
+def _add_model_queries(inference: argparse._SubParsersAction, query: str) -> None:
+    """The params, the models and the ML nodes that serve them."""
     add_module_query(
         inference,
         "params",
@@ -156,6 +163,10 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--operator", default=None)
     add_query_flags(p)
     p.set_defaults(func=cmd_nodes)
+
+
+def _add_inference_queries(inference: argparse._SubParsersAction, query: str) -> None:
+    """Inferences, one by id or by their requester or executor."""
     add_module_query(
         inference,
         "inference",
@@ -170,6 +181,10 @@ def register_query(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--executor", default=None)
     add_query_flags(p)
     p.set_defaults(func=cmd_inferences)
+
+
+def _add_work_queries(inference: argparse._SubParsersAction, query: str) -> None:
+    """The work the hosts reported, by epoch and by block, and a finished inference's proof of it."""
     add_module_query(
         inference,
         "work",

@@ -98,11 +98,25 @@ def register_tx(modules: argparse._SubParsersAction, validator_messages: Validat
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:
-    cosmos_prefix = cosmos("staking").query
-    gonka_prefix = gonka("stake").query
     stake = modules.add_parser("stake", help="hosts, validators, collateral, weights").add_subparsers(
         dest="stake_command", required=True
     )
+    _add_validator_queries(stake)
+    add_module_query(
+        stake,
+        "params",
+        "the stake params",
+        gonka("stake").query + "Params",
+        query_pb2.QueryParamsRequest,
+        query_pb2.QueryParamsResponse,
+    )
+    _add_host_queries(stake)
+    _add_weight_queries(stake)
+
+
+def _add_validator_queries(stake: argparse._SubParsersAction) -> None:
+    """The Cosmos staking queries: every host seen as a validator."""
+    cosmos_prefix = cosmos("staking").query
     add_module_query(
         stake,
         "validators",
@@ -128,14 +142,11 @@ def register_query(modules: argparse._SubParsersAction) -> None:
         cosmos_query.QueryPoolRequest,
         cosmos_query.QueryPoolResponse,
     )
-    add_module_query(
-        stake,
-        "params",
-        "the stake params",
-        gonka_prefix + "Params",
-        query_pb2.QueryParamsRequest,
-        query_pb2.QueryParamsResponse,
-    )
+
+
+def _add_host_queries(stake: argparse._SubParsersAction) -> None:
+    """The hosts and their collateral."""
+    gonka_prefix = gonka("stake").query
     add_module_query(
         stake, "hosts", "every host", gonka_prefix + "Hosts", query_pb2.QueryHostsRequest, query_pb2.QueryHostsResponse
     )
@@ -166,6 +177,11 @@ def register_query(modules: argparse._SubParsersAction) -> None:
         query_pb2.QueryUnbondingEntriesResponse,
         ["operator"],
     )
+
+
+def _add_weight_queries(stake: argparse._SubParsersAction) -> None:
+    """The weights of an epoch and the validator set they give."""
+    gonka_prefix = gonka("stake").query
     add_module_query(
         stake,
         "weights",
