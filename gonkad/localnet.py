@@ -39,7 +39,6 @@ BOND_DENOM = default_params().bond_denom
 """A new chain's collateral denom (x/stake's default params)."""
 
 SPEC_FILE = "localnet.json"
-SETTINGS_FILE = LOCALNET_SETTINGS_FILE
 
 
 class LocalnetSettings(BaseModel):
@@ -80,7 +79,7 @@ class LocalnetSettings(BaseModel):
 
 
 def load_settings(
-    path: Path = SETTINGS_FILE,
+    path: Path = LOCALNET_SETTINGS_FILE,
     validators: int | None = None,
     chain_id: str | None = None,
     with_services: bool = False,

@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from gonkad import localnet
+from gonkad.paths import LOCALNET_SETTINGS_FILE
 
 
 def test_committed_settings_load() -> None:
@@ -23,7 +24,7 @@ def test_committed_settings_load() -> None:
 
 
 def test_build_follows_the_settings(tmp_path: Path) -> None:
-    text = localnet.SETTINGS_FILE.read_text().replace('timeout_commit = "300ms"', 'timeout_commit = "150ms"')
+    text = LOCALNET_SETTINGS_FILE.read_text().replace('timeout_commit = "300ms"', 'timeout_commit = "150ms"')
     text += '\n[genesis.auth.params]\nmax_memo_characters = "512"\n'
     path = tmp_path / "settings.toml"
     path.write_text(text)
@@ -49,7 +50,7 @@ def test_build_follows_the_settings(tmp_path: Path) -> None:
 def test_invalid_settings_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
     path.write_text(
-        localnet.SETTINGS_FILE.read_text().replace(
+        LOCALNET_SETTINGS_FILE.read_text().replace(
             "validator_stake_ngonka = 100_000_000_000_000", "validator_stake_ngonka = 2_000_000_000_000_000"
         )
     )
@@ -73,6 +74,6 @@ def test_services_are_settings_too(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="more than the 1 validators"):
         localnet.load_settings(validators=1, with_services=True)
     path = tmp_path / "settings.toml"
-    path.write_text(localnet.SETTINGS_FILE.read_text().replace("max_concurrency = 4", "max_concurrency = 0"))
+    path.write_text(LOCALNET_SETTINGS_FILE.read_text().replace("max_concurrency = 4", "max_concurrency = 0"))
     with pytest.raises(ValidationError, match="max_concurrency"):
         localnet.load_settings(path, with_services=True)
