@@ -1,9 +1,9 @@
 """A module's gRPC service paths, built from its package name, so that no file spells them by hand.
 
 ``gonka("inference").query + "Inference"`` is ``/gonka.inference.v1.Query/Inference``: the path a query is
-routed by (ABCI ``Query``, gRPC) and the prefix a message service's methods share. Modules that serve a
-Cosmos SDK service shape use ``cosmos("bank")`` (``/cosmos.bank.v1beta1.Query/``) so wallets and explorers
-find them where they expect.
+routed by (ABCI ``Query``, gRPC). Modules that serve a Cosmos SDK service shape use ``cosmos("bank")``
+(``/cosmos.bank.v1beta1.Query/``) so wallets and explorers find them where they expect. Messages need no
+prefix: they are routed by their type URLs, read from their descriptors (``sdk.module.type_url``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,6 @@ class Services:
     def query(self) -> str:
         """The prefix of every query path: ``/<package>.Query/``."""
         return f"/{self.package}.Query/"
-
-    @property
-    def msg(self) -> str:
-        """The prefix of every message service method: ``/<package>.Msg/``."""
-        return f"/{self.package}.Msg/"
 
 
 def gonka(module: str) -> Services:
