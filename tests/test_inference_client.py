@@ -21,7 +21,8 @@ from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2 as cosmos_tx
 from google.protobuf.message import Message
 
 from agent.chain import ChainError, Model, Node, StartRequest
-from agent.view import DEFAULT_GAS_LIMIT, ChainInferenceView
+from agent.config import DEFAULT_GAS_LIMIT
+from agent.view import ChainInferenceView
 from host import StartAdmission
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
