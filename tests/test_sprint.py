@@ -512,3 +512,20 @@ def test_open_rejects_malformed_bodies(
     assert error["type"] == "invalid_request_error" and error["param"] == param and error["message"]
     garbage = tiny_client.post("/v1/sprint/open", content=b"{not json", headers={"content-type": "application/json"})
     assert garbage.status_code == 400 and garbage.json()["error"]["param"] is None
+
+
+def test_commit_of_concatenated_runs(tiny_client: TestClient) -> None:
+    """The proofs of consecutive /run ranges, concatenated, commit to one list whose openings verify; /commit
+    refuses a list that is not strictly increasing or holds a distance at or over r_target."""
+    first = tiny_client.post("/v1/sprint/run", json=run_body(nonce_start=0, nonce_count=2048)).json()
+    second = tiny_client.post("/v1/sprint/run", json=run_body(nonce_start=2048, nonce_count=2048)).json()
+    proofs = first["proofs"] + second["proofs"]
+    body = {"seed": SEED.hex(), "pubkey": PUBKEY.hex(), "proofs": proofs}
+    committed = tiny_client.post("/v1/sprint/commit", json=body)
+    assert committed.status_code == 200, committed.text
+    commitment = committed.json()["commitment"]
+    whole = tiny_client.post("/v1/sprint/run", json=run_body(nonce_count=4096)).json()
+    assert commitment == whole["commitment"]
+    assert tiny_client.post("/v1/sprint/commit", json={**body, "r_target": 7}).status_code == 400
+    reordered = tiny_client.post("/v1/sprint/commit", json={**body, "proofs": proofs[::-1]})
+    assert reordered.status_code == 400 and reordered.json()["error"]["param"] == "proofs"

@@ -1,7 +1,7 @@
-"""HTTP routes of the Sprint race: describe the race, run a nonce range and commit, open the leaves a
-challenge samples, verify a commitment by sampling.
+"""HTTP routes of the Sprint race: describe the race, run a nonce range and commit, commit a whole proof list,
+open the leaves a challenge samples, verify a commitment by sampling.
 
-Run, open and verify are CPU-bound, so they run in the thread pool. Bad input is answered 400 with an
+Run, commit, open and verify are CPU-bound, so they run in the thread pool. Bad input is answered 400 with an
 OpenAI-style error body by the app's error handlers (``mlnode.server.install_error_handlers``).
 """
 
@@ -22,6 +22,8 @@ from mlnode.sprint.race import RaceModel, run_race
 from mlnode.sprint.verifier import VerifyPolicy, verify, verify_proofs
 from mlnode.sprint.wire import (
     CommitmentBody,
+    CommitRequest,
+    CommitResponse,
     OpeningBody,
     OpenRequest,
     OpenResponse,
@@ -61,6 +63,18 @@ def race_and_commit(races: RaceSource, body: RunRequest) -> RunResponse:
     )
 
 
+def commit_list(race_r_target: int, body: CommitRequest) -> CommitResponse:
+    """The commitment to a proof list the host gathered over several /run calls (its own code has no Merkle
+    tree); 400 unless the nonces strictly increase and every distance is under r_target."""
+    proofs = [proof.proof() for proof in body.proofs]
+    try:
+        r_target = race_r_target if body.r_target is None else body.r_target
+        commitment, _ = commit(proofs, r_target, body.seed, body.pubkey)
+    except ValueError as error:
+        raise invalid_request(str(error), "proofs") from None
+    return CommitResponse(commitment=CommitmentBody.of(commitment))
+
+
 def open_leaves(policy: VerifyPolicy, body: OpenRequest) -> OpenResponse:
     """The prover's answer to a challenge, from the proofs it committed to: exactly what ``verify`` samples.
     Needs no race model: the tree alone decides which leaves and paths to send."""
@@ -83,7 +97,7 @@ def judge(races: RaceSource, policy: VerifyPolicy, body: VerifyRequest) -> Verif
 def sprint_router(
     params: RaceParams = RaceParams(), policy: VerifyPolicy = VerifyPolicy(), preset: str | None = None
 ) -> APIRouter:
-    """``GET /v1/sprint/params`` and ``POST /v1/sprint/{run,open,verify}`` for one race configuration;
+    """``GET /v1/sprint/params`` and ``POST /v1/sprint/{run,commit,open,verify}`` for one race configuration;
     ``preset`` is the name ``params`` were chosen by, reported by ``/params``."""
     router = APIRouter(tags=["sprint"])
     races: RaceSource = lru_cache(maxsize=RACE_CACHE_SIZE)(partial(RaceModel.build, params))
@@ -96,6 +110,10 @@ def sprint_router(
     @router.post("/v1/sprint/run")
     async def run(body: RunRequest) -> RunResponse:
         return await run_in_threadpool(race_and_commit, races, body)
+
+    @router.post("/v1/sprint/commit")
+    async def commit_proofs(body: CommitRequest) -> CommitResponse:
+        return await run_in_threadpool(commit_list, description().r_target, body)
 
     @router.post("/v1/sprint/open")
     async def open_commitment(body: OpenRequest) -> OpenResponse:

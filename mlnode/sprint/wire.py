@@ -175,6 +175,20 @@ class OpenRequest(Body):
     proofs: list[ProofBody] = Field(max_length=MAX_PROOFS)
 
 
+class CommitRequest(Body):
+    """A proof list to commit to, in nonce order: the host concatenates the proofs of several /run calls over
+    consecutive nonce ranges and asks for the root of the whole list. ``r_target`` defaults to the node's race."""
+
+    seed: Seed
+    pubkey: PubKey
+    r_target: U64 | None = None
+    proofs: list[ProofBody] = Field(max_length=MAX_PROOFS)
+
+
+class CommitResponse(Body):
+    commitment: CommitmentBody
+
+
 class OpenResponse(Body):
     openings: list[OpeningBody]
 
