@@ -1,5 +1,5 @@
 """The host's program (``host/README.md`` is its spec): the executor proxy in front of its ML node, and what it
-does on chain (finishing what its node served). Later, its epoch duties.
+does on chain (finishing what its node served), and its race duties in every epoch (``host.sprint``).
 
 - ``proxy.py``: ``Executor``, the ASGI app; ``config.py``: ``ExecutorConfig`` and the protocols it is handed;
   ``counters.py``: ``Counts``;

@@ -50,6 +50,9 @@ class ExecutorConfig(BaseModel):
     """A ``FinishSink``; its ``status()`` (when it has one) is ``GET /v1/executor/status``."""
     admission: Any
     """An ``Admission``: asked before the node works on a request."""
+    sprint: Any = None
+    """The race duties' ``host.sprint.EpochFollower``: its openings route (``GET /v1/sprint/openings``) and its
+    counts (the ``"sprint"`` object of ``GET /v1/executor/status``); None: the host does not race."""
     release_key: secp256k1.PrivateKey | None = None
     """The host's key: when its node fails before answering, the TA gets its release (``X-Release``) and may
     reassign the inference at once (x/inference README, "Reassignment"); without a key, only after the executor

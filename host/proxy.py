@@ -9,7 +9,10 @@
                                               body asks (``host.terms.node_body``), sent to the ML node, its answer
                                               relayed once the start is committed, and the finish derived from the
                                               answer handed to the finisher (``host.finisher.Finisher``)
-    GET  /v1/executor/status                  the finisher's counts and last outcomes, and the proxy's (``Counts``)
+    GET  /v1/executor/status                  the finisher's counts and last outcomes, and the proxy's (``Counts``);
+                                              ``"sprint"``: the race duties' (``host.sprint.SprintCounts``)
+    GET  /v1/sprint/openings?epoch&validator  the leaves of this host's race commitment a validator samples
+                                              (``host.sprint.openings``)
 
 A host serves an answer only when the chain is certain to pay for it: the node may start on a request once the
 quick checks pass (``admit``), but nothing of its answer leaves the host before the start (or reassignment) is in
@@ -40,6 +43,7 @@ from collections.abc import AsyncIterator, Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import parse_qs
 
 from host.config import ExecutorConfig
 from host.counters import Counts
@@ -97,13 +101,25 @@ class Executor:
             elif method == "GET" and path in PASS_THROUGH:
                 await self.pass_through(path, send)
             elif (method, path) == ("GET", "/v1/executor/status"):
-                status = getattr(self.finisher, "status", None)
-                document = status() if status is not None else {}
-                await send_json(send, 200, {**document, **self.counts.as_dict()})
+                await send_json(send, 200, self.status())
+            elif (method, path) == ("GET", "/v1/sprint/openings") and self.config.sprint is not None:
+                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+                serve = self.config.sprint.openings.serve
+                await send_json(
+                    send, 200, await asyncio.get_running_loop().run_in_executor(self.admitting, serve, query)
+                )
             else:
                 raise ApiError(404, f"Invalid URL ({method} {path})")
         except ApiError as error:
             await send_error(send, error)
+
+    def status(self) -> dict[str, Any]:
+        """The finisher's status, the proxy's counts, and the race duties' when the host races."""
+        status = getattr(self.finisher, "status", None)
+        document = {**(status() if status is not None else {}), **self.counts.as_dict()}
+        if self.config.sprint is not None:
+            document["sprint"] = self.config.sprint.status()
+        return document
 
     async def pass_through(self, path: str, send: Send) -> None:
         timeout = self.config.pass_through_timeout_s

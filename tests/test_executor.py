@@ -590,6 +590,7 @@ def test_executor_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         (["--from", "host", "--gas", "0"], "invalid --gas"),
         (["--from", "host", "--max-batch", "0"], "invalid --max-batch"),
         (["--from", "host", "--drain-s", "soon"], "invalid --drain-s"),
+        (["--from", "host", "--sprint-chunk", "0"], "invalid --sprint-chunk"),
         (["--from", "nobody"], "nobody"),
         (["--from", "host", "--node", f"tcp://127.0.0.1:{nowhere}", "--port", "0"], "unreachable"),
     ):

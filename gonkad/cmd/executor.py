@@ -3,7 +3,8 @@ the node served (``host.Finisher``), under uvicorn.
 
     gonkad executor start --home H --node tcp://127.0.0.1:26657 --grpc-addr 127.0.0.1:9090 --from HOSTKEY \
         --mlnode http://127.0.0.1:8080 --port 8100 [--keyring-backend test] [--host 127.0.0.1] [--chain-id ID] \
-        [--gas N] [--fees COINS] [--max-batch N] [--drain-s S]
+        [--gas N] [--fees COINS] [--max-batch N] [--drain-s S] [--sprint | --no-sprint] [--sprint-chunk N] \
+        [--sprint-fault inflate|borrow|lazy-validator]
 
 The URL it prints is the one the host registers for its node (``gonkad tx inference register-node NODE_ID URL``).
 ``--from`` is the host's key (the inference's executor: the only signer the chain takes a finish from); its
@@ -16,6 +17,12 @@ one JSON line is printed: ``{"url", "address", "chain_id", "mlnode", "pid"}``. T
 for up to ``--drain-s`` seconds (default 10) with what it still holds, exit code 0. What it still holds then (or
 when the process dies) stays in ``H/executor-finishes.jsonl`` (``JOURNAL_NAME``, the finisher's journal), and the
 next ``executor start`` on that home sends it.
+
+With ``--sprint`` (the default) the process also runs the host's race duties (``host.sprint.EpochFollower``, one
+thread, started and stopped with the server): it races on its ML node and commits in each epoch's race stage,
+serves ``GET /v1/sprint/openings``, and validates the other hosts in the race-validation stage, signing with the
+finisher's ``TxSigner`` (one locally counted sequence for the host key). Each epoch's race is journalled in
+``H/sprint-E.json``. ``--sprint-fault`` is TEST ONLY (a localnet's cheating host or lazy validator).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from sdk.services import gonka
 
 if TYPE_CHECKING:
     from host import Executor, Finisher
+    from host.sprint import EpochFollower
 
 log = logging.getLogger("gonkad.executor")
 PID_NAME = "executor"
@@ -43,6 +51,7 @@ INFERENCE = gonka("inference").query
 
 def cmd_start(args: argparse.Namespace) -> None:
     from host import FINISH_GAS, Executor, ExecutorConfig, Finisher, StartAdmission  # loads for this command only
+    from host.sprint import EpochFollower, SprintConfig
 
     port = parse_port(args.port)
     node = check_node(args.node)
@@ -52,6 +61,7 @@ def cmd_start(args: argparse.Namespace) -> None:
     max_batch = _max_batch(args.max_batch)
     drain_s = _drain_s(args.drain_s)
     fees = parse_coins(args.fees) if args.fees else Coins()
+    sprint = SprintConfig(home=Path(args.home), chunk=_sprint_chunk(args.sprint_chunk), fault=args.sprint_fault)
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
     finisher = Finisher(
@@ -64,6 +74,7 @@ def cmd_start(args: argparse.Namespace) -> None:
         max_batch=max_batch,
         journal=Path(args.home) / JOURNAL_NAME,
     )
+    follower = EpochFollower.of(finisher.querier, finisher.signer.submit, key, mlnode, sprint) if args.sprint else None
     try:
         chain_id = _check_chain(finisher)
         executor = Executor(
@@ -71,12 +82,13 @@ def cmd_start(args: argparse.Namespace) -> None:
                 mlnode=mlnode,
                 finisher=finisher,
                 admission=StartAdmission(finisher),
+                sprint=follower,
                 release_key=key,
                 host=args.host,
                 port=port,
             )
         )
-        _serve(args, executor, finisher, port, {"chain_id": chain_id, "mlnode": mlnode}, drain_s)
+        _serve(args, executor, finisher, follower, port, {"chain_id": chain_id, "mlnode": mlnode}, drain_s)
     finally:
         finisher.close()
     log.info("executor stopped: %s", finisher.status() | {"recent": None})
@@ -85,6 +97,12 @@ def cmd_start(args: argparse.Namespace) -> None:
 def _max_batch(text: str) -> int:
     if not text.isdigit() or int(text) == 0:
         raise ValueError(f"invalid --max-batch {text!r}: a positive whole number")
+    return int(text)
+
+
+def _sprint_chunk(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) <= 65536:
+        raise ValueError(f"invalid --sprint-chunk {text!r}: nonces per ML node call, 1 to 65536")
     return int(text)
 
 
@@ -114,14 +132,22 @@ def _check_chain(finisher: Finisher) -> str:
 
 
 def _serve(
-    args: argparse.Namespace, executor: Executor, finisher: Finisher, port: int, shown: dict[str, str], drain_s: float
+    args: argparse.Namespace,
+    executor: Executor,
+    finisher: Finisher,
+    follower: EpochFollower | None,
+    port: int,
+    shown: dict[str, str],
+    drain_s: float,
 ) -> None:
     """Serve until stopped (printing the URL, the host's address and ``shown``), the finisher sending meanwhile and
-    for up to ``drain_s`` seconds after."""
+    for up to ``drain_s`` seconds after, the race duties' follower (when racing) running while the server does."""
     from sdk.http.asgi import uvicorn_config
 
     listener, url = listen(args.host, port)
     finisher.start()
+    if follower is not None:
+        follower.start()
     try:
         serve(
             uvicorn_config(executor, args.host, port),
@@ -132,6 +158,8 @@ def _serve(
             "the executor proxy did not start (see the log above)",
         )
     finally:
+        if follower is not None:
+            follower.stop()
         finisher.stop(drain_s)
 
 
@@ -157,4 +185,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fees", default="", help="fee of each finishing transaction, e.g. 100ngonka")
     p.add_argument("--max-batch", default="32", help="finish messages per transaction at most")
     p.add_argument("--drain-s", default="10", help="seconds to keep finishing after SIGTERM")
+    p.add_argument(
+        "--sprint",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the race duties: race and commit, serve openings, validate (default on)",
+    )
+    p.add_argument("--sprint-chunk", default="4096", help="nonces per ML node /v1/sprint/run call")
+    p.add_argument(
+        "--sprint-fault",
+        choices=["inflate", "borrow", "lazy-validator"],
+        default=None,
+        help="TEST ONLY: race or validate dishonestly, for localnet tests of the chain's verdicts",
+    )
     p.set_defaults(func=cmd_start)
