@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from mlnode.config import PRESETS
 from mlnode.settings import NodeSettings, one_line
+from mlnode.sprint.params import DEFAULT_RACE_PRESET, RACE_PRESETS
 
 
 def cmd_start(args: argparse.Namespace) -> None:
@@ -49,5 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-body-bytes",
         help="largest request body; larger ones get 413 before they are read "
         "(default 1 KiB per token of the model's context, at least 1 MiB; 4 MiB with --upstream)",
+    )
+    p.add_argument(
+        "--race-preset",
+        help=f"the Sprint race's parameters ({', '.join(RACE_PRESETS)}; default {DEFAULT_RACE_PRESET})",
     )
     p.set_defaults(func=cmd_start)

@@ -82,6 +82,7 @@ def run(settings: NodeSettings) -> None:
         nodeinfo.measure(built.device),
         built.routers,
         settings.max_body_bytes or body_limit(built.context),
+        settings.race_preset,
     )
     listener = socket.create_server((settings.host, settings.port))
     url = f"http://{settings.host}:{listener.getsockname()[1]}"

@@ -23,6 +23,7 @@ from mlnode.errors import APIError, invalid_request, server_error
 from mlnode.limits import MIN_BODY_BYTES, BodyLimit
 from mlnode.nodeinfo import Hardware
 from mlnode.schemas import ChatCompletionRequest, ErrorDetail, ModelList, NodeInfo
+from mlnode.sprint.params import DEFAULT_RACE_PRESET, RACE_PRESETS
 from mlnode.sprint.routes import sprint_router
 
 
@@ -112,9 +113,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 def create_app(
-    backend: Backend, hardware: Hardware, routers: Sequence[APIRouter] = (), max_body_bytes: int = MIN_BODY_BYTES
+    backend: Backend,
+    hardware: Hardware,
+    routers: Sequence[APIRouter] = (),
+    max_body_bytes: int = MIN_BODY_BYTES,
+    race_preset: str = DEFAULT_RACE_PRESET,
 ) -> FastAPI:
-    """The node's app; the backend starts and stops with it. ``routers`` add backend-specific routes."""
+    """The node's app; the backend starts and stops with it. ``routers`` add backend-specific routes;
+    ``race_preset`` names the Sprint race (``RACE_PRESETS``)."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -126,7 +132,7 @@ def create_app(
 
     app = FastAPI(title="Gonka ML node", lifespan=lifespan)
     app.include_router(api_router(backend, hardware))
-    app.include_router(sprint_router())
+    app.include_router(sprint_router(RACE_PRESETS[race_preset], preset=race_preset))
     for router in routers:
         app.include_router(router)
     install_error_handlers(app)

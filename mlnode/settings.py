@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mlnode.config import PRESETS
+from mlnode.sprint.params import DEFAULT_RACE_PRESET, race_preset
 
 
 class NodeSettings(BaseModel):
@@ -26,6 +27,14 @@ class NodeSettings(BaseModel):
     max_tokens_limit: int = Field(256, ge=1)
     max_body_bytes: int | None = Field(None, ge=1)
     """Larger request bodies are refused (413) unread; unset, ``limits.body_limit`` of the model's context."""
+    race_preset: str = DEFAULT_RACE_PRESET
+    """The Sprint race this node runs and verifies (``mlnode.sprint.params.RACE_PRESETS``)."""
+
+    @field_validator("race_preset")
+    @classmethod
+    def _known_race(cls, name: str) -> str:
+        race_preset(name)
+        return name
 
     @model_validator(mode="after")
     def _one_source(self) -> NodeSettings:

@@ -35,6 +35,8 @@ from mlnode.local import LocalBackend, openai_logprobs
 from mlnode.nodeinfo import Hardware
 from mlnode.sampling import SamplingParams
 from mlnode.server import create_app
+from mlnode.settings import NodeSettings
+from mlnode.sprint.params import RACE_PRESETS, race_params_hash
 from mlnode.tokenizer import chat_prompt, decode, token_from_bytes
 from mlnode.upstream import upstream_error
 from mlnode.verify import teacher_forced
@@ -104,6 +106,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "1",
         "--max-tokens-limit",
         str(TOKENS_LIMIT),
+        "--race-preset",
+        "tiny",
     ) as url:
         yield url
 
@@ -735,13 +739,35 @@ def test_node_verifies_an_answer_it_served(node: str, client: openai.OpenAI, ups
 
 
 def test_node_runs_the_sprint_race(node: str) -> None:
-    body = {"seed": "ab" * 32, "pubkey": "02" + "11" * 32, "nonce_start": 0, "nonce_count": 64}
+    """The node started with ``--race-preset tiny`` races, opens and verifies the tiny race."""
+    described = httpx.get(f"{node}/v1/sprint/params", timeout=30).json()
+    assert described["preset"] == "tiny" and described["params_hash"] == race_params_hash(RACE_PRESETS["tiny"]).hex()
+    body = {"seed": "ab" * 32, "pubkey": "02" + "11" * 32, "nonce_start": 0, "nonce_count": 1024}
     run = httpx.post(f"{node}/v1/sprint/run", json=body, timeout=60)
     assert run.status_code == 200, run.text
-    assert run.json()["commitment"]["count"] == len(run.json()["proofs"])
+    assert run.json()["commitment"]["count"] == len(run.json()["proofs"]) > 0
+    challenge = {"commitment": run.json()["commitment"], "randomness": "cd" * 32}
+    opened = httpx.post(f"{node}/v1/sprint/open", json={**challenge, "proofs": run.json()["proofs"]}, timeout=30)
+    verdict = httpx.post(f"{node}/v1/sprint/verify", json={**challenge, **opened.json()}, timeout=30).json()
+    assert verdict["failures"] == 0 and not verdict["fraud"]
     assert_error(
         httpx.post(f"{node}/v1/sprint/run", json={**body, "nonce_count": -1}, timeout=30), 400, param="nonce_count"
     )
+
+
+def gonkad_mlnode_start(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gonkad", "mlnode", "start", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_race_preset_flag() -> None:
+    """``--race-preset`` is on ``gonkad mlnode start``; an unknown name fails in one line, before torch loads."""
+    assert "--race-preset" in gonkad_mlnode_start("--help").stdout
+    assert NodeSettings(port=0, preset="tiny").race_preset == "default"
+    failed = gonkad_mlnode_start("--port", "0", "--preset", "tiny", "--race-preset", "huge")
+    assert failed.returncode != 0 and "Traceback" not in failed.stderr
+    assert failed.stderr.strip() == "Error: --race-preset: unknown race preset 'huge'; choose one of default, tiny"
 
 
 # --------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import hashlib
 import math
 import random
 from fractions import Fraction
+from typing import Any
 
 import pytest
 import torch
@@ -17,9 +18,10 @@ from mlnode.config import ModelConfig
 from mlnode.server import install_error_handlers
 from mlnode.sprint.binomial import plan_samples, threshold, upper_tail
 from mlnode.sprint.calibration import cap_fraction, distance_cdf, r_target
+from mlnode.sprint.challenge import sample_indices
 from mlnode.sprint.commitment import Commitment, commit, respond
 from mlnode.sprint.merkle import EMPTY_ROOT, MerkleTree, Node, path_holds
-from mlnode.sprint.params import RaceParams
+from mlnode.sprint.params import RACE_PRESETS, RaceParams, race_params_hash, race_preset
 from mlnode.sprint.proof import DISTANCE_SCALE, Proof
 from mlnode.sprint.race import RaceModel, distances, nonce_inputs, run_race
 from mlnode.sprint.routes import sprint_router
@@ -378,4 +380,135 @@ def test_verify_rejects_bad_input(client: TestClient) -> None:
     no_randomness = client.post("/v1/sprint/verify", json={"commitment": commitment, "randomness": "", "proofs": []})
     assert no_randomness.json()["error"]["param"] == "randomness"
     garbage = client.post("/v1/sprint/verify", content=b"{not json", headers={"content-type": "application/json"})
+    assert garbage.status_code == 400 and garbage.json()["error"]["param"] is None
+
+
+# --- presets, the params hash, /params and /open
+
+
+TINY = RACE_PRESETS["tiny"]
+DEFAULT_HASH = "b372d4180503bf51dd89fc4cdf7fcdbdc2207cf8a102a50ef6fc9b0a4ef0085a"
+TINY_HASH = "31a8a1364c7e3d63f0872b717bae175a736f90187c8bf3b4335b028aaddbe224"
+"""Pinned: a change to the canonical encoding (or to a preset) must show up here, not on the chain."""
+
+
+def test_params_hash_covers_the_consensus_fields_only() -> None:
+    assert RACE_PRESETS["default"] == RaceParams()
+    assert race_params_hash(RaceParams()).hex() == DEFAULT_HASH
+    assert race_params_hash(TINY).hex() == TINY_HASH
+    assert race_params_hash(TINY.model_copy(update={"batch_size": 7})) == race_params_hash(TINY)
+    rebuilt = RaceParams.model_validate(TINY.model_dump(mode="json"))
+    assert race_params_hash(rebuilt) == race_params_hash(TINY)
+    changes = [
+        {"target_rate": 1 / 33},
+        {"init_gain": 2.0000000000000004},  # the next double: repr keeps every bit
+        {"input_length": 7},
+        {"transformer": TINY.transformer.model_copy(update={"norm_eps": 1e-6})},
+    ]
+    hashes = {race_params_hash(TINY.model_copy(update=change)) for change in changes}
+    assert len(hashes) == len(changes) and race_params_hash(TINY) not in hashes
+    with pytest.raises(ValueError, match="unknown race preset 'huge'; choose one of default, tiny"):
+        race_preset("huge")
+
+
+@pytest.fixture(scope="module")
+def tiny_client() -> TestClient:
+    app = FastAPI()
+    app.include_router(sprint_router(TINY, preset="tiny"))
+    install_error_handlers(app)
+    return TestClient(app)
+
+
+def test_params_route(tiny_client: TestClient, client: TestClient) -> None:
+    described = tiny_client.get("/v1/sprint/params").json()
+    assert described == {
+        "preset": "tiny",
+        "params": TINY.model_dump(mode="json"),
+        "params_hash": TINY_HASH,
+        "r_target": r_target(64, 1 / 32),
+        "samples": 145,
+        "threshold": 11,
+    }
+    assert RaceParams.model_validate(described["params"]) == TINY
+    unnamed = client.get("/v1/sprint/params").json()
+    assert unnamed["preset"] is None and unnamed["params_hash"] == race_params_hash(TEST_PARAMS).hex()
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tiny_client: TestClient) -> dict[str, Any]:
+    ran = tiny_client.post("/v1/sprint/run", json=run_body(nonce_count=4096))
+    assert ran.status_code == 200, ran.text
+    return dict(ran.json())
+
+
+def open_body(run: dict[str, Any], **overrides: object) -> dict[str, object]:
+    return {"commitment": run["commitment"], "randomness": challenge(7).hex(), "proofs": run["proofs"], **overrides}
+
+
+def test_run_open_verify_over_http(tiny_client: TestClient, tiny_run: dict[str, Any]) -> None:
+    """The openings /open returns are what /verify samples: an honest node passes with 0 failures."""
+    assert 60 < tiny_run["commitment"]["count"] == len(tiny_run["proofs"]) < 200
+    opened = tiny_client.post("/v1/sprint/open", json=open_body(tiny_run))
+    assert opened.status_code == 200, opened.text
+    openings = opened.json()["openings"]
+    count = tiny_run["commitment"]["count"]
+    indices = sample_indices(bytes.fromhex(tiny_run["commitment"]["root"]), challenge(7), count, 145)
+    assert [opening["index"] for opening in openings] == sorted(set(indices))
+    verdict = tiny_client.post(
+        "/v1/sprint/verify",
+        json={"commitment": tiny_run["commitment"], "randomness": challenge(7).hex(), "openings": openings},
+    )
+    assert verdict.json() == {"fraud": False, "failures": 0, "samples": 145, "threshold": 11, "reason": ""}
+    forged = [{**opening, "distance": opening["distance"] + 10**6} for opening in openings]
+    caught = tiny_client.post(
+        "/v1/sprint/verify",
+        json={"commitment": tiny_run["commitment"], "randomness": challenge(7).hex(), "openings": forged},
+    )
+    assert caught.json()["fraud"] and caught.json()["failures"] == 145
+
+
+def test_open_of_an_empty_commitment(client: TestClient) -> None:
+    commitment = {"root": EMPTY_ROOT.hex(), "count": 0, "r_target": 1, "seed": SEED.hex(), "pubkey": PUBKEY.hex()}
+    opened = client.post("/v1/sprint/open", json={"commitment": commitment, "randomness": "01", "proofs": []})
+    assert opened.json() == {"openings": []}
+
+
+def test_open_refuses_proofs_that_do_not_rebuild_the_commitment(
+    tiny_client: TestClient, tiny_run: dict[str, Any]
+) -> None:
+    proofs = tiny_run["proofs"]
+    altered = [{**proofs[0], "distance": proofs[0]["distance"] - 1}, *proofs[1:]]
+    for wrong in (proofs[:-1], altered, proofs[::-1], [*proofs, proofs[-1]]):
+        response = tiny_client.post("/v1/sprint/open", json=open_body(tiny_run, proofs=wrong))
+        assert response.status_code == 400
+        assert response.json()["error"] == {
+            "message": "proofs do not rebuild the committed root and count",
+            "type": "invalid_request_error",
+            "param": "proofs",
+            "code": None,
+        }
+    recounted = {**tiny_run["commitment"], "count": len(proofs) + 1}
+    assert tiny_client.post("/v1/sprint/open", json=open_body(tiny_run, commitment=recounted)).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("change", "param"),
+    [
+        ({"proofs": None}, "proofs"),
+        ({"randomness": ""}, "randomness"),
+        ({"randomness": "xyz"}, "randomness"),
+        ({"proofs": [{"nonce": -1, "distance": 1}]}, "proofs[0].nonce"),
+        ({"openings": []}, "openings"),
+        ({"commitment": {"root": "00"}}, "commitment.root"),
+    ],
+)
+def test_open_rejects_malformed_bodies(
+    tiny_client: TestClient, tiny_run: dict[str, Any], change: dict[str, object], param: str
+) -> None:
+    body = {key: value for key, value in {**open_body(tiny_run), **change}.items() if value is not None}
+    response = tiny_client.post("/v1/sprint/open", json=body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request_error" and error["param"] == param and error["message"]
+    garbage = tiny_client.post("/v1/sprint/open", content=b"{not json", headers={"content-type": "application/json"})
     assert garbage.status_code == 400 and garbage.json()["error"]["param"] is None

@@ -1,6 +1,10 @@
-"""Race parameters: consensus data every node of an epoch must share (plain, frozen, JSON-able)."""
+"""Race parameters: consensus data every node of an epoch must share (plain, frozen, JSON-able), their
+hash, and the named presets a node can be started with."""
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -8,6 +12,11 @@ from mlnode.config import ModelConfig
 
 DEFAULT_RACE_MODEL = ModelConfig(dim=256, n_layers=4, n_heads=4, ffn_dim=688, max_seq_len=16)
 """≈3.3M parameters: about 50M multiply-adds per nonce at 16 input tokens."""
+TINY_RACE_MODEL = ModelConfig(dim=64, n_layers=2, n_heads=4, ffn_dim=176, max_seq_len=8)
+"""≈0.13M parameters: about 0.8M multiply-adds per nonce at 8 input tokens."""
+PARAMS_TAG = b"gonka/sprint/v1/params"
+NODE_LOCAL = frozenset({"batch_size"})
+"""RaceParams fields a node chooses for itself; they are left out of the params hash."""
 
 
 class RaceParams(BaseModel):
@@ -28,3 +37,31 @@ class RaceParams(BaseModel):
         if self.input_length > self.transformer.max_seq_len:
             raise ValueError(f"input_length {self.input_length} exceeds max_seq_len {self.transformer.max_seq_len}")
         return self
+
+
+def canonical_params(params: RaceParams) -> bytes:
+    """The consensus fields as JSON: sorted keys, no spaces, ASCII; floats as Python's repr, which is the
+    shortest string that reads back to the same double, so it is exact and the same on every node."""
+    consensus = params.model_dump(exclude=set(NODE_LOCAL))
+    return json.dumps(consensus, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+
+
+def race_params_hash(params: RaceParams) -> bytes:
+    """SHA-256(PARAMS_TAG || canonical_params): hosts compare it to know they race the same race;
+    batch_size is node-local and does not change it."""
+    return hashlib.sha256(PARAMS_TAG + canonical_params(params)).digest()
+
+
+DEFAULT_RACE_PRESET = "default"
+RACE_PRESETS: dict[str, RaceParams] = {
+    DEFAULT_RACE_PRESET: RaceParams(),
+    "tiny": RaceParams(transformer=TINY_RACE_MODEL, input_length=8, target_rate=1 / 32),
+}
+"""default: the production race. tiny: localnets and tests on a shared 2-core VM, where one /run of
+4,096 nonces takes a fraction of a second on one core and yields ≈128 proofs (README)."""
+
+
+def race_preset(name: str) -> RaceParams:
+    if name not in RACE_PRESETS:
+        raise ValueError(f"unknown race preset {name!r}; choose one of {', '.join(RACE_PRESETS)}")
+    return RACE_PRESETS[name]

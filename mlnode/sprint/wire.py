@@ -25,6 +25,7 @@ from pydantic import (
 from mlnode.sprint.commitment import Commitment, Opening
 from mlnode.sprint.derive import PUBKEY_BYTES, SEED_BYTES, check_pubkey
 from mlnode.sprint.merkle import Node
+from mlnode.sprint.params import RaceParams
 from mlnode.sprint.proof import U64_MAX, Proof
 from mlnode.sprint.verifier import RaceVerdict
 
@@ -77,6 +78,15 @@ class NodeBody(Body):
 class OpeningBody(ProofBody):
     index: U64
     path: list[NodeBody] = Field(max_length=MAX_PATH)
+
+    @classmethod
+    def of(cls, opening: Opening) -> OpeningBody:
+        return cls(
+            index=opening.index,
+            nonce=opening.proof.nonce,
+            distance=opening.proof.distance,
+            path=[NodeBody(hash=node.hash, lo=node.lo, hi=node.hi) for node in opening.path],
+        )
 
     def opening(self) -> Opening:
         return Opening(self.index, self.proof(), tuple(Node(node.hash, node.lo, node.hi) for node in self.path))
@@ -154,3 +164,27 @@ class VerifyResponse(Body):
             threshold=verdict.threshold,
             reason=verdict.reason,
         )
+
+
+class OpenRequest(Body):
+    """A commitment with the full proof list behind it, and the randomness that samples it: the host
+    keeps its proofs and asks its node for the openings a verifier will check."""
+
+    commitment: CommitmentBody
+    randomness: Randomness
+    proofs: list[ProofBody] = Field(max_length=MAX_PROOFS)
+
+
+class OpenResponse(Body):
+    openings: list[OpeningBody]
+
+
+class ParamsResponse(Body):
+    """What a host needs to know of its node's race: the params, their hash, and the verifier's plan."""
+
+    preset: str | None
+    params: RaceParams
+    params_hash: Hash
+    r_target: int
+    samples: int
+    threshold: int
