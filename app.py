@@ -46,6 +46,8 @@ from x.rewards.module import RewardsModule
 from x.slashing import keys as slashing_keys
 from x.slashing.keeper import SlashingKeeper
 from x.slashing.module import SlashingModule
+from x.sprint.keeper import SprintKeeper
+from x.sprint.module import SprintModule
 from x.stake import keys as stake_keys
 from x.stake.keeper import StakeKeeper
 from x.stake.module import StakeModule
@@ -115,9 +117,14 @@ class GonkaApp(BaseApp):
         self.slashing_keeper = SlashingKeeper(
             self.stake_keeper, self.bank_keeper, self.account_keeper, self.pool_keeper, authority
         )
+        # x/sprint: the race's seed, commitments and verdicts; at set validators its weights go to x/stake, so
+        # its epoch hook runs before stake's, which turns them into the validator set.
+        self.sprint_keeper = SprintKeeper(
+            self.account_keeper, self.epochs_keeper, self.stake_keeper, self.slashing_keeper, self.bls_keeper, authority
+        )
         self._build_payment_keepers(authority)
         self.epochs_keeper.set_hooks(
-            [self.stake_keeper, self.inference_keeper, self.rewards_keeper, self.vesting_keeper]
+            [self.sprint_keeper, self.stake_keeper, self.inference_keeper, self.rewards_keeper, self.vesting_keeper]
         )
         self.learning_keeper = LearningKeeper(authority)
         # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;
@@ -160,6 +167,7 @@ class GonkaApp(BaseApp):
             StakeModule(self.stake_keeper),
             BlsModule(self.bls_keeper, authority),  # after stake: its genesis checks each key's operator is a host
             SlashingModule(self.slashing_keeper),
+            SprintModule(self.sprint_keeper),
             PoolModule(self.pool_keeper),  # after bank: its genesis checks the pool's balance
             RewardsModule(self.rewards_keeper),
             InferenceModule(self.inference_keeper),  # after bank: its genesis checks the escrow held

@@ -36,6 +36,7 @@ from x.learning import cli as learning_cli
 from x.pool import cli as pool_cli
 from x.rewards import cli as rewards_cli
 from x.slashing import cli as slashing_cli
+from x.sprint import cli as sprint_cli
 from x.stake import cli as stake_cli
 from x.vesting import cli as vesting_cli
 
@@ -174,6 +175,7 @@ def _add_tx_commands(sub: argparse._SubParsersAction) -> None:
     rewards_cli.register_tx(tx_modules)
     inference_cli.register_tx(tx_modules)
     epochs_cli.register_tx(tx_modules)
+    sprint_cli.register_tx(tx_modules)
     gov_cli.register_tx(tx_modules)
     consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
 
@@ -192,6 +194,7 @@ def _add_query_commands(sub: argparse._SubParsersAction) -> None:
     rewards_cli.register_query(query)
     inference_cli.register_query(query)
     epochs_cli.register_query(query)
+    sprint_cli.register_query(query)
     gov_cli.register_query(query)
     query_tx.register_query(query)
 

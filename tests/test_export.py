@@ -117,6 +117,7 @@ def test_new_chain_from_export_has_identical_module_state(active: ActiveChain, t
         "stake",
         "bls",
         "slashing",
+        "sprint",
         "pool",
         "rewards",
         "inference",

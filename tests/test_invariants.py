@@ -46,6 +46,8 @@ def test_invariants_hold_and_a_broken_one_is_named(tmp_path: Path) -> None:
         "pool/balance-accounted",
         "rewards/minted-within-cap",
         "slashing/slashed-coins-settled",
+        "sprint/results-add-up",
+        "sprint/validations-committed",
         "stake/collateral-held",
         "stake/jailed-out-of-set",
         "stake/power-table-sent",

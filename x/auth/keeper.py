@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
+from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2 as secp256k1_keys
 from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
+from sdk.tx import SECP256K1_PUBKEY_URL
 from x.auth import keys
 
 _BASE_URL = "/" + auth_pb2.BaseAccount.DESCRIPTOR.full_name
@@ -53,6 +55,13 @@ class AccountKeeper:
         if packed.type_url == _MODULE_URL:
             return auth_pb2.ModuleAccount.FromString(packed.value).base_account
         return auth_pb2.BaseAccount.FromString(packed.value)
+
+    def get_pubkey(self, ctx: Context, address: bytes) -> bytes | None:
+        """The account's secp256k1 key (33 bytes, compressed), stored by its first signed tx; None before."""
+        account = self.get_account(ctx, address)
+        if account is None or account.pub_key.type_url != SECP256K1_PUBKEY_URL:
+            return None
+        return secp256k1_keys.PubKey.FromString(account.pub_key.value).key
 
     def set_account(self, ctx: Context, account: auth_pb2.BaseAccount) -> None:
         address = bech32.decode(account.address)

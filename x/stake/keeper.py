@@ -2,8 +2,9 @@
 
 A host registers (MsgCreateValidator, at genesis by gentx), deposits and withdraws collateral; withdrawn
 collateral unbonds for ``unbonding_epochs`` epochs, slashable, and is paid at an epoch's start. Each epoch
-has weights (``set_epoch_weights``; until the Sprint race sets them, collateral stands in); at the epoch's
-set-validators stage they become the validator set (``power.py``). Jailing removes a host at once.
+has weights (``set_epoch_weights``: the Sprint race's, x/sprint; collateral's in an epoch no host raced in);
+at the epoch's set-validators stage they become the validator set (``power.py``). Jailing removes a host at
+once.
 """
 
 from __future__ import annotations
@@ -216,7 +217,8 @@ class StakeKeeper:
         return {k[n:]: _u64(v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.weights_prefix(epoch))}
 
     def collateral_weights(self, ctx: Context) -> dict[bytes, int]:
-        """The stand-in for the race's weights: each host's bonded collateral in units of ``power_reduction``."""
+        """The weights of an epoch no host raced in (the genesis epoch's): each host's bonded collateral in units
+        of ``power_reduction``."""
         reduction = self.get_params(ctx).power_reduction
         return {bech32.decode(h.operator): int(h.collateral) // reduction for h in self.hosts(ctx)}
 
@@ -224,6 +226,11 @@ class StakeKeeper:
         """The validator set in force (the power table): operator -> power, operator order."""
         n = len(keys.POWER_PREFIX)
         return {k[n:]: _u64(v) for k, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.POWER_PREFIX)}
+
+    def validator_power(self, ctx: Context, operator: bytes) -> int:
+        """One host's power in the table in force (0: not in the set)."""
+        raw = ctx.kv(keys.STORE_PREFIX).get(keys.power_key(operator))
+        return 0 if raw is None else _u64(raw)
 
     def set_validator_powers(self, ctx: Context, powers: Mapping[bytes, int]) -> None:
         self.power_table_written = True
@@ -234,21 +241,26 @@ class StakeKeeper:
             store.set(keys.power_key(operator), powers[operator].to_bytes(8, "big"))
 
     def update_validator_set(self, ctx: Context, epoch: int) -> dict[bytes, int]:
-        """The power table from ``epoch``'s weights (collateral's stand-in recorded first if none were set):
-        unjailed hosts only, backed, selected and capped (power.py)."""
+        """The power table from ``epoch``'s weights (x/sprint records them before this runs; in an epoch no host
+        raced in, collateral stands in, recorded first): unjailed hosts only, backed, selected and capped
+        (power.py). A table that would be empty is not written: the set in force stays, and
+        ``set_validators_kept`` says so (CometBFT must never get an empty set)."""
         if self.weights_epoch(ctx) != epoch:
             self.set_epoch_weights(ctx, epoch, self.collateral_weights(ctx))
         params = self.get_params(ctx)
         hosts = {bech32.decode(h.operator): h for h in self.hosts(ctx)}
-        weights = {op: w for op, w in self.epoch_weights(ctx, epoch).items() if op in hosts and not hosts[op].jailed}
+        weights = self.epoch_weights(ctx, epoch)
         powers = power.validator_powers(
-            weights,
+            {op: w for op, w in weights.items() if op in hosts and not hosts[op].jailed},
             {op: int(h.collateral) for op, h in hosts.items()},
             free_weight_share(params),
             params.collateral_per_weight,
             params.max_validators,
             max_power_share(params),
         )
+        if not powers and self.validator_powers(ctx):
+            ctx.emit("set_validators_kept", epoch=str(epoch))
+            return self.validator_powers(ctx)
         self.set_validator_powers(ctx, powers)
         ctx.emit("set_validators", epoch=str(epoch), validators=str(len(powers)), total_power=str(sum(powers.values())))
         return powers

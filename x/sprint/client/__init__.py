@@ -1,0 +1,1 @@
+"""x/sprint's client library: what a host's program sends and reads to take part in the race."""

@@ -1,0 +1,288 @@
+"""The Sprint race on chain: each epoch's seed and sample randomness, the hosts' commitments, the validators'
+verdicts, and at the set-validators stage the weights x/stake turns into voting power (README.md).
+
+Stage by stage (x/epochs): the race stage's first block fixes the seed from the BLS beacon; during the race,
+hosts commit; the race-validation stage's first block fixes the sample randomness, after every commitment is
+final; during it, validators send their verdicts; the set-validators stage's first block decides each host's
+weight (``judge.py``), slashes and jails fraud, and hands the weights to x/stake, before x/stake's own hook
+makes them the validator set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from google.protobuf.message import Message
+
+from protogen.gonka.epochs.v1 import epochs_pb2
+from protogen.gonka.sprint.v1 import sprint_pb2
+from sdk.context import Context
+from sdk.crypto import bech32
+from sdk.params import GOV_AUTHORITY
+from x.sprint import keys, types
+from x.sprint.errors import (
+    ErrBadSamples,
+    ErrCountShrinks,
+    ErrDuplicateValidation,
+    ErrNoCommitment,
+    ErrNoPubkey,
+    ErrNotHost,
+    ErrNotValidator,
+    ErrParamsHash,
+    ErrSelfValidation,
+    ErrWrongEpoch,
+    ErrWrongStage,
+)
+from x.sprint.expected_keepers import AccountKeeper, BlsKeeper, EpochsKeeper, SlashingKeeper, StakeKeeper
+from x.sprint.judge import fraud_finders, judge
+from x.sprint.params import default_params, false_flag, fraud_slash_fraction, honest_mismatch
+from x.sprint.verdict import is_fraud
+
+M = TypeVar("M", bound=Message)
+STAGE_NAME = epochs_pb2.Stage.Name
+
+
+class SprintKeeper:
+    """Owns the ``sprint/`` prefix."""
+
+    def __init__(
+        self,
+        accounts: AccountKeeper,
+        epochs: EpochsKeeper,
+        stake: StakeKeeper,
+        slashing: SlashingKeeper,
+        bls: BlsKeeper,
+        authority: bytes = GOV_AUTHORITY,
+    ) -> None:
+        self.accounts = accounts
+        self.epochs = epochs
+        self.stake = stake
+        self.slashing = slashing
+        self.bls = bls
+        self.authority = authority
+
+    # --- params and records -------------------------------------------------------------------------
+
+    def get_params(self, ctx: Context) -> sprint_pb2.Params:
+        raw = ctx.kv(keys.STORE_PREFIX).get(keys.PARAMS_KEY)
+        return sprint_pb2.Params.FromString(raw) if raw else default_params()
+
+    def set_params(self, ctx: Context, params: sprint_pb2.Params) -> None:
+        ctx.kv(keys.STORE_PREFIX).set(keys.PARAMS_KEY, params.SerializeToString())
+
+    def _get(self, ctx: Context, key: bytes, record: type[M]) -> M | None:
+        raw = ctx.kv(keys.STORE_PREFIX).get(key)
+        return None if raw is None else record.FromString(raw)
+
+    def _list(self, ctx: Context, prefix: bytes, record: type[M]) -> list[M]:
+        return [record.FromString(v) for _, v in ctx.kv(keys.STORE_PREFIX).iterate(prefix)]
+
+    def race(self, ctx: Context, epoch: int) -> sprint_pb2.Race | None:
+        return self._get(ctx, keys.race_key(epoch), sprint_pb2.Race)
+
+    def races(self, ctx: Context) -> list[sprint_pb2.Race]:
+        return self._list(ctx, keys.RACE_PREFIX, sprint_pb2.Race)
+
+    def set_race(self, ctx: Context, race: sprint_pb2.Race) -> None:
+        ctx.kv(keys.STORE_PREFIX).set(keys.race_key(race.epoch), race.SerializeToString())
+
+    def commitment(self, ctx: Context, epoch: int, host: bytes) -> sprint_pb2.Commitment | None:
+        return self._get(ctx, keys.commitment_key(epoch, host), sprint_pb2.Commitment)
+
+    def commitments(self, ctx: Context, epoch: int | None = None) -> list[sprint_pb2.Commitment]:
+        """An epoch's commitments in host order (every kept one, epoch order, with None)."""
+        prefix = keys.COMMITMENT_PREFIX if epoch is None else keys.commitments_prefix(epoch)
+        return self._list(ctx, prefix, sprint_pb2.Commitment)
+
+    def set_commitment(self, ctx: Context, commitment: sprint_pb2.Commitment) -> None:
+        key = keys.commitment_key(commitment.epoch, bech32.decode(commitment.host))
+        ctx.kv(keys.STORE_PREFIX).set(key, commitment.SerializeToString())
+
+    def validations(self, ctx: Context, epoch: int | None = None, host: bytes = b"") -> list[sprint_pb2.Validation]:
+        """An epoch's validations in (host, validator) order, or one host's (every kept one, with None)."""
+        prefix = keys.VALIDATION_PREFIX if epoch is None else keys.validations_prefix(epoch, host)
+        return self._list(ctx, prefix, sprint_pb2.Validation)
+
+    def set_validation(self, ctx: Context, validation: sprint_pb2.Validation) -> None:
+        key = keys.validation_key(validation.epoch, bech32.decode(validation.host), bech32.decode(validation.validator))
+        ctx.kv(keys.STORE_PREFIX).set(key, validation.SerializeToString())
+
+    def result(self, ctx: Context, epoch: int) -> sprint_pb2.EpochResult | None:
+        return self._get(ctx, keys.result_key(epoch), sprint_pb2.EpochResult)
+
+    def results(self, ctx: Context) -> list[sprint_pb2.EpochResult]:
+        return self._list(ctx, keys.RESULT_PREFIX, sprint_pb2.EpochResult)
+
+    def set_result(self, ctx: Context, result: sprint_pb2.EpochResult) -> None:
+        ctx.kv(keys.STORE_PREFIX).set(keys.result_key(result.epoch), result.SerializeToString())
+
+    # --- the stages' randomness ---------------------------------------------------------------------
+
+    def beacon(self, ctx: Context) -> bytes:
+        """The BLS beacon of the latest certified height; on a chain without certificates, a hash of the last
+        app hash (README, "Randomness")."""
+        beacon = self.bls.beacon(ctx)
+        if beacon is not None:
+            return beacon
+        last = self.bls.last_commitment(ctx)
+        return types.fallback_beacon(ctx.header.chain_id, ctx.header.height, last[1] if last else b"")
+
+    def fix_seed(self, ctx: Context, epoch: int) -> None:
+        seed = types.epoch_seed(epoch, self.beacon(ctx))
+        self.set_race(ctx, sprint_pb2.Race(epoch=epoch, seed=seed, seed_height=ctx.header.height))
+        ctx.emit("sprint_seed", epoch=str(epoch), seed=seed.hex())
+
+    def fix_randomness(self, ctx: Context, epoch: int) -> None:
+        race = self.race(ctx, epoch) or sprint_pb2.Race(epoch=epoch)
+        race.randomness = types.epoch_randomness(epoch, self.beacon(ctx))
+        race.randomness_height = ctx.header.height
+        self.set_race(ctx, race)
+        ctx.emit("sprint_randomness", epoch=str(epoch), randomness=race.randomness.hex())
+
+    # --- messages -----------------------------------------------------------------------------------
+
+    def require_stage(self, ctx: Context, epoch: int, stage: int) -> None:
+        """Refuse unless the block is in ``stage`` of ``epoch``, the current epoch."""
+        current = self.epochs.current_epoch(ctx).number
+        if epoch != current:
+            raise ErrWrongEpoch.wrap(f"epoch {epoch} is not the current epoch {current}")
+        now = self.epochs.current_stage(ctx)
+        if now != stage:
+            raise ErrWrongStage.wrap(f"epoch {epoch} is in {STAGE_NAME(now)}, not {STAGE_NAME(stage)}")
+
+    def commit(self, ctx: Context, host: bytes, epoch: int, root: bytes, count: int, params_hash: bytes) -> None:
+        """Record a host's commitment (root and count already checked statelessly); a later one in the same
+        stage replaces it, with a count at least as large."""
+        self.require_stage(ctx, epoch, epochs_pb2.STAGE_RACE)
+        if self.stake.get_host(ctx, host) is None:
+            raise ErrNotHost.wrap(f"{bech32.encode(host)} is not a registered host")
+        expected = self.get_params(ctx).race_params_hash
+        if params_hash != expected:
+            raise ErrParamsHash.wrap(f"params hash {params_hash.hex()} is not the chain's {expected.hex()}")
+        earlier = self.commitment(ctx, epoch, host)
+        if earlier is not None and count < earlier.count:
+            raise ErrCountShrinks.wrap(f"count {count} is below the committed {earlier.count}")
+        pubkey = self.accounts.get_pubkey(ctx, host)
+        if pubkey is None:
+            raise ErrNoPubkey.wrap(bech32.encode(host))
+        record = sprint_pb2.Commitment(
+            host=bech32.encode(host), epoch=epoch, root=root, count=count, pubkey=pubkey, height=ctx.header.height
+        )
+        self.set_commitment(ctx, record)
+        ctx.emit("sprint_commit", host=record.host, epoch=str(epoch), root=root.hex(), count=str(count))
+
+    def validate(self, ctx: Context, validator: bytes, epoch: int, host: bytes, samples: int, failures: int) -> bool:
+        """Record a validator's verdict on a host (failures ≤ samples already checked); returns the chain's
+        verdict: fraud when the failures reach the threshold for the samples."""
+        self.require_stage(ctx, epoch, epochs_pb2.STAGE_RACE_VALIDATION)
+        if validator == host:
+            raise ErrSelfValidation.wrap(bech32.encode(host))
+        if self.stake.validator_power(ctx, validator) == 0:
+            raise ErrNotValidator.wrap(f"{bech32.encode(validator)} holds no power in the validator set")
+        if self.commitment(ctx, epoch, host) is None:
+            raise ErrNoCommitment.wrap(f"{bech32.encode(host)} in epoch {epoch}")
+        if ctx.kv(keys.STORE_PREFIX).get(keys.validation_key(epoch, host, validator)) is not None:
+            raise ErrDuplicateValidation.wrap(f"{bech32.encode(validator)} on {bech32.encode(host)}")
+        params = self.get_params(ctx)
+        if samples != params.samples:
+            raise ErrBadSamples.wrap(f"samples {samples}, the params ask {params.samples}")
+        fraud = is_fraud(samples, failures, honest_mismatch(params), false_flag(params))
+        record = sprint_pb2.Validation(
+            validator=bech32.encode(validator),
+            host=bech32.encode(host),
+            epoch=epoch,
+            samples=samples,
+            failures=failures,
+            fraud=fraud,
+        )
+        self.set_validation(ctx, record)
+        ctx.emit(
+            "sprint_validation",
+            validator=record.validator,
+            host=record.host,
+            epoch=str(epoch),
+            failures=str(failures),
+            fraud=str(fraud).lower(),
+        )
+        return fraud
+
+    # --- the decision ---------------------------------------------------------------------------------
+
+    def decide(self, ctx: Context, epoch: int) -> sprint_pb2.EpochResult | None:
+        """Judge every committed host, hand the weights to x/stake (the previous epoch's when the race confirmed
+        none), then slash and jail fraud; the result is kept. None when no host committed."""
+        commitments = self.commitments(ctx, epoch)
+        if not commitments:  # no host raced: x/stake's collateral stands in (README, "Before every host races")
+            ctx.emit("sprint_no_race", epoch=str(epoch))
+            return None
+        params = self.get_params(ctx)
+        powers = self.stake.validator_powers(ctx)
+        hosts = [(c, self.validations(ctx, epoch, bech32.decode(c.host))) for c in commitments]
+        results = [judge(c, vs, powers, params.weight_scale) for c, vs in hosts]
+        weights = {bech32.decode(r.host): r.weight for r in results if r.weight}
+        carried = not weights
+        if carried:
+            weights = self.previous_weights(ctx)
+            ctx.emit("sprint_carry_over", epoch=str(epoch), hosts=str(len(weights)))
+        self.stake.set_epoch_weights(ctx, epoch, weights)
+        for result, (commitment, validations) in zip(results, hosts):
+            if result.outcome == sprint_pb2.OUTCOME_FRAUD:
+                result.slashed = str(self.punish(ctx, commitment, fraud_finders(validations, powers), params))
+        outcome = sprint_pb2.EpochResult(
+            epoch=epoch,
+            hosts=results,
+            total_weight=sum(weights.values()),
+            carried_over=carried,
+            height=ctx.header.height,
+        )
+        self.set_result(ctx, outcome)
+        ctx.emit("sprint_weights", epoch=str(epoch), hosts=str(len(weights)), total_weight=str(outcome.total_weight))
+        return outcome
+
+    def previous_weights(self, ctx: Context) -> dict[bytes, int]:
+        """The weights recorded last (the previous epoch's; genesis records epoch 0's)."""
+        previous = self.stake.weights_epoch(ctx)
+        return {} if previous is None else self.stake.epoch_weights(ctx, previous)
+
+    def punish(
+        self,
+        ctx: Context,
+        commitment: sprint_pb2.Commitment,
+        finders: list[tuple[bytes, int]],
+        params: sprint_pb2.Params,
+    ) -> int:
+        """Slash ``fraud_slash_fraction`` of the host's collateral, paid to the validators that found the fraud
+        (pro rata to their power; the rest to the community pool), and jail it."""
+        host = bech32.decode(commitment.host)
+        taken = self.slashing.slash(
+            ctx, host, fraud_slash_fraction(params), "sprint_fraud", finders, infraction_height=commitment.height
+        )
+        self.stake.jail(ctx, host)
+        return taken
+
+    def prune(self, ctx: Context, epoch: int) -> None:
+        """Drop the races, commitments and validations of epochs before ``epoch - 1``; results stay."""
+        if epoch < 2:
+            return
+        store = ctx.kv(keys.STORE_PREFIX)
+        for prefix in (keys.RACE_PREFIX, keys.COMMITMENT_PREFIX, keys.VALIDATION_PREFIX):
+            for key, _ in list(store.iterate(prefix, end=prefix + keys.u64(epoch - 1))):
+                store.delete(key)
+
+    # --- epoch hooks --------------------------------------------------------------------------------
+
+    def on_epoch_end(self, ctx: Context, epoch: int) -> None:
+        return None
+
+    def on_epoch_start(self, ctx: Context, epoch: int) -> None:
+        self.prune(ctx, epoch)
+
+    def on_stage(self, ctx: Context, epoch: int, stage: int) -> None:
+        stages: dict[int, Callable[[Context, int], object]] = {
+            epochs_pb2.STAGE_RACE: self.fix_seed,
+            epochs_pb2.STAGE_RACE_VALIDATION: self.fix_randomness,
+            epochs_pb2.STAGE_SET_VALIDATORS: self.decide,
+        }
+        if stage in stages:
+            stages[stage](ctx, epoch)
