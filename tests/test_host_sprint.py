@@ -8,6 +8,7 @@ host as failing every sample, and sends all its validations in one transaction; 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -73,6 +74,8 @@ class Chain:
     commitments: dict[str, sprint_pb2.Commitment] = field(default_factory=dict)
     validations: list[sprint_pb2.Validation] = field(default_factory=list)
     txs: list[tuple[str, list[Message]]] = field(default_factory=list)
+    refuse: int = 0
+    """Transactions still to refuse (as CheckTx would), before taking any."""
 
     def add(self, key: secp256k1.PrivateKey, url: str = "", power: int = 10) -> str:
         host = address(key)
@@ -108,6 +111,9 @@ class Chain:
 
     def submitter(self, signer: str) -> Any:
         def submit(messages: Sequence[Message], gas: int) -> Sent:
+            if self.refuse:
+                self.refuse -= 1
+                raise RuntimeError("refused: out of gas")
             self.txs.append((signer, list(messages)))
             self.height += 1
             for message in messages:
@@ -288,3 +294,45 @@ def test_validation_of_honest_inflating_borrowing_and_unreachable_hosts(
     assert not honest_judge.step() and len(chain.txs) == before
     for duty in (*hosts.values(), honest_judge, lazy_judge):
         duty.stop()
+
+
+def test_a_commit_never_shrinks_below_the_chains_and_the_thread_races(mlnodes: tuple[str, str], tmp_path: Path) -> None:
+    """A host whose journal is gone but whose larger commitment is on chain commits nothing smaller; the
+    follower's own thread races and commits until stopped."""
+    chain, key = Chain(), key_of("forgetful")
+    host = chain.add(key)
+    chain.commitments[host] = sprint_pb2.Commitment(host=host, epoch=EPOCH, root=b"\x01" * 32, count=10**6)
+    duty = follower(chain, key, mlnodes[0], tmp_path)
+    race(duty, 2)
+    assert chain.commits(host) == [] and duty.status()["proofs"] > 0
+    del chain.commitments[host]
+    duty.start()
+    deadline = time.monotonic() + 10
+    while not chain.commits(host) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    duty.stop()
+    assert chain.commits(host) and chain.commits(host) == sorted(chain.commits(host))
+
+
+def test_a_refused_validation_is_sent_again_with_the_same_verdicts(mlnodes: tuple[str, str], tmp_path: Path) -> None:
+    chain = Chain()
+    prover_key, judge_key = key_of("prover"), key_of("judge again")
+    prover, judge = chain.add(prover_key), chain.add(judge_key)
+    prover_duty = follower(chain, prover_key, mlnodes[0], tmp_path / "prover")
+    race(prover_duty, 2)
+    chain.stage, chain.race.randomness = STAGE_RACE_VALIDATION, RANDOMNESS
+    with serve(proxy(prover_duty, mlnodes[0])) as url:
+        chain.urls[prover] = url
+        duty = follower(chain, judge_key, mlnodes[1], tmp_path / "judge")
+        fetched: list[tuple[int, str]] = []
+        fetch = duty.validation._fetch
+        duty.validation._fetch = lambda epoch, host: fetched.append((epoch, host)) or fetch(epoch, host)  # type: ignore[method-assign]
+        chain.refuse = 1
+        assert not duty.step()
+        assert duty.status()["errors"] == 1 and duty.status()["validations_sent"] == 0
+        assert not duty.step()
+    assert fetched == [(EPOCH, prover)]  # judged once, sent twice
+    assert [(v.validator, v.host, v.failures) for v in chain.validations] == [(judge, prover, 0)]
+    assert duty.status()["validations_sent"] == 1
+    for each in (prover_duty, duty):
+        each.stop()

@@ -81,6 +81,7 @@ class RaceDuty:
         race = self.races.get(epoch) or self.journal.load(epoch)
         if race is None or race.seed != seed.hex():
             race = EpochRace(epoch, seed.hex(), race_pubkey(self.pubkey, self.config.fault).hex())
+            logger.info("epoch %d: racing, seed %s, %d nonces per chunk", epoch, seed.hex(), self.config.chunk)
         elif epoch not in self.races:
             logger.info("epoch %d: race resumed from its journal at nonce %d", epoch, race.next_nonce)
         self.races[epoch] = race

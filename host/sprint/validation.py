@@ -32,6 +32,7 @@ class ValidationDuty:
         self.chain, self.node, self.config, self.counts = chain, node, config, counts
         self.fetcher = httpx.Client(timeout=config.fetch_timeout_s)
         self.done: set[int] = set()
+        self.started: set[int] = set()
         self.failures: dict[tuple[int, str], int] = {}
         """(epoch, host) → failures, judged once even when the transaction is sent again."""
 
@@ -54,6 +55,9 @@ class ValidationDuty:
         samples = self.chain.params().samples
         on_chain = self.chain.validated(epoch)
         due = [c for c in self.chain.commitments(epoch) if c.host != self.chain.address and c.host not in on_chain]
+        if due and epoch not in self.started:
+            self.started.add(epoch)
+            logger.info("epoch %d: validating %d host(s)", epoch, len(due))
         messages = [
             validation_message(self.chain.address, epoch, c.host, samples, self._failures(c, randomness, samples))
             for c in due
