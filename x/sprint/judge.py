@@ -1,10 +1,11 @@
-"""The race's decision for one host, as a pure function of its commitment, the validations of it and the
-validator set's powers (integers only: every node decides the same).
+"""The race's decision for one host, as a pure function of its commitment's tallies and the validator set's
+powers (integers only: every node decides the same).
 
 Validating power: the set's total power less the host's own (a host never judges itself). A host is
 **confirmed** when the validators that judged it valid hold more than 2/3 of it, and then weighs its proof
 count times ``weight_scale``; it committed **fraud** when those that found fraud hold more than 1/3 of it.
-A validation counts with its validator's power at the decision (a validator jailed since counts for nothing).
+Each validation counts with its validator's power when it was sent (the tally on the commitment); the power
+table changes only at set validators, or when a host is jailed.
 """
 
 from __future__ import annotations
@@ -16,15 +17,11 @@ from sdk.crypto import bech32
 
 
 def judge(
-    commitment: sprint_pb2.Commitment,
-    validations: Sequence[sprint_pb2.Validation],
-    powers: Mapping[bytes, int],
-    weight_scale: int,
+    commitment: sprint_pb2.Commitment, powers: Mapping[bytes, int], total: int, weight_scale: int
 ) -> sprint_pb2.HostResult:
-    host = bech32.decode(commitment.host)
-    validating = sum(powers.values()) - powers.get(host, 0)
-    valid = sum(powers.get(bech32.decode(v.validator), 0) for v in validations if not v.fraud)
-    fraud = sum(powers.get(bech32.decode(v.validator), 0) for v in validations if v.fraud)
+    """``total``: the sum of ``powers`` (computed once for every host)."""
+    validating = total - powers.get(bech32.decode(commitment.host), 0)
+    valid, fraud = commitment.valid_power, commitment.fraud_power
     if validating and 3 * fraud > validating:
         outcome = sprint_pb2.OUTCOME_FRAUD
     elif validating and 3 * valid > 2 * validating:
@@ -43,7 +40,6 @@ def judge(
     )
 
 
-def fraud_finders(validations: Sequence[sprint_pb2.Validation], powers: Mapping[bytes, int]) -> list[tuple[bytes, int]]:
-    """(validator, power) of those that found fraud and hold power: a fraud slash is paid to them pro rata."""
-    finders = [(bech32.decode(v.validator), powers.get(bech32.decode(v.validator), 0)) for v in validations if v.fraud]
-    return [(validator, power) for validator, power in finders if power]
+def fraud_finders(validations: Sequence[sprint_pb2.Validation]) -> list[tuple[bytes, int]]:
+    """(validator, power when it validated) of those that found fraud: a fraud slash is paid to them pro rata."""
+    return [(bech32.decode(v.validator), v.power) for v in validations if v.fraud and v.power]
