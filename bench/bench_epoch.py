@@ -5,10 +5,10 @@ The chain starts from a genesis whose x/stake state already holds N hosts (colla
 the bonded pool's bank balance), so building it costs one InitChain, not N gentxs. Epochs are 10 blocks
 (race 0, race validation 1, set validators 2, inference 3): each epoch gives one set-validators block (offset
 2) and one ordinary block (offset 5) to time; the median over ``--runs`` epochs is reported. Invariants are
-off, as on a production node. With ``--race`` (the default) a stand-in for the Sprint race records new
-weights for every host at each race-validation stage (``set_epoch_weights``, as the race will), so each
-set-validators block rebuilds a different set and sends its diff; ``--no-race`` keeps collateral's weights,
-so the set is recomputed but unchanged.
+off, as on a production node. With ``--race`` (the default) every host commits at each race stage and is judged
+valid by the whole set at each race-validation stage (written as the hosts' messages would leave it, not timed),
+so each set-validators block is x/sprint deciding every host's weight and x/stake rebuilding a different set and
+sending its diff; ``--no-race`` has no host race, so collateral stands in and the set is recomputed unchanged.
 
     .venv/bin/python bench/bench_epoch.py [--hosts 100,1000] [--runs 5] [--no-race]
 """
@@ -34,10 +34,12 @@ from google.protobuf.timestamp_pb2 import Timestamp  # noqa: E402
 from app import GonkaApp  # noqa: E402
 from gonkad import genesis  # noqa: E402
 from protogen.gonka.epochs.v1 import epochs_pb2  # noqa: E402
+from protogen.gonka.sprint.v1 import sprint_pb2  # noqa: E402
 from sdk.address import module_address  # noqa: E402
 from sdk.context import Context  # noqa: E402
 from sdk.crypto import bech32  # noqa: E402
 from sdk.store.commitstore import CommitStore  # noqa: E402
+from x.sprint.keeper import SprintKeeper  # noqa: E402
 from x.stake.keeper import StakeKeeper  # noqa: E402
 from x.stake.keys import BONDED_POOL  # noqa: E402
 
@@ -75,11 +77,14 @@ def _b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode()
 
 
-class RaceStandIn:
-    """Epoch hooks that record a weight for every host at the race-validation stage, different each epoch and
-    all backed by collateral (500–999 units against 1,000 + i GNK), as the Sprint race will."""
+class RaceTraffic:
+    """Epoch hooks that write what the hosts' race messages would: at the race stage a commitment of every host
+    (500–999 proofs, different each epoch, all backed by collateral: 1,000 + i GNK), at the race-validation stage
+    every commitment judged valid by the whole validator set (the tallies ``MsgSprintValidation`` leaves). x/sprint
+    then decides every host's weight at set validators, and x/stake makes them the set, as on a live chain."""
 
-    def __init__(self, stake: StakeKeeper) -> None:
+    def __init__(self, sprint: SprintKeeper, stake: StakeKeeper) -> None:
+        self.sprint = sprint
         self.stake = stake
 
     def on_epoch_end(self, ctx: Context, epoch: int) -> None:
@@ -89,24 +94,28 @@ class RaceStandIn:
         return None
 
     def on_stage(self, ctx: Context, epoch: int, stage: int) -> None:
-        if stage == epochs_pb2.STAGE_RACE_VALIDATION:
-            operators = [bech32.decode(h.operator) for h in self.stake.hosts(ctx)]
-            self.stake.set_epoch_weights(
-                ctx,
-                epoch,
-                {
-                    op: 500 + int.from_bytes(hashlib.sha256(op + epoch.to_bytes(8, "big")).digest()[:4], "big") % 500
-                    for op in operators
-                },
-            )
+        if stage == epochs_pb2.STAGE_RACE:
+            for host in self.stake.hosts(ctx):
+                op = bech32.decode(host.operator)
+                count = 500 + int.from_bytes(hashlib.sha256(op + epoch.to_bytes(8, "big")).digest()[:4], "big") % 500
+                root = hashlib.sha256(op + epoch.to_bytes(8, "big")).digest()
+                self.sprint.set_commitment(
+                    ctx, sprint_pb2.Commitment(host=host.operator, epoch=epoch, root=root, count=count, height=1)
+                )
+        elif stage == epochs_pb2.STAGE_RACE_VALIDATION:
+            powers = self.stake.validator_powers(ctx)
+            total = sum(powers.values())
+            for commitment in self.sprint.commitments(ctx, epoch):
+                commitment.valid_power = total - powers.get(bech32.decode(commitment.host), 0)
+                self.sprint.set_commitment(ctx, commitment)
 
 
 def measure(hosts: int, runs: int, race: bool) -> dict[str, Any]:
     """Median FinalizeBlock and Commit milliseconds of set-validators blocks and ordinary blocks."""
     with tempfile.TemporaryDirectory() as tmp:
         app = GonkaApp(CommitStore(str(Path(tmp) / "db")))
-        if race:  # the race's hooks come before stake's, as the race module will be wired
-            app.epochs_keeper.hooks = (RaceStandIn(app.stake_keeper), *app.epochs_keeper.hooks)
+        if race:  # the hosts' messages land before x/sprint's and x/stake's hooks act on them
+            app.epochs_keeper.hooks = (RaceTraffic(app.sprint_keeper, app.stake_keeper), *app.epochs_keeper.hooks)
         start = time.perf_counter()
         reply = app.init_chain(
             abci.RequestInitChain(
@@ -135,6 +144,7 @@ def measure(hosts: int, runs: int, race: bool) -> dict[str, Any]:
             if kind == "sv":
                 updates.append(len(response.validator_updates))
                 assert any(e.type == "set_validators" for e in response.events), height
+                assert any(e.type == ("sprint_weights" if race else "sprint_no_race") for e in response.events), height
         app.store.close()
     return {
         "hosts": hosts,

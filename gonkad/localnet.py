@@ -21,16 +21,18 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gonkad import genesis, localnet_services
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
+from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.crypto import secp256k1
 from sdk.keyring.keyring import Keyring, generate_test_keys
+from sdk.services import gonka
 from x.bls.keyfile import create_key_file, load_secret
 from x.genutil.gentx import build_gentx, consensus_pubkey
 from x.stake.params import default_params
@@ -70,12 +72,17 @@ class LocalnetSettings(BaseModel):
             raise ValueError("validator_stake_ngonka exceeds validator_balance_ngonka")
         if self.faucet_ngonka <= 0:
             raise ValueError("the validators' and TAs' balances leave nothing of total_supply_ngonka for the faucet")
-        if self.services and self.services.ml_nodes > self.validators:
+        if self.services and self.services.ml_nodes is not None and self.services.ml_nodes > self.validators:
             raise ValueError(
                 f"services.ml_nodes {self.services.ml_nodes} is more than the {self.validators} "
                 "validators (one ML node per host)"
             )
         return self
+
+    @property
+    def hosts(self) -> int:
+        """Validators that run an ML node behind their host's program."""
+        return localnet_services.host_count(self.services, self.validators) if self.services else 0
 
 
 def load_settings(
@@ -91,7 +98,20 @@ def load_settings(
     if not with_services:
         data.pop("services", None)
     overrides = {"validators": validators, "chain_id": chain_id}
-    return LocalnetSettings.model_validate({**data, **{k: v for k, v in overrides.items() if v is not None}})
+    try:
+        return LocalnetSettings.model_validate({**data, **{k: v for k, v in overrides.items() if v is not None}})
+    except ValidationError as error:
+        raise ValueError(f"{path}: {one_line(error)}") from None
+
+
+def one_line(error: ValidationError) -> str:
+    """A settings error as ``setting.path: reason``, each error once, for the CLI's one-line failure."""
+    parts = []
+    for item in error.errors():
+        reason = str(item.get("ctx", {}).get("error") or item["msg"])
+        where = ".".join(str(part) for part in item["loc"])
+        parts.append(f"{where}: {reason}" if where else reason)
+    return "; ".join(parts)
 
 
 class NodeSpec(BaseModel):
@@ -167,7 +187,7 @@ def build(
     root.mkdir(parents=True, exist_ok=True)
     funded = generate_test_keys(root, ["faucet", *(f"val{i}" for i in range(validators))])
     services = settings.services
-    ports = free_ports(4 * validators + (2 * services.ml_nodes + services.transfer_agents if services else 0))
+    ports = free_ports(4 * validators + (2 * settings.hosts + services.transfer_agents if services else 0))
     nodes = [_init_node(root, i, ports[4 * i : 4 * i + 4]) for i in range(validators)]
     app_state = genesis.merge_overrides(genesis.default_app_state(), settings.genesis)
     app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", settings.faucet_ngonka)])
@@ -433,7 +453,40 @@ def node_status(node: NodeSpec) -> dict[str, Any]:
 def status(root: Path) -> dict[str, Any]:
     spec = load(root)
     services = localnet_services.status(spec.services) if spec.services else {}
-    return {"chain_id": spec.chain_id, "home": str(root), "nodes": [node_status(n) for n in spec.nodes], **services}
+    nodes = [node_status(n) for n in spec.nodes]
+    live = next((n for n, info in zip(spec.nodes, nodes) if info["height"]), None)
+    race = race_status(live.rpc) if live is not None else None
+    return {"chain_id": spec.chain_id, "home": str(root), "nodes": nodes, **services, "race": race}
+
+
+def race_status(rpc: str) -> dict[str, Any] | None:
+    """The race's last decision (x/sprint ``Weights`` of the current epoch, else the one before): its epoch and
+    each host's count, outcome and weight. None when no epoch was decided yet (or the node does not answer)."""
+    from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
+    from protogen.gonka.sprint.v1 import sprint_pb2
+    from x.sprint.client.queries import weights
+
+    querier = Querier(rpc, timeout=2.0)
+    try:
+        epoch = querier.query(
+            gonka("epochs").query + "CurrentEpoch",
+            epochs_query.QueryCurrentEpochRequest(),
+            epochs_query.QueryCurrentEpochResponse,
+        ).epoch.number
+        decided = [result for result in (weights(querier, e) for e in (epoch, epoch - 1) if e > 0) if result.height]
+    except RPCError:
+        return None
+    if not decided:
+        return None
+    result = decided[0]
+    return {
+        "epoch": result.epoch,
+        "carried_over": result.carried_over,
+        "hosts": [
+            {"host": h.host, "count": h.count, "weight": h.weight, "outcome": sprint_pb2.Outcome.Name(h.outcome)}
+            for h in result.hosts
+        ],
+    }
 
 
 def wait_for_height(root: Path, height: int, timeout_s: float = 120.0) -> dict[str, Any]:

@@ -11,6 +11,7 @@ the localnet's keyring, and its finish journal; a TA's its own key).
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 import time
@@ -18,12 +19,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gonkad import genesis
 from gonkad.paths import pid_file
+from sdk.cli.flags import message_dict
 from sdk.client.process import live_pid, terminate
 from sdk.keyring.keyring import Keyring, generate_test_keys
+from x.sprint.params import default_params
 
 Kind = Literal["mlnode", "executor", "agent"]
 HEALTH = {"mlnode": "/health", "executor": "/v1/executor/status", "agent": "/v1/status"}
@@ -37,11 +40,23 @@ class ServicesSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    ml_nodes: int = Field(ge=0, le=64)
-    """Hosts val0 … with an ML node (at most the validators)."""
+    ml_nodes: int | None = Field(None, ge=0, le=64)
+    """Hosts val0 … with an ML node (at most the validators); left out: every validator is one."""
     transfer_agents: int = Field(ge=0, le=16)
     preset: str = "tiny"
     seed: int = 0
+    race_preset: str = "tiny"
+    """The Sprint race the ML nodes run (``mlnode.sprint.params.RACE_PRESETS``); its params hash goes to x/sprint's
+    genesis."""
+
+    @field_validator("race_preset")
+    @classmethod
+    def _known_race(cls, name: str) -> str:
+        from mlnode.sprint.params import race_preset
+
+        race_preset(name)
+        return name
+
     price_per_token_ngonka: int = Field(gt=0)
     max_concurrency: int = Field(ge=1)
     """Each ML node's batch slots; also registered on chain, so the TAs route by it."""
@@ -105,11 +120,29 @@ def build(
     TAs' accounts. ``nodes`` are the validators' NodeSpecs; ``ports`` 2 per ML node (its own, its executor's) and 1
     per TA."""
     model = _add_model(app_state, settings)
+    _set_race(app_state, settings.race_preset)
+    hosts = host_count(settings, len(nodes))
     services: list[ServiceSpec] = []
-    for i in range(settings.ml_nodes):
+    for i in range(hosts):
         services += _ml_node(root, i, nodes[i].name, ports[2 * i : 2 * i + 2], keyring, model, settings, app_state)
-    agents, app_state = _transfer_agents(root, settings, nodes, ports[2 * settings.ml_nodes :], app_state)
+    agents, app_state = _transfer_agents(root, settings, nodes, ports[2 * hosts :], app_state)
     return ServicesSpec(settings=settings, model=model, services=services + agents), app_state
+
+
+def host_count(settings: ServicesSettings, validators: int) -> int:
+    """How many validators run an ML node: ``ml_nodes``, or every one."""
+    return validators if settings.ml_nodes is None else settings.ml_nodes
+
+
+def _set_race(app_state: dict[str, Any], preset: str) -> None:
+    """x/sprint's genesis takes the race the ML nodes run: its params hash (the other params as the genesis
+    overrides set them, else x/sprint's defaults)."""
+    from mlnode.sprint.params import race_params_hash, race_preset
+
+    sprint = app_state.setdefault("sprint", {})
+    params = {**message_dict(default_params()), **sprint.get("params", {})}
+    params["race_params_hash"] = base64.b64encode(race_params_hash(race_preset(preset))).decode()
+    sprint["params"] = params
 
 
 def _add_model(app_state: dict[str, Any], settings: ServicesSettings) -> str:
@@ -217,6 +250,8 @@ def command(service: ServiceSpec, settings: ServicesSettings, rpc: str, grpc: st
             str(settings.max_concurrency),
             "--max-tokens-limit",
             str(settings.max_tokens_limit),
+            "--race-preset",
+            settings.race_preset,
         ]
     chain = [
         "--home",

@@ -46,11 +46,13 @@ FILL_TOKENS = 480
 """A long request: with the prompt, the tiny model's whole context of 512."""
 OVERRIDES = {"rewards": {"params": {"issuance_cap": "0"}}, "epochs": {"params": {"epoch_length": "100000"}}}
 _base = localnet.load_settings(validators=4, chain_id="gonka-inference", with_services=True)
-assert _base.services is not None and _base.services.ml_nodes == 2 and _base.services.transfer_agents == 2
+assert _base.services is not None and _base.services.transfer_agents == 2
 SETTINGS = _base.model_copy(
     update={
         "genesis": genesis.merge_overrides(_base.genesis, OVERRIDES),
-        "services": _base.services.model_copy(update={"ta_queue_bound": QUEUE_BOUND, "max_tokens_limit": FILL_TOKENS}),
+        "services": _base.services.model_copy(
+            update={"ml_nodes": 2, "ta_queue_bound": QUEUE_BOUND, "max_tokens_limit": FILL_TOKENS}
+        ),
     }
 )
 PRICE = SETTINGS.services.price_per_token_ngonka  # type: ignore[union-attr]

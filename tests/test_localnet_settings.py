@@ -8,7 +8,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from gonkad import localnet
 from gonkad.paths import LOCALNET_SETTINGS_FILE
@@ -54,26 +53,36 @@ def test_invalid_settings_are_refused(tmp_path: Path) -> None:
             "validator_stake_ngonka = 100_000_000_000_000", "validator_stake_ngonka = 2_000_000_000_000_000"
         )
     )
-    with pytest.raises(ValidationError, match="validator_stake_ngonka exceeds validator_balance_ngonka"):
+    with pytest.raises(ValueError, match="validator_stake_ngonka exceeds validator_balance_ngonka") as refused:
         localnet.load_settings(path)
+    assert "\n" not in str(refused.value)
 
 
 def test_services_are_settings_too(tmp_path: Path) -> None:
-    """``[services]`` comes only when asked for; the TAs' funds come out of the faucet's share, so the supply
-    stays the total; a host count above the validators is refused."""
+    """``[services]`` comes only when asked for; every validator is a host with an ML node unless ``ml_nodes``
+    says fewer; the TAs' funds come out of the faucet's share, so the supply stays the total; a bad setting is
+    one line naming it."""
     assert localnet.load_settings().services is None
     settings = localnet.load_settings(with_services=True)
     services = settings.services
-    assert services is not None and services.ml_nodes >= 1 and services.transfer_agents >= 1
+    assert services is not None and services.ml_nodes is None and services.transfer_agents >= 1
+    assert settings.hosts == settings.validators
+    assert all(localnet.load_settings(validators=n, with_services=True).hosts == n for n in range(1, 9))
     assert (
         settings.faucet_ngonka
         + settings.validators * settings.validator_balance_ngonka
         + services.transfer_agents * services.ta_balance_ngonka
         == settings.total_supply_ngonka
     )
-    with pytest.raises(ValidationError, match="more than the 1 validators"):
-        localnet.load_settings(validators=1, with_services=True)
     path = tmp_path / "settings.toml"
-    path.write_text(LOCALNET_SETTINGS_FILE.read_text().replace("max_concurrency = 4", "max_concurrency = 0"))
-    with pytest.raises(ValidationError, match="max_concurrency"):
-        localnet.load_settings(path, with_services=True)
+    text = LOCALNET_SETTINGS_FILE.read_text()
+    for old, new, words in (
+        ("transfer_agents = 2", "transfer_agents = 2\nml_nodes = 3", "services.ml_nodes 3 is more than the 1 valid"),
+        ('race_preset = "tiny"', 'race_preset = "huge"', "services.race_preset: unknown race preset 'huge'"),
+        ("max_concurrency = 4", "max_concurrency = 0", "services.max_concurrency: Input should be greater than"),
+        ('race_preset = "tiny"', 'race_preset = "tiny"\nrace = 1', "services.race: Extra inputs are not permitted"),
+    ):
+        path.write_text(text.replace(old, new))
+        with pytest.raises(ValueError, match=words) as refused:
+            localnet.load_settings(path, validators=1, with_services=True)
+        assert "\n" not in str(refused.value)

@@ -42,7 +42,7 @@ from x.inference.client import parse_terms
 
 OVERRIDES = {"rewards": {"params": {"issuance_cap": "0"}}, "epochs": {"params": {"epoch_length": "100000"}}}
 _base = localnet.load_settings(validators=2, chain_id="gonka-paid", with_services=True)
-assert _base.services is not None and _base.services.ml_nodes == 2 and _base.services.transfer_agents == 2
+assert _base.services is not None and _base.hosts == 2 and _base.services.transfer_agents == 2
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 PRICE = SETTINGS.services.price_per_token_ngonka  # type: ignore[union-attr]
 FUNDS = 10**12

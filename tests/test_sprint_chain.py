@@ -89,7 +89,8 @@ def validate_all(
             for h, other in enumerate(HOSTS)
             if h != v and (v, h) not in missing
         ]
-        txs.append(signed(chain, key, *msgs))
+        if msgs:
+            txs.append(signed(chain, key, *msgs))
     response = chain.block(txs)
     assert [r.code for r in response.tx_results] == [0] * len(txs), [r.log for r in response.tx_results]
 
@@ -151,7 +152,7 @@ def test_an_epoch_of_the_race_sets_the_weights_and_the_validator_set(tmp_path: P
         assert {h.host: (h.count, h.weight, h.outcome) for h in result.hosts} == {
             address_of(k): (50 + 10 * i, 50 + 10 * i, sprint_pb2.OUTCOME_CONFIRMED) for i, k in enumerate(HOSTS)
         }
-        assert all((h.valid_power, h.fraud_power, h.validating_power) == (300, 0, 300) for h in result.hosts)
+        assert all((h.valid_power, h.fraud_power, h.others_power) == (300, 0, 300) for h in result.hosts)
         assert stake_weights(chain, 1) == {address_of(k): 50 + 10 * i for i, k in enumerate(HOSTS)}
         assert sorted(updates(response)) == sorted((consensus_key(i), 50 + 10 * i) for i in range(4))
         # The next epoch's race: a new seed, and its randomness once its validation stage begins.
@@ -195,14 +196,15 @@ def test_fraud_is_slashed_jailed_and_paid_to_the_finders(tmp_path: Path) -> None
 
 
 def test_unconfirmed_hosts_weigh_nothing_and_are_not_slashed(tmp_path: Path) -> None:
-    """Host 2 is judged valid by host 0 (100 of 300: not more than 2/3), found fraudulent by host 1 alone (100 of
-    300: not more than 1/3) and not validated by host 3; host 3 is judged valid by hosts 1 and 2 only (200 of
-    300: exactly 2/3, not more). Both are unconfirmed: weight 0, collateral untouched."""
+    """Host 2 is validated by host 0 alone (100 of the others' 300: no quorum, which needs more than half); host 3
+    is judged valid by hosts 0 and 1 and fraudulent by host 2 (exactly 2/3 and 1/3 of the validating 300: neither
+    more). Both are unconfirmed: weight 0, collateral untouched. Hosts 0 and 1, validated by a quorum of two
+    (200 of 300) that judged them valid, are confirmed."""
     with sprint_chain(tmp_path / "db") as chain:
         run_race(chain, [50, 60, 70, 80])
         blocks_to(chain, 11)
         k_star = fraud_threshold(SAMPLES, Fraction(1, 100), Fraction(1, 10**6))
-        validate_all(chain, 1, {(1, 2): k_star}, missing=[(3, 2), (0, 3)])
+        validate_all(chain, 1, {(2, 3): k_star}, missing=[(1, 2), (3, 2), (3, 0), (3, 1)])
         blocks_to(chain, 13)
         hosts = {h.host: h for h in weights(chain, 1).hosts}
         assert [(hosts[address_of(k)].outcome, hosts[address_of(k)].weight) for k in HOSTS] == [
@@ -211,6 +213,7 @@ def test_unconfirmed_hosts_weigh_nothing_and_are_not_slashed(tmp_path: Path) -> 
             (sprint_pb2.OUTCOME_UNCONFIRMED, 0),
             (sprint_pb2.OUTCOME_UNCONFIRMED, 0),
         ]
+        assert (hosts[address_of(HOSTS[3])].valid_power, hosts[address_of(HOSTS[3])].fraud_power) == (200, 100)
         assert collateral(chain, HOSTS[2]) == collateral(chain, HOSTS[3]) == (100 * GNK, 0)
         assert stake_weights(chain, 1) == {address_of(HOSTS[0]): 50, address_of(HOSTS[1]): 60}
 

@@ -9,7 +9,9 @@ from x.sprint.keeper import SprintKeeper
 
 
 def validations_committed(sprint: SprintKeeper, ctx: Context) -> str | None:
-    """Every validation judges a kept commitment, by another host, within its samples."""
+    """Every validation judges a kept commitment, by another host, within its samples; each commitment's tallies
+    are the powers of its validations."""
+    tallies: dict[tuple[int, str], list[int]] = {}
     for v in sprint.validations(ctx):
         if v.validator == v.host:
             return f"{v.validator} validated itself in epoch {v.epoch}"
@@ -17,6 +19,11 @@ def validations_committed(sprint: SprintKeeper, ctx: Context) -> str | None:
             return f"{v.validator} on {v.host} in epoch {v.epoch}: {v.failures} failures of {v.samples} samples"
         if sprint.commitment(ctx, v.epoch, bech32.decode(v.host)) is None:
             return f"{v.validator} validated {v.host} in epoch {v.epoch}, which has no commitment"
+        tallies.setdefault((v.epoch, v.host), [0, 0])[v.fraud] += v.power
+    for c in sprint.commitments(ctx):
+        valid, fraud = tallies.get((c.epoch, c.host), [0, 0])
+        if (c.valid_power, c.fraud_power) != (valid, fraud):
+            return f"{c.host} in epoch {c.epoch}: tallies {c.valid_power}/{c.fraud_power}, validations {valid}/{fraud}"
     return None
 
 

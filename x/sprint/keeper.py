@@ -178,9 +178,11 @@ class SprintKeeper:
         self.require_stage(ctx, epoch, epochs_pb2.STAGE_RACE_VALIDATION)
         if validator == host:
             raise ErrSelfValidation.wrap(bech32.encode(host))
-        if self.stake.validator_power(ctx, validator) == 0:
+        power = self.stake.validator_power(ctx, validator)
+        if power == 0:
             raise ErrNotValidator.wrap(f"{bech32.encode(validator)} holds no power in the validator set")
-        if self.commitment(ctx, epoch, host) is None:
+        commitment = self.commitment(ctx, epoch, host)
+        if commitment is None:
             raise ErrNoCommitment.wrap(f"{bech32.encode(host)} in epoch {epoch}")
         if ctx.kv(keys.STORE_PREFIX).get(keys.validation_key(epoch, host, validator)) is not None:
             raise ErrDuplicateValidation.wrap(f"{bech32.encode(validator)} on {bech32.encode(host)}")
@@ -195,8 +197,14 @@ class SprintKeeper:
             samples=samples,
             failures=failures,
             fraud=fraud,
+            power=power,
         )
         self.set_validation(ctx, record)
+        if fraud:
+            commitment.fraud_power += power
+        else:
+            commitment.valid_power += power
+        self.set_commitment(ctx, commitment)
         ctx.emit(
             "sprint_validation",
             validator=record.validator,
@@ -218,17 +226,17 @@ class SprintKeeper:
             return None
         params = self.get_params(ctx)
         powers = self.stake.validator_powers(ctx)
-        hosts = [(c, self.validations(ctx, epoch, bech32.decode(c.host))) for c in commitments]
-        results = [judge(c, vs, powers, params.weight_scale) for c, vs in hosts]
+        total = sum(powers.values())
+        results = [judge(c, powers, total, params.weight_scale) for c in commitments]
         weights = {bech32.decode(r.host): r.weight for r in results if r.weight}
         carried = not weights
         if carried:
             weights = self.previous_weights(ctx)
             ctx.emit("sprint_carry_over", epoch=str(epoch), hosts=str(len(weights)))
         self.stake.set_epoch_weights(ctx, epoch, weights)
-        for result, (commitment, validations) in zip(results, hosts):
+        for result, commitment in zip(results, commitments):
             if result.outcome == sprint_pb2.OUTCOME_FRAUD:
-                result.slashed = str(self.punish(ctx, commitment, fraud_finders(validations, powers), params))
+                result.slashed = str(self.punish(ctx, commitment, params))
         outcome = sprint_pb2.EpochResult(
             epoch=epoch,
             hosts=results,
@@ -245,16 +253,11 @@ class SprintKeeper:
         previous = self.stake.weights_epoch(ctx)
         return {} if previous is None else self.stake.epoch_weights(ctx, previous)
 
-    def punish(
-        self,
-        ctx: Context,
-        commitment: sprint_pb2.Commitment,
-        finders: list[tuple[bytes, int]],
-        params: sprint_pb2.Params,
-    ) -> int:
+    def punish(self, ctx: Context, commitment: sprint_pb2.Commitment, params: sprint_pb2.Params) -> int:
         """Slash ``fraud_slash_fraction`` of the host's collateral, paid to the validators that found the fraud
-        (pro rata to their power; the rest to the community pool), and jail it."""
+        (pro rata to their power when they validated; the rest to the community pool), and jail it."""
         host = bech32.decode(commitment.host)
+        finders = fraud_finders(self.validations(ctx, commitment.epoch, host))
         taken = self.slashing.slash(
             ctx, host, fraud_slash_fraction(params), "sprint_fraud", finders, infraction_height=commitment.height
         )
