@@ -15,6 +15,7 @@ import base64
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,6 +49,9 @@ class ServicesSettings(BaseModel):
     race_preset: str = "tiny"
     """The Sprint race the ML nodes run (``mlnode.sprint.params.RACE_PRESETS``); its params hash goes to x/sprint's
     genesis."""
+    race_nonces: int = Field(16_384, ge=1)
+    """Nonces each host races per epoch (``--sprint-max-nonces``): the ML nodes share the machine's cores with the
+    validators, so they race a budget, not the whole stage."""
 
     @field_validator("race_preset")
     @classmethod
@@ -268,7 +272,8 @@ def command(service: ServiceSpec, settings: ServicesSettings, rpc: str, grpc: st
         str(service.port),
     ]
     if service.kind == "executor":
-        return [*gonkad, "executor", "start", *chain, "--mlnode", service.upstream]
+        race = ["--sprint-max-nonces", str(settings.race_nonces)]
+        return [*gonkad, "executor", "start", *chain, "--mlnode", service.upstream, *race]
     return [
         *gonkad,
         "agent",
@@ -284,13 +289,16 @@ def pid(service: ServiceSpec) -> int | None:
     return live_pid(pid_file(Path(service.home), service.kind), service.kind)
 
 
-def start_service(service: ServiceSpec, settings: ServicesSettings, rpc: str, grpc: str) -> int:
+def start_service(
+    service: ServiceSpec, settings: ServicesSettings, rpc: str, grpc: str, extra: Sequence[str] = ()
+) -> int:
     """Start one service in its own session, logging to its home; its pid file is written at once (the
-    executor and the agent write it again when they serve, and remove it when they stop)."""
+    executor and the agent write it again when they serve, and remove it when they stop). ``extra``: flags added
+    to its command line (a test's fault, say)."""
     home = Path(service.home)
     with (home / f"{service.kind}.log").open("ab") as logfile:
         proc = subprocess.Popen(
-            command(service, settings, rpc, grpc),
+            [*command(service, settings, rpc, grpc), *extra],
             stdout=logfile,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -211,6 +211,19 @@ def test_race_stops_before_the_stage_ends_and_skips_another_race(mlnodes: tuple[
     duty.stop()
 
 
+def test_race_stops_at_its_nonce_budget(mlnodes: tuple[str, str], tmp_path: Path) -> None:
+    """With ``max_nonces`` 2.5 chunks: two chunks, a half chunk, then nothing more this epoch."""
+    chain, key = Chain(), key_of("budget")
+    host = chain.add(key)
+    config = SprintConfig(home=tmp_path, chunk=CHUNK, max_nonces=5 * CHUNK // 2)
+    duty = EpochFollower.of(chain, chain.submitter(address(key)), key, mlnodes[0], config)  # type: ignore[arg-type]
+    race(duty, 3)
+    assert not duty.step()
+    assert duty.status()["nonces_raced"] == 5 * CHUNK // 2 and duty.race.races[EPOCH].next_nonce == 5 * CHUNK // 2
+    assert chain.commits(host)[-1] == len(RaceNode(mlnodes[1]).run(SEED, key.public_key, 0, 5 * CHUNK // 2))
+    duty.stop()
+
+
 def test_openings_route(mlnodes: tuple[str, str], tmp_path: Path) -> None:
     chain, key, validator_key = Chain(), key_of("opener"), key_of("asker")
     chain.add(key)

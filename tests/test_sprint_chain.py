@@ -25,6 +25,7 @@ from test_stake import (
     collateral,
     consensus_key,
     deliver,
+    deposit,
     events,
     host_chain,
     operator,
@@ -232,12 +233,28 @@ def test_no_confirmed_weight_carries_the_previous_weights_over(tmp_path: Path) -
         assert updates(response) == []
 
 
-def test_an_epoch_nobody_raced_in_leaves_collateral_standing_in(tmp_path: Path) -> None:
+def test_before_the_first_race_collateral_stands_in_and_after_it_weights_carry_over(tmp_path: Path) -> None:
+    """Epoch 1: nobody commits, and the race never ran: x/stake's collateral weights (host 0 deposited 20 GNK, so
+    120). Epoch 2 is raced and decided. Epoch 3: nobody commits: epoch 2's weights carry over."""
     with sprint_chain(tmp_path / "db") as chain:
+        blocks_to(chain, 9)
+        assert deliver(chain, HOSTS[0], deposit(HOSTS[0], 20 * GNK))[0].code == 0
         blocks_to(chain, 12)
         response = chain.block()
         assert events(response, "sprint_no_race") == [{"epoch": "1"}]
-        assert weights(chain, 1).hosts == [] and stake_weights(chain, 1) == {address_of(k): 100 for k in HOSTS}
+        assert weights(chain, 1).hosts == []
+        assert stake_weights(chain, 1) == {address_of(k): 120 if i == 0 else 100 for i, k in enumerate(HOSTS)}
+        run_race(chain, [50, 60, 70, 80], epoch=2)
+        validate_all(chain, 2)
+        blocks_to(chain, 20)
+        response = chain.block()
+        assert weights(chain, 2).total_weight == 260 and events(response, "sprint_no_race") == []
+        blocks_to(chain, 28)
+        response = chain.block()
+        assert events(response, "sprint_carry_over") == [{"epoch": "3", "hosts": "4"}]
+        result = weights(chain, 3)
+        assert result.carried_over and result.hosts == [] and result.total_weight == 260
+        assert stake_weights(chain, 3) == {address_of(k): 50 + 10 * i for i, k in enumerate(HOSTS)}
 
 
 LONG_EPOCHS = {

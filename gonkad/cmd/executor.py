@@ -4,6 +4,7 @@ the node served (``host.Finisher``), under uvicorn.
     gonkad executor start --home H --node tcp://127.0.0.1:26657 --grpc-addr 127.0.0.1:9090 --from HOSTKEY \
         --mlnode http://127.0.0.1:8080 --port 8100 [--keyring-backend test] [--host 127.0.0.1] [--chain-id ID] \
         [--gas N] [--fees COINS] [--max-batch N] [--drain-s S] [--sprint | --no-sprint] [--sprint-chunk N] \
+        [--sprint-max-nonces N] \
         [--sprint-fault inflate|borrow|lazy-validator]
 
 The URL it prints is the one the host registers for its node (``gonkad tx inference register-node NODE_ID URL``).
@@ -61,7 +62,12 @@ def cmd_start(args: argparse.Namespace) -> None:
     max_batch = _max_batch(args.max_batch)
     drain_s = _drain_s(args.drain_s)
     fees = parse_coins(args.fees) if args.fees else Coins()
-    sprint = SprintConfig(home=Path(args.home), chunk=_sprint_chunk(args.sprint_chunk), fault=args.sprint_fault)
+    sprint = SprintConfig(
+        home=Path(args.home),
+        chunk=_sprint_chunk(args.sprint_chunk),
+        max_nonces=_sprint_max_nonces(args.sprint_max_nonces),
+        fault=args.sprint_fault,
+    )
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
     finisher = Finisher(
@@ -97,6 +103,14 @@ def cmd_start(args: argparse.Namespace) -> None:
 def _max_batch(text: str) -> int:
     if not text.isdigit() or int(text) == 0:
         raise ValueError(f"invalid --max-batch {text!r}: a positive whole number")
+    return int(text)
+
+
+def _sprint_max_nonces(text: str | None) -> int | None:
+    if text is None:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"invalid --sprint-max-nonces {text!r}: nonces raced per epoch at most, a positive integer")
     return int(text)
 
 
@@ -192,6 +206,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run the race duties: race and commit, serve openings, validate (default on)",
     )
     p.add_argument("--sprint-chunk", default="4096", help="nonces per ML node /v1/sprint/run call")
+    p.add_argument("--sprint-max-nonces", default=None, help="nonces raced per epoch at most (default: the stage)")
     p.add_argument(
         "--sprint-fault",
         choices=["inflate", "borrow", "lazy-validator"],

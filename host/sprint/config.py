@@ -26,6 +26,9 @@ class SprintConfig(BaseModel):
     """Where the race journals go (``sprint-E.json``): the host's home."""
     chunk: int = Field(4096, ge=1, le=65536)
     """Nonces per ``/v1/sprint/run`` call; a commit follows each chunk that found proofs."""
+    max_nonces: int | None = Field(None, ge=1)
+    """Nonces raced per epoch at most (None: until the stage's margin): a localnet whose ML nodes share a few cores
+    with its validators races a budget rather than the whole stage."""
     margin_blocks: int = Field(2, ge=0)
     """Racing stops once the chain is this many blocks from the race-validation stage, so the last commit lands
     in the race stage."""

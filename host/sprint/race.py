@@ -52,16 +52,24 @@ class RaceDuty:
         if not seed:
             return False  # the chain fixes the seed at the stage's first block: next poll
         race = self.epoch_race(now.epoch, seed)
-        proofs = self.node.run(seed, bytes.fromhex(race.pubkey), race.next_nonce, self.config.chunk)
+        chunk = self.chunk_size(race)
+        if chunk == 0:
+            return False  # the epoch's budget is raced
+        proofs = self.node.run(seed, bytes.fromhex(race.pubkey), race.next_nonce, chunk)
         with self.lock:
             race.proofs += proofs
-            race.next_nonce += self.config.chunk
-        self.counts.nonces_raced += self.config.chunk
+            race.next_nonce += chunk
+        self.counts.nonces_raced += chunk
         self.counts.proofs = len(race.proofs)
         listed = committed_list(race.proofs, self.config.fault, node_race.r_target)
         if len(listed) > self._floor(race):
             self._commit(race, listed, node_race)
         return True
+
+    def chunk_size(self, race: EpochRace) -> int:
+        """The next chunk: ``chunk`` nonces, fewer at the end of the epoch's ``max_nonces`` budget."""
+        budget = self.config.max_nonces
+        return self.config.chunk if budget is None else max(0, min(self.config.chunk, budget - race.next_nonce))
 
     def _same_race(self, epoch: int, node_hash: bytes) -> bool:
         """Whether the ML node races the chain's race; logged once per epoch when not (a commit would be refused)."""

@@ -32,6 +32,8 @@ def init_genesis(ctx: Context, keeper: SprintKeeper, state: dict[str, Any]) -> N
         keeper.set_validation(ctx, validation)
     for result in genesis.results:
         keeper.set_result(ctx, result)
+    if genesis.results:
+        keeper.set_last_decided(ctx, max(r.epoch for r in genesis.results))
     error = validations_committed(keeper, ctx)
     if error:
         raise ValueError(f"sprint genesis: {error}")

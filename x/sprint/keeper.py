@@ -219,10 +219,11 @@ class SprintKeeper:
 
     def decide(self, ctx: Context, epoch: int) -> sprint_pb2.EpochResult | None:
         """Judge every committed host, hand the weights to x/stake (the previous epoch's when the race confirmed
-        none), then slash and jail fraud; the result is kept. None when no host committed."""
+        none), then slash and jail fraud; the result is kept. None before the race first ran on this chain (no
+        host has ever committed): x/stake's collateral stands in."""
         commitments = self.commitments(ctx, epoch)
-        if not commitments:  # no host raced: x/stake's collateral stands in (README, "Before every host races")
-            ctx.emit("sprint_no_race", epoch=str(epoch))
+        if not commitments and self.last_decided(ctx) is None:
+            ctx.emit("sprint_no_race", epoch=str(epoch))  # collateral stands in (README, "Before the first race")
             return None
         params = self.get_params(ctx)
         powers = self.stake.validator_powers(ctx)
@@ -245,8 +246,17 @@ class SprintKeeper:
             height=ctx.header.height,
         )
         self.set_result(ctx, outcome)
+        self.set_last_decided(ctx, epoch)
         ctx.emit("sprint_weights", epoch=str(epoch), hosts=str(len(weights)), total_weight=str(outcome.total_weight))
         return outcome
+
+    def last_decided(self, ctx: Context) -> int | None:
+        """The last epoch the race decided (None: it never has, on this chain)."""
+        raw = ctx.kv(keys.STORE_PREFIX).get(keys.LAST_DECIDED_KEY)
+        return None if raw is None else int.from_bytes(raw, "big")
+
+    def set_last_decided(self, ctx: Context, epoch: int) -> None:
+        ctx.kv(keys.STORE_PREFIX).set(keys.LAST_DECIDED_KEY, keys.u64(epoch))
 
     def previous_weights(self, ctx: Context) -> dict[bytes, int]:
         """The weights recorded last (the previous epoch's; genesis records epoch 0's)."""

@@ -4,6 +4,7 @@
 0x02 | epoch(8) | host(20)                       -> gonka.sprint.v1.Commitment
 0x03 | epoch(8) | host(20) | validator(20)       -> gonka.sprint.v1.Validation
 0x04 | epoch(8)                                  -> gonka.sprint.v1.EpochResult: the race's decision
+0x05                                             -> epoch(8): the last epoch the race decided
 0x51                                             -> gonka.sprint.v1.Params
 
 Races, commitments and validations are kept for the current and the previous epoch; results for every epoch.
@@ -17,6 +18,7 @@ RACE_PREFIX = b"\x01"
 COMMITMENT_PREFIX = b"\x02"
 VALIDATION_PREFIX = b"\x03"
 RESULT_PREFIX = b"\x04"
+LAST_DECIDED_KEY = b"\x05"
 PARAMS_KEY = b"\x51"
 
 ADDRESS_BYTES = 20

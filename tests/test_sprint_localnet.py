@@ -1,0 +1,265 @@
+"""The Sprint race on a live 4-validator localnet, every validator a host with its own ML node (the tiny race)
+behind its host's program, which races, commits, serves its openings and validates the others by itself:
+
+(a) two consecutive epochs: every host commits, every other host validates it, each weight is its confirmed count
+    × scale, x/stake's weights are x/sprint's, and CometBFT runs the resulting power table from set validators + 2;
+(b) a host whose ML node is down for a race has no weight that epoch and leaves CometBFT's set; back the next;
+(c) test-only faults: an ``inflate`` host and a ``borrow`` host are found, slashed exactly the fraud fraction
+    (paid to the finders pro rata, the rest to the community pool) and jailed; a ``lazy-validator`` shows itself
+    only by its verdicts, which the test compares with the others'; no honest host is ever flagged; the chain
+    goes on.
+
+Epochs of 24 blocks: race at offsets 0–7, race validation 8–15, set validators 16, inference 17–23; epoch 0
+(heights 1–24) has no race. The tests share one network and run in order, one epoch or two each.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nodes import running_localnet
+
+from gonkad import genesis, localnet, localnet_services
+from protogen.gonka.sprint.v1 import sprint_pb2
+from protogen.gonka.stake.v1 import query_pb2 as stake_query
+from sdk.address import module_address
+from sdk.client.querier import Querier
+from sdk.client.rpc import CometRPC, RPCError
+from sdk.client.txbuilder import address_of
+from sdk.crypto import bech32
+from sdk.dec import mul_floor
+from x.slashing import keys as slashing_keys
+from x.sprint.client.queries import commitments, params, validations, weights
+
+EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 24, 8, 16, 17
+OVERRIDES = {
+    "epochs": {
+        "params": {
+            "epoch_length": str(EPOCH_LENGTH),
+            "race_validation_offset": str(RACE_VALIDATION),
+            "set_validators_offset": str(SET_VALIDATORS),
+            "inference_offset": str(INFERENCE),
+        }
+    },
+    "rewards": {"params": {"issuance_cap": "0"}},
+}
+_base = localnet.load_settings(validators=4, chain_id="gonka-sprint", with_services=True)
+assert _base.services is not None and _base.services.race_preset == "tiny"
+SETTINGS = _base.model_copy(
+    update={
+        "genesis": genesis.merge_overrides(_base.genesis, OVERRIDES),
+        "services": _base.services.model_copy(update={"transfer_agents": 0}),
+    }
+)
+HOSTS = range(4)
+SLASHED_POOL_ADDRESS = bech32.encode(module_address(slashing_keys.SLASHED_POOL))
+"""Where a slash's coins go first, to be paid on to the finders and the community pool."""
+FRAUD_SLASH = Fraction(1, 5)
+"""x/sprint's default ``fraud_slash_fraction``."""
+
+
+def start(epoch: int) -> int:
+    return 1 + epoch * EPOCH_LENGTH
+
+
+def set_validators(epoch: int) -> int:
+    return start(epoch) + SET_VALIDATORS
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield from running_localnet(tmp_path_factory.mktemp("sprint"), SETTINGS)
+
+
+def rpc0(root: Path) -> CometRPC:
+    return CometRPC(localnet.load(root).nodes[0].rpc)
+
+
+def querier(root: Path) -> Querier:
+    return Querier(localnet.load(root).nodes[0].rpc)
+
+
+def operators(root: Path) -> list[str]:
+    return [address_of(localnet.load_key(root, f"val{i}")) for i in HOSTS]
+
+
+def wait_height(rpc: CometRPC, height: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if rpc.height() >= height:
+                return
+        except RPCError:
+            pass
+        assert time.monotonic() < deadline, f"height {height} not reached in {timeout_s}s"
+        time.sleep(0.2)
+
+
+def cometbft_set(rpc: CometRPC, height: int) -> dict[str, int]:
+    reply = rpc.call("validators", height=str(height), per_page="100")
+    return {v["address"].upper(): int(v["voting_power"]) for v in reply["validators"]}
+
+
+def cons_address(q: Querier, operator: str) -> str:
+    host = q.query(
+        "/gonka.stake.v1.Query/Host", stake_query.QueryHostRequest(operator=operator), stake_query.QueryHostResponse
+    ).host
+    return hashlib.sha256(host.consensus_pubkey).digest()[:20].hex().upper()
+
+
+def power_table(q: Querier) -> dict[str, int]:
+    reply = q.query(
+        "/gonka.stake.v1.Query/ValidatorPowers",
+        stake_query.QueryValidatorPowersRequest(),
+        stake_query.QueryValidatorPowersResponse,
+    )
+    return {p.operator: p.weight for p in reply.powers}
+
+
+def gonkad_json(*args: str) -> Any:
+    done = subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def stake_host(rpc: CometRPC, operator: str) -> dict[str, Any]:
+    """The host's record by ``gonkad query stake host`` (JSON: collateral as a string, ``jailed`` when true)."""
+    return gonkad_json("query", "stake", "host", operator, "--node", rpc.url, "--output", "json")["host"]
+
+
+def block_events(rpc: CometRPC, height: int, event_type: str) -> list[dict[str, str]]:
+    events = rpc.call("block_results", height=str(height))["finalize_block_events"] or []
+    return [{a["key"]: a["value"] for a in e["attributes"]} for e in events if e["type"] == event_type]
+
+
+def results(q: Querier, epoch: int) -> dict[str, sprint_pb2.HostResult]:
+    return {h.host: h for h in weights(q, epoch).hosts}
+
+
+def check_confirmed_epoch(root: Path, epoch: int, racing: list[int], validating: list[int]) -> None:
+    """Every host in ``racing`` committed, was validated by every other host in ``validating`` (once, valid), and
+    weighs its count × scale; x/stake holds exactly those weights for ``epoch``; CometBFT runs the power table
+    from set validators + 2 (the set before until then)."""
+    q, rpc, ops = querier(root), rpc0(root), operators(root)
+    scale = params(q).weight_scale
+    committed = {c.host: c for c in commitments(q, epoch)}
+    assert sorted(committed) == sorted(ops[i] for i in racing), epoch
+    pairs = sorted((v.validator, v.host) for v in validations(q, epoch))
+    assert pairs == sorted((ops[v], ops[h]) for h in racing for v in validating if v != h), epoch
+    assert not any(v.fraud for v in validations(q, epoch)), epoch
+    decided = results(q, epoch)
+    for i in racing:
+        result = decided[ops[i]]
+        assert result.outcome == sprint_pb2.OUTCOME_CONFIRMED, (epoch, i, result)
+        assert result.weight == committed[ops[i]].count * scale > 0, (epoch, i)
+    expected = {ops[i]: decided[ops[i]].weight for i in racing}
+    stake = gonkad_json("query", "stake", "weights", str(epoch), "--node", rpc.url, "--output", "json")
+    assert {w["operator"]: int(w["weight"]) for w in stake["weights"]} == expected
+    sprint = gonkad_json("query", "sprint", "weights", str(epoch), "--node", rpc.url, "--output", "json")
+    assert {h["host"]: int(h["weight"]) for h in sprint["result"]["hosts"]} == expected
+    table = power_table(q)
+    assert sorted(table) == sorted(expected)
+    sv = set_validators(epoch)
+    wait_height(rpc, sv + 2, 60)
+    in_force = {cons_address(q, op): power for op, power in table.items()}
+    assert cometbft_set(rpc, sv + 2) == in_force, epoch
+    assert cometbft_set(rpc, sv + 1) != in_force or cometbft_set(rpc, sv) == in_force
+
+
+def test_two_epochs_of_the_race_set_the_validator_set(net: Path) -> None:
+    rpc = rpc0(net)
+    for epoch in (1, 2):
+        wait_height(rpc, set_validators(epoch) + 1, 120)
+        check_confirmed_epoch(net, epoch, racing=list(HOSTS), validating=list(HOSTS))
+    status = gonkad_json("localnet", "status", "--home", str(net))
+    assert status["race"]["epoch"] == 2
+    shown = {h["host"]: h["weight"] for h in status["race"]["hosts"]}
+    assert shown == {h.host: h.weight for h in weights(querier(net), 2).hosts}
+
+
+def service(root: Path, name: str) -> localnet_services.ServiceSpec:
+    spec = localnet.load(root).services
+    assert spec is not None
+    return next(s for s in spec.services if s.name == name)
+
+
+def restart_executor(root: Path, i: int, *extra: str) -> None:
+    """Executor ``i`` stopped and started again with ``extra`` flags (a test fault), serving before it returns."""
+    spec = localnet.load(root)
+    assert spec.services is not None
+    executor = service(root, f"executor{i}")
+    localnet_services.stop_service(executor)
+    node = spec.node(executor.node)
+    localnet_services.start_service(
+        executor, spec.services.settings, node.rpc, f"127.0.0.1:{node.grpc_port}", extra=list(extra)
+    )
+    localnet_services.wait_until_serving([executor], 60)
+
+
+def test_a_host_without_its_ml_node_loses_its_weight_and_regains_it(net: Path) -> None:
+    rpc, q, ops = rpc0(net), querier(net), operators(net)
+    assert rpc.height() < start(3), "epoch 3's race began before the ML node could be stopped"
+    localnet_services.stop_service(service(net, "mlnode3"))
+    wait_height(rpc, set_validators(3) + 1, 120)
+    check_confirmed_epoch(net, 3, racing=[0, 1, 2], validating=[0, 1, 2])  # host 3 cannot check without its node
+    assert ops[3] not in results(q, 3)
+    assert cons_address(q, ops[3]) not in cometbft_set(rpc, set_validators(3) + 2)
+    assert cons_address(q, ops[3]) in cometbft_set(rpc, set_validators(3) + 1)
+    localnet.start(net)  # the ML node comes back
+    wait_height(rpc, set_validators(4) + 1, 120)
+    check_confirmed_epoch(net, 4, racing=list(HOSTS), validating=[0, 1, 2])  # host 3 had no power to validate
+    assert cons_address(q, ops[3]) in cometbft_set(rpc, set_validators(4) + 2)
+
+
+def test_inflating_and_borrowing_hosts_are_slashed_and_a_lazy_validator_shows_itself(net: Path) -> None:
+    rpc, q, ops = rpc0(net), querier(net), operators(net)
+    restart_executor(net, 1, "--sprint-fault", "lazy-validator")
+    restart_executor(net, 2, "--sprint-fault", "borrow")
+    restart_executor(net, 3, "--sprint-fault", "inflate")
+    assert rpc.height() < start(5), "epoch 5's race began before the faults were in place"
+    collateral = {op: int(stake_host(rpc, op)["collateral"]) for op in ops}
+    sv = set_validators(5)
+    wait_height(rpc, sv + 1, 120)
+    decided = results(q, 5)
+    verdicts = {(v.validator, v.host): v for v in validations(q, 5)}
+    slashes = {e["operator"]: e for e in block_events(rpc, sv, "slash")}
+    for cheat in (2, 3):
+        result = decided[ops[cheat]]
+        assert result.outcome == sprint_pb2.OUTCOME_FRAUD and result.weight == 0, (cheat, result)
+        taken = mul_floor(collateral[ops[cheat]], FRAUD_SLASH)
+        assert int(result.slashed) == taken and slashes[ops[cheat]]["reason"] == "sprint_fraud"
+        host = stake_host(rpc, ops[cheat])
+        assert host.get("jailed") is True and int(host["collateral"]) == collateral[ops[cheat]] - taken
+        finders = [(v.validator, v.power) for (_, h), v in verdicts.items() if h == ops[cheat] and v.fraud]
+        paid = {
+            (e["recipient"], e["amount"])
+            for e in block_events(rpc, sv, "transfer")
+            if e.get("sender") == SLASHED_POOL_ADDRESS
+        }
+        total = sum(power for _, power in finders)
+        for finder, power in finders:
+            assert (finder, f"{taken * power // total}ngonka") in paid, (cheat, finder)
+        rest = taken - sum(taken * power // total for _, power in finders)
+        assert slashes[ops[cheat]]["pool"] == f"{rest}ngonka"
+        # the lazy validator judged every cheat valid; every honest validator found it
+        assert not verdicts[(ops[1], ops[cheat])].fraud
+        assert all(verdicts[(ops[v], ops[cheat])].fraud for v in (0, 2, 3) if v != cheat)
+    lazy = [
+        v for v in HOSTS if any(not verdicts[(ops[v], ops[c])].fraud for c in (2, 3) if (ops[v], ops[c]) in verdicts)
+    ]
+    assert lazy == [1]
+    for honest in (0, 1):
+        assert decided[ops[honest]].outcome == sprint_pb2.OUTCOME_CONFIRMED
+        for epoch in range(1, 6):
+            assert not any(v.fraud for v in validations(q, epoch, ops[honest])), (epoch, honest)
+    wait_height(rpc, sv + 8, 60)  # the chain goes on with the two honest hosts
+    assert set(cometbft_set(rpc, sv + 2)) == {cons_address(q, ops[i]) for i in (0, 1)}
