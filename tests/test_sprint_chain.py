@@ -200,7 +200,8 @@ def test_unconfirmed_hosts_weigh_nothing_and_are_not_slashed(tmp_path: Path) -> 
     """Host 2 is validated by host 0 alone (100 of the others' 300: no quorum, which needs more than half); host 3
     is judged valid by hosts 0 and 1 and fraudulent by host 2 (exactly 2/3 and 1/3 of the validating 300: neither
     more). Both are unconfirmed: weight 0, collateral untouched. Hosts 0 and 1, validated by a quorum of two
-    (200 of 300) that judged them valid, are confirmed."""
+    (200 of 300) that judged them valid, are confirmed; but holding 200 of the set's 400, not more than 2/3, they
+    do not take the set over: the previous weights carry over."""
     with sprint_chain(tmp_path / "db") as chain:
         run_race(chain, [50, 60, 70, 80])
         blocks_to(chain, 11)
@@ -216,7 +217,25 @@ def test_unconfirmed_hosts_weigh_nothing_and_are_not_slashed(tmp_path: Path) -> 
         ]
         assert (hosts[address_of(HOSTS[3])].valid_power, hosts[address_of(HOSTS[3])].fraud_power) == (200, 100)
         assert collateral(chain, HOSTS[2]) == collateral(chain, HOSTS[3]) == (100 * GNK, 0)
-        assert stake_weights(chain, 1) == {address_of(HOSTS[0]): 50, address_of(HOSTS[1]): 60}
+        result = weights(chain, 1)
+        assert result.carried_over and result.total_weight == 400
+        assert stake_weights(chain, 1) == {address_of(k): 100 for k in HOSTS}
+
+
+def test_a_race_confirming_too_little_of_the_set_carries_the_weights_over(tmp_path: Path) -> None:
+    """Only host 0 commits (a cold start where the others missed the race): confirmed by all three others, it holds
+    100 of the set's 400, so the set is not handed to it: epoch 0's weights carry over."""
+    with sprint_chain(tmp_path / "db") as chain:
+        run_race(chain, [50, 0, 0, 0])
+        blocks_to(chain, 11)
+        validate_all(chain, 1, missing=[(v, h) for v in range(4) for h in range(1, 4)])
+        blocks_to(chain, 12)
+        response = chain.block()
+        result = weights(chain, 1)
+        assert [(h.outcome, h.weight) for h in result.hosts] == [(sprint_pb2.OUTCOME_CONFIRMED, 50)]
+        assert result.carried_over
+        assert events(response, "sprint_carry_over") == [{"epoch": "1", "hosts": "4", "confirmed_power": "100/400"}]
+        assert stake_weights(chain, 1) == {address_of(k): 100 for k in HOSTS} and updates(response) == []
 
 
 def test_no_confirmed_weight_carries_the_previous_weights_over(tmp_path: Path) -> None:
@@ -228,7 +247,7 @@ def test_no_confirmed_weight_carries_the_previous_weights_over(tmp_path: Path) -
         response = chain.block()
         result = weights(chain, 1)
         assert result.carried_over and result.total_weight == 400
-        assert events(response, "sprint_carry_over") == [{"epoch": "1", "hosts": "4"}]
+        assert events(response, "sprint_carry_over") == [{"epoch": "1", "hosts": "4", "confirmed_power": "0/400"}]
         assert stake_weights(chain, 1) == {address_of(k): 100 for k in HOSTS}
         assert updates(response) == []
 
@@ -251,7 +270,7 @@ def test_before_the_first_race_collateral_stands_in_and_after_it_weights_carry_o
         assert weights(chain, 2).total_weight == 260 and events(response, "sprint_no_race") == []
         blocks_to(chain, 28)
         response = chain.block()
-        assert events(response, "sprint_carry_over") == [{"epoch": "3", "hosts": "4"}]
+        assert events(response, "sprint_carry_over") == [{"epoch": "3", "hosts": "4", "confirmed_power": "0/260"}]
         result = weights(chain, 3)
         assert result.carried_over and result.hosts == [] and result.total_weight == 260
         assert stake_weights(chain, 3) == {address_of(k): 50 + 10 * i for i, k in enumerate(HOSTS)}

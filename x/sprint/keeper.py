@@ -218,9 +218,9 @@ class SprintKeeper:
     # --- the decision ---------------------------------------------------------------------------------
 
     def decide(self, ctx: Context, epoch: int) -> sprint_pb2.EpochResult | None:
-        """Judge every committed host, hand the weights to x/stake (the previous epoch's when the race confirmed
-        none), then slash and jail fraud; the result is kept. None before the race first ran on this chain (no
-        host has ever committed): x/stake's collateral stands in."""
+        """Judge every committed host, hand the weights to x/stake (the previous epoch's unless the confirmed hosts
+        hold more than 2/3 of the set in force's power), then slash and jail fraud; the result is kept. None
+        before the race first ran on this chain (no host has ever committed): x/stake's collateral stands in."""
         commitments = self.commitments(ctx, epoch)
         if not commitments and self.last_decided(ctx) is None:
             ctx.emit("sprint_no_race", epoch=str(epoch))  # collateral stands in (README, "Before the first race")
@@ -230,10 +230,13 @@ class SprintKeeper:
         total = sum(powers.values())
         results = [judge(c, powers, total, params.weight_scale) for c in commitments]
         weights = {bech32.decode(r.host): r.weight for r in results if r.weight}
-        carried = not weights
-        if carried:
+        staying = sum(powers.get(host, 0) for host in weights)
+        carried = 3 * staying <= 2 * total
+        if carried:  # too little of the set in force confirmed to hand it over (README, "Safety")
             weights = self.previous_weights(ctx)
-            ctx.emit("sprint_carry_over", epoch=str(epoch), hosts=str(len(weights)))
+            ctx.emit(
+                "sprint_carry_over", epoch=str(epoch), hosts=str(len(weights)), confirmed_power=f"{staying}/{total}"
+            )
         self.stake.set_epoch_weights(ctx, epoch, weights)
         for result, commitment in zip(results, commitments):
             if result.outcome == sprint_pb2.OUTCOME_FRAUD:
