@@ -9,9 +9,10 @@ behind its host's program, which races, commits, serves its openings and validat
     only by its verdicts, which the test compares with the others'; no honest host is ever flagged; the chain
     goes on.
 
-Epochs of 24 blocks: race at offsets 0–9, race validation 10–15, set validators 16, inference 17–23; epoch 0
-(heights 1–24) has no race. The tests share one network and run in order, one epoch or two each, each from the
-first race that starts after it has set the network up (the ML nodes may come up after epoch 1's race began).
+Epochs of 32 blocks: race at offsets 0–9, race validation 10–15, set validators 16, inference 17–31 (long enough
+to restart executors in); epoch 0 (heights 1–32) has no race. The tests share one network and run in order, one
+epoch or two each, each from the first race that starts after it has set the network up (the ML nodes may come
+up after epoch 1's race began).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from sdk.dec import mul_floor
 from x.slashing import keys as slashing_keys
 from x.sprint.client.queries import commitments, params, validations, weights
 
-EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 24, 10, 16, 17
+EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 32, 10, 16, 17
 OVERRIDES = {
     "epochs": {
         "params": {
@@ -237,10 +238,11 @@ def test_a_host_without_its_ml_node_loses_its_weight_and_regains_it(net: Path) -
 def test_inflating_and_borrowing_hosts_are_slashed_and_a_lazy_validator_shows_itself(net: Path) -> None:
     rpc, q, ops = rpc0(net), querier(net), operators(net)
     faults = {1: "lazy-validator", 2: "borrow", 3: "inflate"}
-    restart_executors(net, {i: ["--sprint-fault", fault] for i, fault in faults.items()})
+    restart_executors(net, {i: ["--sprint-fault", fault] for i, fault in faults.items()})  # in an inference stage
     epoch = next_race(rpc)  # the first race every fault is in place for
     collateral = {op: int(stake_host(rpc, op)["collateral"]) for op in ops}
-    assert rpc.height() < start(epoch), "the race began while the collateral was read"
+    assert sorted(power_table(q)) == sorted(ops), "every host must hold power to validate in the faults' epoch"
+    assert rpc.height() < start(epoch), "the race began while the collateral and powers were read"
     sv = set_validators(epoch)
     wait_height(rpc, sv + 1, 120)
     decided = results(q, epoch)
