@@ -15,16 +15,20 @@ recorded at 13, in force at 15, signed by the votes of 14); epoch 2 starts at 17
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from chain import InProcessChain
+from chain import InProcessChain, Reply
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from google.protobuf.message import Message
 from py_ecc.bls import G2ProofOfPossession
 from test_bls_consensus import ACCEPT, ADDRESSES, COMMIT, GNK, KEYS, SECRETS, make_chain
 from test_stake import deposit, signed
 
+from gonkad.cli import build_parser
+from gonkad.cmd import verify_work as verify_work_cmd
 from protogen.gonka.bls.v1 import bls_pb2
 from protogen.gonka.bls.v1 import query_pb2 as bls_query
 from protogen.gonka.inference.v1 import inference_pb2
@@ -32,6 +36,8 @@ from protogen.gonka.inference.v1 import query_pb2 as inference_query
 from protogen.gonka.sprint.v1 import query_pb2, sprint_pb2
 from sdk.abci.blocks import encode_vote_extension
 from sdk.address import consensus_address
+from sdk.cli.flags import message_dict
+from sdk.client.rpc import RPCError
 from sdk.client.txbuilder import address_of
 from sdk.context import Context
 from sdk.crypto import bech32, bls, certificate, merkle
@@ -351,3 +357,51 @@ def test_invalid_a_set_that_did_not_sign_its_successor_is_refused(proven: InProc
     answer.handoffs[1].handoff.validators[0].power += 1  # a handoff other than the one signed
     with pytest.raises(ProofError, match="does not sign this bls/validator-set"):
         client(proven).verify_summary(answer)
+
+
+# --- gonkad verify-work ----------------------------------------------------------------------------------
+
+
+class ChainQuerier:
+    """A node's gRPC answers, from the in-process chain."""
+
+    def __init__(self, chain: InProcessChain) -> None:
+        self.chain = chain
+
+    def query(self, path: str, request: Message, response_type: type[Reply]) -> Reply:
+        reply = self.chain.app.query(abci.RequestQuery(path=path, data=request.SerializeToString()))
+        if reply.code:
+            raise RPCError(reply.log)
+        return response_type.FromString(reply.value)
+
+
+def verify_work_line(
+    proven: InProcessChain, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *argv: str
+) -> tuple[str, int]:
+    monkeypatch.setattr(verify_work_cmd, "Querier", lambda node, grpc: ChainQuerier(proven))
+    args = build_parser().parse_args(["verify-work", *argv])
+    code = 0
+    try:
+        args.func(args)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return capsys.readouterr().out, code
+
+
+def test_verify_work_prints_one_line(
+    proven: InProcessChain, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, code = verify_work_line(proven, monkeypatch, capsys, inference_id(0, 2).hex())
+    assert code == 0 and out == (
+        f"valid: inference {inference_id(0, 2).hex()} by {address_of(KEYS[0])} in epoch 1, certified at height 18\n"
+    )
+    out, code = verify_work_line(proven, monkeypatch, capsys, inference_id(0, 2).hex(), "--backend", "py_ecc")
+    assert code == 0 and out.startswith("valid: ")
+    out, code = verify_work_line(proven, monkeypatch, capsys, inference_id(4, 0).hex())
+    assert code == 1 and out.startswith("invalid: ") and "not found" in out and out.count("\n") == 1
+    impostor = genesis_set(proven)
+    impostor.validators[0].public_key = bls.public_key(bls.keygen(b"\x99" * 32))
+    path = proven.path.parent / "impostor.json"
+    path.write_text(json.dumps(message_dict(impostor)))
+    out, code = verify_work_line(proven, monkeypatch, capsys, inference_id(0, 2).hex(), "--genesis-set", str(path))
+    assert code == 1 and out.startswith("invalid: ") and "does not follow the trusted set" in out

@@ -20,10 +20,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from protogen.gonka.bls.v1 import bls_pb2
+from protogen.gonka.bls.v1 import query_pb2 as bls_query
 from protogen.gonka.inference.v1 import query_pb2 as inference_query
 from protogen.gonka.sprint.v1 import query_pb2, sprint_pb2
+from sdk.client.querier import Querier
 from sdk.crypto import bech32, bls, certificate, merkle
 from sdk.crypto.certificate import FastAggregateVerify
+from sdk.services import gonka
 from x.sprint import types
 
 HANDOFF_EXTRA = "bls/validator-set"
@@ -224,3 +227,54 @@ class LightClient:
         if not merkle.verify_inclusion(line.work_root, leaf, work.index, work.total, work.proof):
             raise ProofError(f"the inference is not in {line.host}'s work root (another host's root, or a bad path)")
         return line
+
+
+# --- from a node's answers ----------------------------------------------------------------------------------
+
+
+def fetch_work_proof(querier: Querier, inference_id: bytes) -> inference_query.QueryWorkProofResponse:
+    return querier.query(
+        gonka("inference").query + "WorkProof",
+        inference_query.QueryWorkProofRequest(id=inference_id.hex()),
+        inference_query.QueryWorkProofResponse,
+    )
+
+
+def fetch_epoch_proof(
+    querier: Querier, epoch: int, host: str = "", after: int = 0
+) -> query_pb2.QueryEpochProofResponse:
+    return querier.query(
+        gonka("sprint").query + "EpochProof",
+        query_pb2.QueryEpochProofRequest(epoch=epoch, host=host, after_height=after),
+        query_pb2.QueryEpochProofResponse,
+    )
+
+
+def fetch_genesis_set(querier: Querier) -> bls_pb2.ValidatorSetHandoff:
+    """The chain's first handoff as a node reports it: only as trustworthy as that node (prefer the genesis
+    file's set, or one from a source the caller trusts)."""
+    answer = querier.query(
+        gonka("bls").query + "Handoffs", bls_query.QueryHandoffsRequest(limit=1), bls_query.QueryHandoffsResponse
+    )
+    if not answer.handoffs:
+        raise ProofError("the node reports no validator set (vote extensions off?)")
+    return answer.handoffs[0].handoff
+
+
+def verify_work(
+    querier: Querier,
+    inference_id: bytes,
+    genesis: bls_pb2.ValidatorSetHandoff,
+    chain_id: str = "",
+    fast_aggregate_verify: FastAggregateVerify = bls.fast_aggregate_verify,
+) -> tuple[sprint_pb2.HostSummary, int, int]:
+    """Check a finished inference against the chain from ``genesis`` on, with a node's answers only; returns the
+    executor's summary line, the epoch and the certified height. ProofError says why not. ``chain_id``: the
+    chain's (default: the node's word, which the signatures cover: a wrong one verifies nothing)."""
+    work = fetch_work_proof(querier, inference_id)
+    if not work.final:
+        raise ProofError(f"epoch {work.epoch} has not ended: the executor's work root is not final yet")
+    answer = fetch_epoch_proof(querier, work.epoch, work.host)
+    client = LightClient(chain_id or answer.chain_id, genesis, fast_aggregate_verify)
+    line = client.verify_work(inference_id, work, answer)
+    return line, work.epoch, answer.certificate.height
