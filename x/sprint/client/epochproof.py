@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from protogen.gonka.bls.v1 import bls_pb2
 from protogen.gonka.bls.v1 import query_pb2 as bls_query
@@ -41,20 +42,26 @@ class ProofError(ValueError):
 
 @dataclass(frozen=True)
 class TrustedSet:
-    """A validator set the client trusts, in force from ``effective_height``: operator -> (key, power)."""
+    """A validator set the client trusts, in force from ``effective_height``: operator (bech32) -> (key, power)."""
 
     effective_height: int
     hash: bytes
-    members: dict[bytes, tuple[bytes, int]]
+    members: dict[str, tuple[bytes, int]]
 
     @property
     def total_power(self) -> int:
         return sum(power for _, power in self.members.values())
 
 
+@lru_cache(maxsize=4096)
+def _operator(address: str) -> bytes:
+    """A validator's 20 bytes (cached: the same operators come back in every handoff)."""
+    return bech32.decode(address)
+
+
 def handed_off(handoff: bls_pb2.ValidatorSetHandoff) -> list[certificate.HandedOff]:
     try:
-        return [certificate.HandedOff(bech32.decode(v.operator), v.public_key, v.power) for v in handoff.validators]
+        return [certificate.HandedOff(_operator(v.operator), v.public_key, v.power) for v in handoff.validators]
     except ValueError as exc:
         raise ProofError(f"a handoff with a malformed operator: {exc}") from None
 
@@ -66,9 +73,12 @@ def handoff_hash(handoff: bls_pb2.ValidatorSetHandoff) -> bytes:
         raise ProofError(f"a malformed handoff: {exc}") from None
 
 
-def trusted_set(handoff: bls_pb2.ValidatorSetHandoff) -> TrustedSet:
-    members = {v.operator: (v.public_key, v.power) for v in handed_off(handoff)}
-    return TrustedSet(handoff.effective_height, handoff_hash(handoff), members)
+def trusted_set(handoff: bls_pb2.ValidatorSetHandoff, set_hash: bytes | None = None) -> TrustedSet:
+    """The set ``handoff`` names (``set_hash``: its hash, when already computed)."""
+    members = {v.operator: (v.public_key, v.power) for v in handoff.validators}
+    if len(members) != len(handoff.validators):
+        raise ProofError("a handoff names an operator twice")
+    return TrustedSet(handoff.effective_height, set_hash or handoff_hash(handoff), members)
 
 
 def summary_hash(summary: sprint_pb2.EpochSummary) -> bytes:
@@ -127,7 +137,7 @@ class LightClient:
         for member, flag in zip(validator_set.validators, flags):
             if not flag:
                 continue
-            trusted = self.trusted.members.get(bech32.decode(member.operator)) if member.operator else None
+            trusted = self.trusted.members.get(member.operator)
             if trusted is None or trusted[0] != member.public_key or not member.public_key:
                 raise ProofError(
                     f"signer {member.operator or member.address.hex()} is not in the trusted set with that key"
@@ -151,7 +161,7 @@ class LightClient:
 
     # --- 1. the chain of validator sets ------------------------------------------------------------------
 
-    def apply_handoff(self, proof: bls_pb2.HandoffProof | query_pb2.QueryEpochProofResponse) -> None:
+    def apply_handoff(self, proof: bls_query.HandoffProof) -> None:
         """Trust the handed-off set once the set trusted now signed it; a handoff already passed is skipped."""
         handoff = proof.handoff
         if handoff.effective_height <= self.trusted.effective_height:
@@ -168,9 +178,9 @@ class LightClient:
                 f"the handoff to height {handoff.effective_height} is not signed by the outgoing set's last height"
             )
         self.check_certificate(proof.certificate, proof.validator_set, (HANDOFF_EXTRA, set_hash))
-        self.trusted = trusted_set(handoff)
+        self.trusted = trusted_set(handoff, set_hash)
 
-    def apply_handoffs(self, proofs: Iterable[bls_pb2.HandoffProof]) -> None:
+    def apply_handoffs(self, proofs: Iterable[bls_query.HandoffProof]) -> None:
         for proof in proofs:
             self.apply_handoff(proof)
 
