@@ -28,7 +28,7 @@ class QueryServer:
             query + "Certificate": QueryRoute(query_pb2.QueryCertificateRequest, self.certificate, bounded=True),
             query + "Beacon": QueryRoute(query_pb2.QueryBeaconRequest, self.beacon, bounded=True),
             query + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
-            query + "Handoffs": QueryRoute(query_pb2.QueryHandoffsRequest, self.handoffs, bounded=True),
+            query + "Handoffs": QueryRoute(query_pb2.QueryHandoffsRequest, self.handoffs),
         }
 
     def key(self, ctx: Context, req: query_pb2.QueryKeyRequest) -> query_pb2.QueryKeyResponse:

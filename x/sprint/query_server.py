@@ -29,7 +29,7 @@ class QueryServer:
             query + "Commitments": QueryRoute(query_pb2.QueryCommitmentsRequest, self.commitments),
             query + "Validations": QueryRoute(query_pb2.QueryValidationsRequest, self.validations),
             query + "Weights": QueryRoute(query_pb2.QueryWeightsRequest, self.weights, bounded=True),
-            query + "EpochProof": QueryRoute(query_pb2.QueryEpochProofRequest, self.epoch_proof, bounded=True),
+            query + "EpochProof": QueryRoute(query_pb2.QueryEpochProofRequest, self.epoch_proof),
         }
 
     def _epoch(self, ctx: Context, epoch: int) -> int:
