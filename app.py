@@ -46,6 +46,7 @@ from x.rewards.module import RewardsModule
 from x.slashing import keys as slashing_keys
 from x.slashing.keeper import SlashingKeeper
 from x.slashing.module import SlashingModule
+from x.sprint import types as sprint_types
 from x.sprint.keeper import SprintKeeper
 from x.sprint.module import SprintModule
 from x.stake import keys as stake_keys
@@ -123,6 +124,10 @@ class GonkaApp(BaseApp):
             self.account_keeper, self.epochs_keeper, self.stake_keeper, self.slashing_keeper, self.bls_keeper, authority
         )
         self._build_payment_keepers(authority)
+        # The epoch's proof: x/sprint's summary carries x/inference's work roots, and its hash is an extra
+        # the votes sign (x/bls).
+        self.sprint_keeper.set_work_keeper(self.inference_keeper)
+        self.bls_keeper.add_extra_provider(sprint_types.SUMMARY_EXTRA, self.sprint_keeper)
         self.epochs_keeper.set_hooks(
             [self.sprint_keeper, self.stake_keeper, self.inference_keeper, self.rewards_keeper, self.vesting_keeper]
         )

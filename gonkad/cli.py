@@ -18,6 +18,7 @@ from gonkad.cmd import export as export_cli
 from gonkad.cmd import genesis as genesis_cli
 from gonkad.cmd import keys as keys_cli
 from gonkad.cmd import query_tx
+from gonkad.cmd import verify_work as verify_work_cli
 from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary
 from mlnode import cli as mlnode_cli
 from sdk.cli.flags import DEFAULT_HOME
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     agent_cli.register(sub)
     executor_cli.register(sub)
     diloco_cli.register(sub)
+    verify_work_cli.register(sub)
     _add_localnet_command(sub)
     return parser
 

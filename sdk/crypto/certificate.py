@@ -9,6 +9,16 @@ height's signing message. The format x/bls puts in blocks, and what any client c
                 FastAggregateVerify(signers' keys, message, signature)
     beacon    = sha256(BEACON_DOMAIN ‖ signature)
 
+A height may also sign **extras** (named 32-byte digests some module asks the votes to sign: an epoch's summary,
+the incoming validator set). Their digest joins the message under its own domain, so a height without extras
+signs exactly the message above:
+
+    extras    = sha256(EXTRAS_DOMAIN ‖ for each (name, digest) in name order: u16(len(name)) ‖ name ‖ digest)
+    message   = sha256(EXTRA_DOMAIN ‖ u16(len(chain_id)) ‖ chain_id ‖ u64(height) ‖ u16(len(commitment)) ‖
+                       commitment ‖ extras)
+    set hash  = sha256(SET_DOMAIN ‖ u64(effective height) ‖ previous hash(32) ‖ u32(n) ‖
+                       for each validator in operator order: operator(20) ‖ u16(len(key)) ‖ key ‖ u64(power))
+
 Integers are big-endian (u16: 2 bytes, u64: 8). The keys have proofs of possession (checked when they were
 registered), which is what makes FastAggregateVerify over one message safe against rogue keys.
 
@@ -31,7 +41,11 @@ from sdk.crypto import bls
 
 DOMAIN = b"gonka/bls/v1/block"
 BEACON_DOMAIN = b"gonka/bls/v1/beacon"
+EXTRA_DOMAIN = b"gonka/bls/v1/block+extras"
+EXTRAS_DOMAIN = b"gonka/bls/v1/extras"
+SET_DOMAIN = b"gonka/bls/v1/validator-set"
 MAX_CHAIN_ID = 0xFFFF
+DIGEST_SIZE = 32
 
 FastAggregateVerify = Callable[[Sequence[bytes], bytes, bytes], bool]
 """(public keys, message, signature) -> valid: ``bls.fast_aggregate_verify``, or a reference such as py_ecc's
@@ -50,19 +64,62 @@ class Validator:
     power: int
 
 
-def signing_message(chain_id: str, height: int, commitment: bytes) -> bytes:
-    """The 32-byte digest every validator signs for ``height`` (see the module doc)."""
+def signing_message(chain_id: str, height: int, commitment: bytes, extras: bytes = b"") -> bytes:
+    """The 32-byte digest every validator signs for ``height`` (see the module doc); ``extras``: the digest of
+    the height's extras (``extras_digest``), b"" for a height without."""
     cid = chain_id.encode()
     if len(cid) > MAX_CHAIN_ID or len(commitment) > 0xFFFF or not 0 <= height < 1 << 64:
         raise ValueError("chain id, height or commitment out of range")
+    if extras and len(extras) != DIGEST_SIZE:
+        raise ValueError(f"extras digest of {len(extras)} bytes, not {DIGEST_SIZE}")
     return hashlib.sha256(
-        DOMAIN
+        (EXTRA_DOMAIN if extras else DOMAIN)
         + len(cid).to_bytes(2, "big")
         + cid
         + height.to_bytes(8, "big")
         + len(commitment).to_bytes(2, "big")
         + commitment
+        + extras
     ).digest()
+
+
+def extras_digest(extras: Sequence[tuple[str, bytes]]) -> bytes:
+    """The digest of a height's extras, (name, 32-byte digest) pairs; b"" when there are none."""
+    if not extras:
+        return b""
+    names = [name for name, _ in extras]
+    if names != sorted(set(names)):
+        raise ValueError("extras must be in name order, each name once")
+    body = bytearray(EXTRAS_DOMAIN)
+    for name, digest in extras:
+        if len(digest) != DIGEST_SIZE:
+            raise ValueError(f"extra {name!r} of {len(digest)} bytes, not {DIGEST_SIZE}")
+        encoded = name.encode()
+        body += len(encoded).to_bytes(2, "big") + encoded + digest
+    return hashlib.sha256(body).digest()
+
+
+@dataclass(frozen=True)
+class HandedOff:
+    """One validator of a handed-off set: operator (20 bytes), BLS key (b"" if none), power."""
+
+    operator: bytes
+    public_key: bytes
+    power: int
+
+
+def validator_set_hash(effective_height: int, previous_hash: bytes, validators: Sequence[HandedOff]) -> bytes:
+    """The hash an outgoing set signs for the set in force from ``effective_height`` (validators in operator
+    order; ``previous_hash``: the handoff before it, 32 zero bytes for the genesis set)."""
+    operators = [v.operator for v in validators]
+    if operators != sorted(set(operators)) or any(len(op) != 20 for op in operators):
+        raise ValueError("validators must be 20-byte operators in ascending order, each once")
+    body = bytearray(
+        SET_DOMAIN + effective_height.to_bytes(8, "big") + previous_hash + len(validators).to_bytes(4, "big")
+    )
+    for v in validators:
+        body += v.operator + len(v.public_key).to_bytes(2, "big") + v.public_key + v.power.to_bytes(8, "big")
+    return hashlib.sha256(body).digest()
 
 
 def encode_signers(flags: Sequence[bool]) -> bytes:

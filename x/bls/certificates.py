@@ -7,9 +7,11 @@
 * ``build_certificate``: PrepareProposal of block H+1 - the shares of height H aggregated, with the bitmap.
 * ``check_certificate``: ProcessProposal - present when required, well formed, > 2/3 of the power, verifying.
 
-Block H's votes sign ``signing_message(chain_id, H, commitment_H)``, commitment_H being the app hash in
-block H's header (the state it builds on): the hooks of height H see it as ``block.app_hash``; block H+1's
-hooks read it from the state (``keeper.last_commitment``, written by block H's end block).
+Block H's votes sign ``signing_message(chain_id, H, commitment_H, extras_H)``, commitment_H being the app hash
+in block H's header (the state it builds on): the hooks of height H see it as ``block.app_hash``; block H+1's
+hooks read it from the state (``keeper.last_commitment``, written by block H's end block). extras_H, the digest
+of what else H's votes sign (b"" for most heights), is fixed in block H-1's end (``keeper.extras``), so every
+hook of H and H+1 reads the same.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def vote_share(keeper: BlsKeeper, ctx: Context, block: BlockInfo, node_key: Node
     operator = keeper.operator_of(ctx, node_key.public_key)
     if operator is None or keeper.key_for_votes(ctx, operator, block.height) != node_key.public_key:
         return b""
-    return bls.sign(node_key.secret, certificate.signing_message(ctx.header.chain_id, block.height, block.app_hash))
+    return bls.sign(node_key.secret, keeper.signing_message(ctx, block.height, block.app_hash))
 
 
 def share_is_valid(keeper: BlsKeeper, ctx: Context, block: BlockInfo, validator: bytes, share: bytes) -> bool:
@@ -57,7 +59,7 @@ def share_is_valid(keeper: BlsKeeper, ctx: Context, block: BlockInfo, validator:
     _, key = keeper.validator_key(ctx, validator, block.height)
     if key is None:
         return share == b""
-    message = certificate.signing_message(ctx.header.chain_id, block.height, block.app_hash)
+    message = keeper.signing_message(ctx, block.height, block.app_hash)
     return len(share) == bls.SIGNATURE_SIZE and bls.verify(key, message, share)
 
 
@@ -101,7 +103,7 @@ def build_certificate(
         return None
     height, commitment = record
     validator_set = keeper.signing_set(ctx, block.decided_last_commit, height)
-    message = certificate.signing_message(ctx.header.chain_id, height, commitment)
+    message = keeper.signing_message(ctx, height, commitment)
     index = {v.address: i for i, v in enumerate(validator_set.validators)}
     committed = {vote.validator for vote in block.decided_last_commit if vote.signed}
     shares: dict[int, bytes] = {}
@@ -175,7 +177,7 @@ def check_certificate(keeper: BlsKeeper, ctx: Context, block: BlockInfo, entry: 
         if any(flag and not vote.signed for flag, vote in zip(flags, block.decided_last_commit)):
             return "a signer whose vote is not in the block's last commit"
         certificate.verify(
-            certificate.signing_message(ctx.header.chain_id, height, commitment),
+            keeper.signing_message(ctx, height, commitment),
             cert.signers,
             cert.signature,
             validators,

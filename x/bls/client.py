@@ -27,7 +27,8 @@ def verify_certificate(
     cert = answer.certificate
     if cert.commitment != header_app_hash:
         raise certificate.CertificateError("the certificate signs another app hash than the block header's")
-    message = certificate.signing_message(chain_id, cert.height, header_app_hash)
+    extras = certificate.extras_digest([(e.name, e.digest) for e in cert.extras])
+    message = certificate.signing_message(chain_id, cert.height, header_app_hash, extras)
     validators = [certificate.Validator(v.public_key, v.power) for v in answer.validator_set.validators]
     certificate.verify(message, cert.signers, cert.signature, validators, fast_aggregate_verify)
 

@@ -7,12 +7,17 @@ possession, which is what makes the key safe to aggregate with others (no rogue-
 A key registered in block H signs votes from height H + 1: votes of height H are checked against the state
 after H - 1 when they arrive, and again, inside the certificate, against the state after H in block H + 1;
 ``key_for_votes`` gives both checks the same answer.
+
+A height's votes may also sign **extras** (README, "Signed extras"): digests other modules ask for (an epoch's
+summary) and the incoming validator set's hash when the set changes (the handoff), fixed in the end of the
+block before the height and kept with its certificate for good.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 
 from protogen.gonka.bls.v1 import bls_pb2
 from sdk.abci.blocks import VoteInfo
@@ -20,8 +25,12 @@ from sdk.context import Context
 from sdk.crypto import bech32, certificate
 from x.bls import keys
 from x.bls.errors import ErrKeyUsed, ErrNotHost
-from x.bls.expected_keepers import StakeKeeper
+from x.bls.expected_keepers import SignedExtraProvider, StakeKeeper
 from x.bls.params import default_params
+
+HANDOFF_EXTRA = "bls/validator-set"
+"""The extra the outgoing validator set signs: the incoming set's hash (``certificate.validator_set_hash``)."""
+ZERO_HASH = bytes(32)
 
 
 def _u64(raw: bytes) -> int:
@@ -33,6 +42,13 @@ class BlsKeeper:
 
     def __init__(self, stake: StakeKeeper) -> None:
         self.stake = stake
+        self.extra_providers: dict[str, SignedExtraProvider] = {}
+
+    def add_extra_provider(self, name: str, provider: SignedExtraProvider) -> None:
+        """Let ``provider`` (a module, wired in app.py) ask heights' votes to sign a digest named ``name``."""
+        if name in self.extra_providers or name == HANDOFF_EXTRA:
+            raise ValueError(f"an extra named {name!r} is already provided")
+        self.extra_providers[name] = provider
 
     # --- params ------------------------------------------------------------------------------------
 
@@ -107,6 +123,93 @@ class BlsKeeper:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.COMMITMENT_KEY)
         return None if raw is None else (_u64(raw), raw[8:])
 
+    # --- extras: what a height's votes sign besides the commitment ----------------------------------
+
+    def extras(self, ctx: Context, height: int) -> list[bls_pb2.SignedExtra]:
+        """The extras the votes of ``height`` sign, in name order (none for most heights)."""
+        raw = ctx.kv(keys.STORE_PREFIX).get(keys.extras_key(height))
+        return [] if raw is None else list(bls_pb2.SignedExtras.FromString(raw).extras)
+
+    def signing_message(self, ctx: Context, height: int, commitment: bytes) -> bytes:
+        """What the votes of ``height`` sign: its commitment, and its extras' digest when it has extras."""
+        extras = certificate.extras_digest([(e.name, e.digest) for e in self.extras(ctx, height)])
+        return certificate.signing_message(ctx.header.chain_id, height, commitment, extras)
+
+    def record_next_extras(self, ctx: Context, height: int) -> None:
+        """In block ``height``'s end: the extras of ``height + 1``'s votes (the providers' digests and, when
+        this block changed the validator set, the incoming set's hash); those of heights before ``height``, whose
+        certificates are in, are dropped."""
+        store = ctx.kv(keys.STORE_PREFIX)
+        for key, _ in list(store.iterate(keys.EXTRAS_PREFIX, end=keys.extras_key(height))):
+            store.delete(key)
+        found = {name: provider.signed_extra(ctx, height + 1) for name, provider in self.extra_providers.items()}
+        handoff = self.record_handoff(ctx, height)
+        if handoff is not None:
+            found[HANDOFF_EXTRA] = handoff
+        extras = [bls_pb2.SignedExtra(name=n, digest=d) for n, d in sorted(found.items()) if d]
+        for extra in extras:
+            if len(extra.digest) != certificate.DIGEST_SIZE:
+                raise ValueError(f"extra {extra.name!r} of {len(extra.digest)} bytes")
+        if extras:
+            record = bls_pb2.SignedExtras(height=height + 1, extras=extras)
+            store.set(keys.extras_key(height + 1), record.SerializeToString())
+
+    # --- validator set handoffs ---------------------------------------------------------------------
+
+    def incoming_set(self, ctx: Context) -> list[certificate.HandedOff]:
+        """x/stake's power table with each host's registered key, in operator order: the set CometBFT has been
+        sent by the end of this block."""
+        powers = self.stake.validator_powers(ctx)
+        return [
+            certificate.HandedOff(op, self.get_key(ctx, op) or b"", powers[op]) for op in sorted(powers) if powers[op]
+        ]
+
+    def latest_handoff(self, ctx: Context) -> tuple[int, bytes, bytes] | None:
+        """(effective height, hash, content fingerprint) of the latest handoff."""
+        raw = ctx.kv(keys.STORE_PREFIX).get(keys.LATEST_HANDOFF_KEY)
+        return None if raw is None else (_u64(raw), raw[8:40], raw[40:72])
+
+    def record_handoff(self, ctx: Context, height: int) -> bytes | None:
+        """In block ``height``'s end: when the validator set (operators and powers; a key rotation alone is no
+        handoff, README "Handoffs") differs from the last one handed off, record it as in force from
+        ``height + 2`` and return its hash, which the votes of ``height + 1`` (the outgoing set's last) sign.
+        The first block (with vote extensions) records the set in force, unsigned: the genesis set a light
+        client starts from."""
+        validators = self.incoming_set(ctx)
+        content = certificate.validator_set_hash(0, ZERO_HASH, [replace(v, public_key=b"") for v in validators])
+        latest = self.latest_handoff(ctx)
+        if latest is not None and latest[2] == content:
+            return None
+        effective, recorded, previous = (height, 0, ZERO_HASH) if latest is None else (height + 2, height, latest[1])
+        set_hash = certificate.validator_set_hash(effective, previous, validators)
+        handoff = bls_pb2.ValidatorSetHandoff(
+            effective_height=effective,
+            recorded_height=recorded,
+            previous_hash=previous,
+            validators=[
+                bls_pb2.HandoffValidator(operator=bech32.encode(v.operator), public_key=v.public_key, power=v.power)
+                for v in validators
+            ],
+        )
+        store = ctx.kv(keys.STORE_PREFIX)
+        store.set(keys.handoff_key(effective), handoff.SerializeToString())
+        store.set(keys.LATEST_HANDOFF_KEY, keys.u64(effective) + set_hash + content)
+        ctx.emit("validator_set_handoff", effective_height=str(effective), hash=set_hash.hex())
+        return None if latest is None else set_hash
+
+    def handoffs(
+        self, ctx: Context, after: int = 0, through: int = 0, limit: int = 0
+    ) -> list[bls_pb2.ValidatorSetHandoff]:
+        """The handoffs in force after ``after`` (0: from the genesis set's) up to ``through`` (0: no bound)."""
+        start = keys.handoff_key(after + 1) if after else None
+        end = keys.handoff_key(through + 1) if through else None
+        found = []
+        for _, raw in ctx.kv(keys.STORE_PREFIX).iterate(keys.HANDOFF_PREFIX, start=start, end=end):
+            found.append(bls_pb2.ValidatorSetHandoff.FromString(raw))
+            if limit and len(found) == limit:
+                break
+        return found
+
     # --- validator sets and certificates ------------------------------------------------------------
 
     def signing_set(self, ctx: Context, votes: Sequence[VoteInfo], height: int) -> bls_pb2.ValidatorSet:
@@ -141,14 +244,19 @@ class BlsKeeper:
         store.set(keys.LATEST_CERTIFIED_KEY, keys.u64(cert.height))
 
     def certificate(self, ctx: Context, height: int) -> bls_pb2.Certificate | None:
-        raw = ctx.kv(keys.STORE_PREFIX).get(keys.certificate_key(height))
+        store = ctx.kv(keys.STORE_PREFIX)
+        raw = store.get(keys.certificate_key(height)) or store.get(keys.kept_certificate_key(height))
         return None if raw is None else bls_pb2.Certificate.FromString(raw)
 
     def certificates(self, ctx: Context) -> list[bls_pb2.Certificate]:
-        """Every kept certificate, in height order."""
-        return [
-            bls_pb2.Certificate.FromString(v) for _, v in ctx.kv(keys.STORE_PREFIX).iterate(keys.CERTIFICATE_PREFIX)
+        """Every kept certificate (those with extras kept past the window too), in height order."""
+        store = ctx.kv(keys.STORE_PREFIX)
+        found = [
+            bls_pb2.Certificate.FromString(v)
+            for prefix in (keys.KEPT_CERTIFICATE_PREFIX, keys.CERTIFICATE_PREFIX)
+            for _, v in store.iterate(prefix)
         ]
+        return sorted(found, key=lambda c: c.height)
 
     def validator_set(self, ctx: Context, set_hash: bytes) -> bls_pb2.ValidatorSet | None:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.validator_set_key(set_hash))
@@ -178,15 +286,20 @@ class BlsKeeper:
     def prune_certificates(self, ctx: Context, height: int) -> None:
         """In block ``height``'s end: keep the certificates of the last ``certificate_retention_blocks`` heights
         (all if 0), dropping older ones, and a validator set once no kept certificate names it. Usually one
-        goes; more after the window shrinks."""
+        goes; more after the window shrinks. A certificate with extras (an epoch summary, a handoff) moves to
+        the kept prefix instead, with its set, for good."""
         retention = self.get_params(ctx).certificate_retention_blocks
         if retention == 0 or height <= retention:
             return
         store = ctx.kv(keys.STORE_PREFIX)
         expired = list(store.iterate(keys.CERTIFICATE_PREFIX, end=keys.certificate_key(height - retention)))
         for key, raw in expired:
-            set_hash = bls_pb2.Certificate.FromString(raw).validator_set_hash
+            cert = bls_pb2.Certificate.FromString(raw)
             store.delete(key)
+            if cert.extras:
+                store.set(keys.kept_certificate_key(cert.height), raw)
+                continue
+            set_hash = cert.validator_set_hash
             refs = _u64(store.get(keys.validator_set_refs_key(set_hash)) or keys.u64(1)) - 1
             if refs:
                 store.set(keys.validator_set_refs_key(set_hash), keys.u64(refs))

@@ -10,6 +10,11 @@
     0x26 | set_hash(32)        -> u64: how many kept certificates name it
     0x27 | operator(20)        -> height(8) | previous key (0 or 48 bytes): the host's last registration
     0x28                       -> height(8): the latest certified height
+    0x29 | height(8)           -> SignedExtras: what that height's votes sign besides the commitment (written
+                                  in block height-1's end, dropped in block height+1's end)
+    0x2A | height(8)           -> Certificate of a height with extras, kept past the retention window
+    0x2B | effective_height(8) -> ValidatorSetHandoff: a validator set CometBFT was sent, kept for good
+    0x2C                       -> effective_height(8) | hash(32): the latest handoff
 
 Heights are 8-byte big-endian, so certificates iterate in height order.
 """
@@ -27,12 +32,20 @@ VALIDATOR_SET_PREFIX = b"\x25"
 VALIDATOR_SET_REFS_PREFIX = b"\x26"
 REGISTRATION_PREFIX = b"\x27"
 LATEST_CERTIFIED_KEY = b"\x28"
+EXTRAS_PREFIX = b"\x29"
+KEPT_CERTIFICATE_PREFIX = b"\x2a"
+HANDOFF_PREFIX = b"\x2b"
+LATEST_HANDOFF_KEY = b"\x2c"
 HISTORY_PREFIXES = (
     CERTIFICATE_PREFIX,
     COMMITMENT_KEY,
     VALIDATOR_SET_PREFIX,
     VALIDATOR_SET_REFS_PREFIX,
     LATEST_CERTIFIED_KEY,
+    EXTRAS_PREFIX,
+    KEPT_CERTIFICATE_PREFIX,
+    HANDOFF_PREFIX,
+    LATEST_HANDOFF_KEY,
 )
 """What the chain's blocks wrote about themselves (certificates, their sets, what the last votes signed): not
 exported, since a chain started from an export certifies its own blocks."""
@@ -64,3 +77,15 @@ def validator_set_refs_key(set_hash: bytes) -> bytes:
 
 def registration_key(operator: bytes) -> bytes:
     return REGISTRATION_PREFIX + operator
+
+
+def extras_key(height: int) -> bytes:
+    return EXTRAS_PREFIX + u64(height)
+
+
+def kept_certificate_key(height: int) -> bytes:
+    return KEPT_CERTIFICATE_PREFIX + u64(height)
+
+
+def handoff_key(effective_height: int) -> bytes:
+    return HANDOFF_PREFIX + u64(effective_height)

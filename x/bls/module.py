@@ -61,10 +61,14 @@ class BlsModule(BaseModule):
 
     def end_block(self, ctx: Context, block: BlockInfo) -> None:
         """Remember what this height's votes sign, when they carry extensions (the next block's certificate
-        checks against it; a chain without them keeps no per-block record), and drop the certificates that
-        leave the retention window."""
+        checks against it; a chain without them keeps no per-block record), fix the next height's extras (a
+        handoff when this block changed the validator set: x/stake's end block runs before this one), and drop
+        the certificates that leave the retention window. A chain whose next votes carry no extensions signs
+        nothing, so it records neither extras nor handoffs."""
         if certificates.extensions_enabled(ctx, block.height):
             self.keeper.record_commitment(ctx, block.height, block.app_hash)
+        if certificates.extensions_enabled(ctx, block.height + 1):
+            self.keeper.record_next_extras(ctx, block.height)
         self.keeper.prune_certificates(ctx, block.height)
 
     def extend_vote(self, ctx: Context, block: BlockInfo) -> bytes:
@@ -106,6 +110,7 @@ class BlsModule(BaseModule):
                 signature=cert.signature,
                 commitment=record[1],
                 included_height=block.height,
+                extras=self.keeper.extras(ctx, cert.height),
             ),
             validator_set,
         )

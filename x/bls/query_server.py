@@ -13,6 +13,8 @@ from sdk.services import gonka
 from x.bls import keys
 from x.bls.keeper import BlsKeeper
 
+MAX_HANDOFFS = 100
+
 
 class QueryServer:
     def __init__(self, keeper: BlsKeeper) -> None:
@@ -26,6 +28,7 @@ class QueryServer:
             query + "Certificate": QueryRoute(query_pb2.QueryCertificateRequest, self.certificate, bounded=True),
             query + "Beacon": QueryRoute(query_pb2.QueryBeaconRequest, self.beacon, bounded=True),
             query + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
+            query + "Handoffs": QueryRoute(query_pb2.QueryHandoffsRequest, self.handoffs),
         }
 
     def key(self, ctx: Context, req: query_pb2.QueryKeyRequest) -> query_pb2.QueryKeyResponse:
@@ -59,7 +62,12 @@ class QueryServer:
             certificate=cert,
             validator_set=validator_set,
             chain_id=ctx.header.chain_id,
-            message=certificate.signing_message(ctx.header.chain_id, cert.height, cert.commitment),
+            message=certificate.signing_message(
+                ctx.header.chain_id,
+                cert.height,
+                cert.commitment,
+                certificate.extras_digest([(e.name, e.digest) for e in cert.extras]),
+            ),
             signed_power=sum(p for p, f in zip(powers, flags) if f),
             total_power=sum(powers),
             beacon=certificate.beacon(cert.signature),
@@ -71,3 +79,19 @@ class QueryServer:
 
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
         return query_pb2.QueryParamsResponse(params=self.keeper.get_params(ctx))
+
+    def handoffs(self, ctx: Context, req: query_pb2.QueryHandoffsRequest) -> query_pb2.QueryHandoffsResponse:
+        """The handoffs after ``after_height``, each with the certificate (and set) of the outgoing set's last
+        height, when it is kept; at most ``limit`` (0: MAX_HANDOFFS)."""
+        limit = min(req.limit or MAX_HANDOFFS, MAX_HANDOFFS)
+        proofs = []
+        for handoff in self.keeper.handoffs(ctx, req.after_height, req.through_height, limit):
+            proof = query_pb2.HandoffProof(handoff=handoff)
+            cert = self.keeper.certificate(ctx, handoff.recorded_height + 1) if handoff.recorded_height else None
+            if cert is not None:
+                proof.certificate.CopyFrom(cert)
+                proof.validator_set.CopyFrom(
+                    self.keeper.validator_set(ctx, cert.validator_set_hash) or bls_pb2.ValidatorSet()
+                )
+            proofs.append(proof)
+        return query_pb2.QueryHandoffsResponse(handoffs=proofs, chain_id=ctx.header.chain_id)

@@ -260,6 +260,12 @@ class InferenceKeeper:
             for _, v in list(self._store(ctx).iterate(keys.EPOCH_WORK_PREFIX, end=end))
         ]
 
+    def epoch_works_of(self, ctx: Context, epoch: int) -> list[inference_pb2.EpochWork]:
+        """One epoch's records, in host order (final once the epoch has ended)."""
+        return [
+            inference_pb2.EpochWork.FromString(v) for _, v in self._store(ctx).iterate(keys.epoch_work_prefix(epoch))
+        ]
+
     # --- epoch hooks --------------------------------------------------------------------------------
 
     def on_epoch_end(self, ctx: Context, epoch: int) -> None:

@@ -1,6 +1,6 @@
 """``gonkad tx sprint commit|validate|update-params`` and ``gonkad query sprint params|race|commitments|validations|
-weights``. A host's program sends commitments and validations by itself (host/README.md); these commands are for
-operators and tests."""
+weights|epoch-proof``. A host's program sends commitments and validations by itself (host/README.md); these
+commands are for operators and tests."""
 
 from __future__ import annotations
 
@@ -64,6 +64,8 @@ def register_query(modules: argparse._SubParsersAction) -> None:
          query_pb2.QueryValidationsResponse, ("epoch",)),
         ("weights", "the race's decision for an epoch: each host's outcome and weight", "Weights",
          query_pb2.QueryWeightsRequest, query_pb2.QueryWeightsResponse, ("epoch",)),
+        ("epoch-proof", "an epoch's summary with the certificate and handoffs that prove it", "EpochProof",
+         query_pb2.QueryEpochProofRequest, query_pb2.QueryEpochProofResponse, ("epoch",)),
     )  # fmt: skip
     for name, help_text, method, request, response, fields in commands:
         add_module_query(sprint, name, help_text, query + method, request, response, fields)

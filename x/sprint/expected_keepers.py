@@ -1,4 +1,4 @@
-"""What x/sprint needs from x/auth, x/epochs, x/stake, x/slashing and x/bls."""
+"""What x/sprint needs from x/auth, x/epochs, x/stake, x/slashing, x/bls and x/inference."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Protocol
 
+from protogen.gonka.bls.v1 import bls_pb2
 from protogen.gonka.epochs.v1 import epochs_pb2
+from protogen.gonka.inference.v1 import inference_pb2
 from protogen.gonka.stake.v1 import stake_pb2
 from sdk.context import Context
 
@@ -44,3 +46,14 @@ class SlashingKeeper(Protocol):
 class BlsKeeper(Protocol):
     def beacon(self, ctx: Context, height: int | None = None) -> bytes | None: ...
     def last_commitment(self, ctx: Context) -> tuple[int, bytes] | None: ...
+    def certificate(self, ctx: Context, height: int) -> bls_pb2.Certificate | None: ...
+    def validator_set(self, ctx: Context, set_hash: bytes) -> bls_pb2.ValidatorSet | None: ...
+    def handoffs(
+        self, ctx: Context, after: int = 0, through: int = 0, limit: int = 0
+    ) -> list[bls_pb2.ValidatorSetHandoff]: ...
+
+
+class InferenceKeeper(Protocol):
+    """The work side of an epoch's summary (x/inference's EpochWork; its on_epoch_end makes the roots final)."""
+
+    def epoch_works_of(self, ctx: Context, epoch: int) -> list[inference_pb2.EpochWork]: ...

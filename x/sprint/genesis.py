@@ -34,6 +34,8 @@ def init_genesis(ctx: Context, keeper: SprintKeeper, state: dict[str, Any]) -> N
         keeper.set_result(ctx, result)
     if genesis.results:
         keeper.set_last_decided(ctx, max(r.epoch for r in genesis.results))
+    for summary in genesis.summaries:
+        keeper.set_summary(ctx, summary)
     error = validations_committed(keeper, ctx)
     if error:
         raise ValueError(f"sprint genesis: {error}")
@@ -47,5 +49,6 @@ def export_genesis(ctx: Context, keeper: SprintKeeper) -> dict[str, Any]:
             commitments=keeper.commitments(ctx),
             validations=keeper.validations(ctx),
             results=keeper.results(ctx),
+            summaries=keeper.summaries(ctx),
         )
     )

@@ -18,7 +18,7 @@ from google.protobuf.message import Message
 from protogen.gonka.epochs.v1 import epochs_pb2
 from protogen.gonka.sprint.v1 import sprint_pb2
 from sdk.context import Context
-from sdk.crypto import bech32
+from sdk.crypto import bech32, merkle
 from sdk.params import GOV_AUTHORITY
 from x.sprint import keys, types
 from x.sprint.errors import (
@@ -34,7 +34,14 @@ from x.sprint.errors import (
     ErrWrongEpoch,
     ErrWrongStage,
 )
-from x.sprint.expected_keepers import AccountKeeper, BlsKeeper, EpochsKeeper, SlashingKeeper, StakeKeeper
+from x.sprint.expected_keepers import (
+    AccountKeeper,
+    BlsKeeper,
+    EpochsKeeper,
+    InferenceKeeper,
+    SlashingKeeper,
+    StakeKeeper,
+)
 from x.sprint.judge import fraud_finders, judge
 from x.sprint.params import default_params, false_flag, fraud_slash_fraction, honest_mismatch
 from x.sprint.verdict import is_fraud
@@ -61,6 +68,11 @@ class SprintKeeper:
         self.slashing = slashing
         self.bls = bls
         self.authority = authority
+        self.work: InferenceKeeper | None = None
+
+    def set_work_keeper(self, work: InferenceKeeper) -> None:
+        """x/inference, built after this keeper (app.py): the work roots an epoch's summary carries."""
+        self.work = work
 
     # --- params and records -------------------------------------------------------------------------
 
@@ -286,12 +298,69 @@ class SprintKeeper:
             for key, _ in list(store.iterate(prefix, end=prefix + keys.u64(epoch - 1))):
                 store.delete(key)
 
+    # --- the epoch's proof (README, "The epoch's proof") ------------------------------------------
+
+    def summary(self, ctx: Context, epoch: int) -> sprint_pb2.EpochSummary | None:
+        return self._get(ctx, keys.summary_key(epoch), sprint_pb2.EpochSummary)
+
+    def summaries(self, ctx: Context) -> list[sprint_pb2.EpochSummary]:
+        return self._list(ctx, keys.SUMMARY_PREFIX, sprint_pb2.EpochSummary)
+
+    def set_summary(self, ctx: Context, summary: sprint_pb2.EpochSummary) -> None:
+        store = ctx.kv(keys.STORE_PREFIX)
+        store.set(keys.summary_key(summary.epoch), summary.SerializeToString())
+        latest = store.get(keys.LATEST_SUMMARY_KEY)
+        if latest is None or int.from_bytes(latest[:8], "big") <= summary.height:
+            store.set(keys.LATEST_SUMMARY_KEY, summary.height.to_bytes(8, "big") + summary_hash_of(summary))
+
+    def write_summary(self, ctx: Context, epoch: int) -> sprint_pb2.EpochSummary:
+        """``epoch``'s summary, in the first block of the next (x/inference's epoch end has made its work roots
+        final): each host with weight (x/stake's weights of the epoch) or work, in host order."""
+        weights = self.stake.epoch_weights(ctx, epoch)
+        works = {bech32.decode(w.host): w for w in self.work.epoch_works_of(ctx, epoch)} if self.work else {}
+        lines, hosts = [], []
+        for host in sorted(weights.keys() | works.keys()):
+            work = works.get(host)
+            line = sprint_pb2.HostSummary(
+                host=bech32.encode(host),
+                weight=weights.get(host, 0),
+                work_root=work.root if work else b"",
+                inferences=work.count if work else 0,
+                tokens=work.units if work else 0,
+            )
+            hosts.append(line)
+            lines.append(types.host_line(host, line.weight, line.work_root, line.inferences, line.tokens))
+        summary = sprint_pb2.EpochSummary(
+            epoch=epoch,
+            hosts=hosts,
+            host_count=len(hosts),
+            hosts_root=merkle.root(lines),
+            total_weight=sum(h.weight for h in hosts),
+            total_inferences=sum(h.inferences for h in hosts),
+            total_tokens=sum(h.tokens for h in hosts),
+            height=ctx.header.height,
+        )
+        self.set_summary(ctx, summary)
+        ctx.emit("epoch_summary", epoch=str(epoch), hosts=str(len(hosts)), hash=summary_hash_of(summary).hex())
+        return summary
+
+    def signed_extra(self, ctx: Context, height: int) -> bytes:
+        """x/bls asks, in block ``height - 1``'s end, what the votes of ``height`` sign: the hash of the summary
+        that block wrote, if it wrote one."""
+        latest = ctx.kv(keys.STORE_PREFIX).get(keys.LATEST_SUMMARY_KEY)
+        if latest is None or int.from_bytes(latest[:8], "big") != height - 1:
+            return b""
+        return latest[8:]
+
     # --- epoch hooks --------------------------------------------------------------------------------
 
     def on_epoch_end(self, ctx: Context, epoch: int) -> None:
         return None
 
     def on_epoch_start(self, ctx: Context, epoch: int) -> None:
+        """The previous epoch's summary (every module's epoch end has run: its work roots are final), then the
+        pruning."""
+        self.write_summary(ctx, epoch - 1)
         self.prune(ctx, epoch)
 
     def on_stage(self, ctx: Context, epoch: int, stage: int) -> None:
@@ -302,3 +371,14 @@ class SprintKeeper:
         }
         if stage in stages:
             stages[stage](ctx, epoch)
+
+
+def summary_hash_of(summary: sprint_pb2.EpochSummary) -> bytes:
+    return types.summary_hash(
+        summary.epoch,
+        summary.host_count,
+        summary.hosts_root,
+        summary.total_weight,
+        summary.total_inferences,
+        summary.total_tokens,
+    )

@@ -5,9 +5,12 @@
 0x03 | epoch(8) | host(20) | validator(20)       -> gonka.sprint.v1.Validation
 0x04 | epoch(8)                                  -> gonka.sprint.v1.EpochResult: the race's decision
 0x05                                             -> epoch(8): the last epoch the race decided
+0x06 | epoch(8)                                  -> gonka.sprint.v1.EpochSummary: the epoch's proof
+0x07                                             -> height(8) | hash(32): the latest summary's block and hash
 0x51                                             -> gonka.sprint.v1.Params
 
-Races, commitments and validations are kept for the current and the previous epoch; results for every epoch.
+Races, commitments and validations are kept for the current and the previous epoch; results and summaries for
+every epoch.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ COMMITMENT_PREFIX = b"\x02"
 VALIDATION_PREFIX = b"\x03"
 RESULT_PREFIX = b"\x04"
 LAST_DECIDED_KEY = b"\x05"
+SUMMARY_PREFIX = b"\x06"
+LATEST_SUMMARY_KEY = b"\x07"
 PARAMS_KEY = b"\x51"
 
 ADDRESS_BYTES = 20
@@ -51,3 +56,7 @@ def validation_key(epoch: int, host: bytes, validator: bytes) -> bytes:
 
 def result_key(epoch: int) -> bytes:
     return RESULT_PREFIX + u64(epoch)
+
+
+def summary_key(epoch: int) -> bytes:
+    return SUMMARY_PREFIX + u64(epoch)

@@ -37,3 +37,42 @@ def pair_randomness(randomness: bytes, validator: bytes, host: bytes) -> bytes:
     """The randomness ``validator`` samples ``host``'s commitment with: SHA-256(PAIR_TAG || R || validator ||
     host), addresses as their 20 bytes. The ML node draws the indices from it (``/v1/sprint/verify``)."""
     return hashlib.sha256(PAIR_TAG + randomness + validator + host).digest()
+
+
+# --- the epoch's summary (README, "The epoch's proof") ----------------------------------------------------
+
+SUMMARY_TAG = b"gonka/sprint/v1/epoch-summary"
+SUMMARY_EXTRA = "sprint/epoch-summary"
+"""The name of the extra (x/bls) under which a height's votes sign an epoch summary's hash."""
+
+
+def host_line(host: bytes, weight: int, work_root: bytes, inferences: int, tokens: int) -> bytes:
+    """One host's line, the leaf of the summary's hosts root: ``host(20) ‖ u64(weight) ‖ u16(len(work_root)) ‖
+    work_root ‖ u64(inferences) ‖ u64(tokens)``."""
+    if len(host) != 20 or len(work_root) > 0xFFFF:
+        raise ValueError("a host line's host must be 20 bytes")
+    return (
+        host
+        + weight.to_bytes(8, "big")
+        + len(work_root).to_bytes(2, "big")
+        + work_root
+        + inferences.to_bytes(8, "big")
+        + tokens.to_bytes(8, "big")
+    )
+
+
+def summary_hash(
+    epoch: int, host_count: int, hosts_root: bytes, total_weight: int, total_inferences: int, total_tokens: int
+) -> bytes:
+    """SHA-256(SUMMARY_TAG ‖ u64(epoch) ‖ u32(host_count) ‖ hosts_root ‖ u64(total_weight) ‖
+    u64(total_inferences) ‖ u64(total_tokens)): what the votes sign. The hosts enter through their root, so one
+    host's line is proven with log2(hosts) hashes."""
+    return hashlib.sha256(
+        SUMMARY_TAG
+        + epoch.to_bytes(8, "big")
+        + host_count.to_bytes(4, "big")
+        + hosts_root
+        + total_weight.to_bytes(8, "big")
+        + total_inferences.to_bytes(8, "big")
+        + total_tokens.to_bytes(8, "big")
+    ).digest()
