@@ -7,7 +7,10 @@ behind its host's program, which races, commits, serves its openings and validat
 (c) test-only faults: an ``inflate`` host and a ``borrow`` host are found, slashed exactly the fraud fraction
     (paid to the finders pro rata, the rest to the community pool) and jailed; a ``lazy-validator`` shows itself
     only by its verdicts, which the test compares with the others'; no honest host is ever flagged; the chain
-    goes on.
+    goes on;
+(d) a light client from the genesis set verifies every ended epoch's summary through the sets the race made and an
+    inference the network served (``gonkad verify-work`` too), and refuses a tampered summary, the inference in
+    another host's work root, a forged certificate and a handoff the outgoing set did not sign.
 
 Epochs of 32 blocks: race at offsets 0–9, race validation 10–15, set validators 16, inference 17–31 (long enough
 to restart executors in); epoch 0 (heights 1–32) has no race. The tests share one network and run in order, one
@@ -28,18 +31,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chain_reads import finished
+from google.protobuf import json_format
 from nodes import running_localnet
 
+from gonka import Gonka
 from gonkad import genesis, localnet, localnet_services
+from protogen.gonka.bls.v1 import bls_pb2
+from protogen.gonka.inference.v1 import inference_pb2
 from protogen.gonka.sprint.v1 import sprint_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
 from sdk.address import module_address
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import address_of
-from sdk.crypto import bech32
+from sdk.crypto import bech32, bls
 from sdk.dec import mul_floor
+from sdk.keyring.keyring import Keyring
+from x.bls.keyfile import load_secret
 from x.slashing import keys as slashing_keys
+from x.sprint.client.epochproof import (
+    LightClient,
+    ProofError,
+    fetch_epoch_proof,
+    fetch_genesis_set,
+    fetch_work_proof,
+    verify_work,
+)
 from x.sprint.client.queries import commitments, params, validations, weights
 
 EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 32, 10, 16, 17
@@ -59,7 +77,7 @@ assert _base.services is not None and _base.services.race_preset == "tiny"
 SETTINGS = _base.model_copy(
     update={
         "genesis": genesis.merge_overrides(_base.genesis, OVERRIDES),
-        "services": _base.services.model_copy(update={"transfer_agents": 0}),
+        "services": _base.services.model_copy(update={"transfer_agents": 1}),
     }
 )
 HOSTS = range(4)
@@ -185,8 +203,29 @@ def next_race(rpc: CometRPC) -> int:
     return epoch
 
 
+SERVED: dict[str, str] = {}
+"""The inference the first test has the network serve (``id``), which the light client later proves."""
+
+
+def serve_one_inference(root: Path) -> str:
+    """One paid chat request from the faucet's key through the TA; its inference id once the chain finished it."""
+    spec = localnet.load(root)
+    assert spec.services is not None
+    client = Gonka(
+        ta_urls=[ta.url for ta in spec.services.of("agent")], key=Keyring(root, "test").private_key("faucet")
+    )
+    client.chat.completions.create(
+        model=spec.services.model, max_tokens=8, messages=[{"role": "user", "content": "race"}]
+    )
+    inference_id = client.last_inference_id
+    assert inference_id
+    assert finished(querier(root), inference_id, timeout_s=30).status == inference_pb2.STATUS_FINISHED
+    return inference_id
+
+
 def test_two_epochs_of_the_race_set_the_validator_set(net: Path) -> None:
     rpc = rpc0(net)
+    SERVED["id"] = serve_one_inference(net)
     first = next_race(rpc)
     for epoch in (first, first + 1):
         wait_height(rpc, set_validators(epoch) + 1, 120)
@@ -280,3 +319,76 @@ def test_inflating_and_borrowing_hosts_are_slashed_and_a_lazy_validator_shows_it
             assert result is None or result.fraud_power == 0, (earlier, honest)
     wait_height(rpc, sv + 8, 60)  # the chain goes on with the two honest hosts
     assert set(cometbft_set(rpc, sv + 2)) == {cons_address(q, ops[i]) for i in (0, 1)}
+
+
+def genesis_set(root: Path) -> bls_pb2.ValidatorSetHandoff:
+    """The genesis validator set, as a light client should take it: the node's first handoff, checked against
+    what this machine knows without the node: each validator's BLS key from its home's key file and its power
+    in CometBFT's genesis set (height 1), by operator."""
+    q, spec = querier(root), localnet.load(root)
+    first = fetch_genesis_set(q)
+    keys = {
+        address_of(localnet.load_key(root, f"val{i}")): bls.public_key(load_secret(Path(node.home)))
+        for i, node in enumerate(spec.nodes)
+    }
+    powers = cometbft_set(rpc0(root), 1)
+    expected = sorted((op, keys[op], powers[cons_address(q, op)]) for op in keys)
+    assert sorted((v.operator, v.public_key, v.power) for v in first.validators) == expected
+    assert first.previous_hash == bytes(32)
+    return first
+
+
+def test_a_light_client_verifies_every_epoch_from_the_genesis_set(net: Path) -> None:
+    """From the genesis set alone, the client walks every handoff (the sets the race made, one host out and back,
+    the cheaters jailed) and checks each decided epoch's summary under its certificate; it refuses a tampered
+    summary, a forged certificate and a handoff its outgoing set did not sign."""
+    q, chain_id = querier(net), SETTINGS.chain_id
+    client = LightClient(chain_id, genesis_set(net))
+    summaries = []
+    for epoch in range(1, 64):
+        answer = fetch_epoch_proof(q, epoch)
+        if not answer.summary.height:
+            break  # not ended yet
+        if not answer.certificate.signature:
+            continue  # its certificate is not out yet (the epoch ended a block ago)
+        summary = client.verify_summary(answer)
+        summaries.append(summary)
+        decided = {h.host: h.weight for h in weights(q, epoch).hosts if h.weight}
+        if decided and not weights(q, epoch).carried_over:
+            assert {h.host: h.weight for h in summary.hosts if h.weight} == decided, epoch
+    assert len(summaries) >= 4 and client.trusted.effective_height > start(2), "the client walked the race's sets"
+    last = fetch_epoch_proof(q, summaries[-1].epoch)
+    tampered = type(last)()
+    tampered.CopyFrom(last)
+    tampered.summary.hosts[0].weight += 1
+    with pytest.raises(ProofError, match="tampered"):
+        LightClient(chain_id, genesis_set(net)).verify_summary(tampered)
+    forged = type(last)()
+    forged.CopyFrom(last)
+    forged.certificate.signature = bls.sign(b"\x01" * 32, b"not the summary")
+    with pytest.raises(ProofError):
+        LightClient(chain_id, genesis_set(net)).verify_summary(forged)
+    proven = bytes.fromhex(SERVED["id"])
+    line, epoch, height = verify_work(q, proven, genesis_set(net), chain_id)  # the served inference, end to end
+    record = finished(q, SERVED["id"])
+    assert (line.host, epoch) == (record.executor, record.epoch) and line.inferences >= 1
+    work = fetch_work_proof(q, proven)
+    other = next(op for op in operators(net) if op != line.host)
+    with pytest.raises(ProofError, match="no line|not in"):  # the inference in another host's work root
+        LightClient(chain_id, genesis_set(net)).verify_work(proven, work, fetch_epoch_proof(q, epoch, other))
+    genesis_file = net / "genesis-set.json"
+    genesis_file.write_text(json.dumps(json_format.MessageToDict(genesis_set(net))))
+    shown = subprocess.run(
+        [sys.executable, "-m", "gonkad", "verify-work", SERVED["id"], "--node", rpc0(net).url]
+        + ["--genesis-set", str(genesis_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0 and shown.stdout.startswith("valid") and shown.stdout.count("\n") == 1, shown
+    unsigned = type(last)()
+    unsigned.CopyFrom(last)
+    assert unsigned.handoffs, "the last epoch's proof carries the handoffs since genesis"
+    unsigned.handoffs[-1].handoff.validators[0].power += 1
+    with pytest.raises(ProofError):
+        LightClient(chain_id, genesis_set(net)).verify_summary(unsigned)
