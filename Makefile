@@ -48,8 +48,15 @@ localnet-status: install
 localnet-stop: install
 	$(PY) -m gonkad localnet stop --home $(LOCALNET_HOME)
 
+# The unit tests on UNIT_WORKERS processes (pytest-xdist; each test's ports and folders are its own), then the
+# localnet tests one after another (each starts real networks: side by side they would race for the CPU).
+UNIT_WORKERS ?= 2
+PYTEST_UNIT := $(PY) -m pytest -q -m "not localnet" -n $(UNIT_WORKERS)
+PYTEST_LOCALNET := $(PY) -m pytest -q -m localnet
+
 test: check
-	$(PY) -m pytest -q
+	$(PYTEST_UNIT)
+	$(PYTEST_LOCALNET)
 
 # The linter, the formatter's check and the type check (settings in pyproject.toml); `make test` runs them first.
 check: install
@@ -58,10 +65,10 @@ check: install
 	$(VENV)/bin/mypy
 
 test-unit: install
-	$(PY) -m pytest -q -m "not localnet"
+	$(PYTEST_UNIT)
 
 test-localnet: install
-	$(PY) -m pytest -q -m localnet
+	$(PYTEST_LOCALNET)
 
 bench: install
 	$(PY) bench/bench_store.py

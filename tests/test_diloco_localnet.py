@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -100,19 +101,24 @@ def test_rounds_are_committed_verified_and_forgeries_refused_on_chain(net4: Path
             *keyring,
         )
 
-    honest = verify(out, "checker0")
-    assert honest["valid"] is True and honest["txhash"], honest
-
     cases: list[tuple[Callable[[Path, int], None], str, str]] = [
         (tamper_weights, "checker1", "start_weights_hash"),
         (tamper_optimizer, "checker2", "start_optimizer_hash"),
         (reorder_data, "checker3", "data_hash"),
     ]
-    for tamper, checker, reason in cases:
-        copy = tmp_path / checker
-        shutil.copytree(out, copy)
-        tamper(copy, 1)
-        verdict = verify(copy, checker)
+    runs = {"checker0": out}
+    for tamper, checker, _ in cases:
+        runs[checker] = tmp_path / checker
+        shutil.copytree(out, runs[checker])
+        tamper(runs[checker], 1)
+    # The four checkers replay and submit side by side (their own keys and copies): each replay's start-up
+    # and each submission's wait for its block overlap the others'.
+    with ThreadPoolExecutor(len(runs)) as pool:
+        answers = dict(zip(runs, pool.map(verify, runs.values(), runs)))
+    honest = answers["checker0"]
+    assert honest["valid"] is True and honest["txhash"], honest
+    for _, checker, reason in cases:
+        verdict = answers[checker]
         assert verdict["valid"] is False and any(r.startswith(reason) for r in verdict["reasons"]), verdict
 
     verdicts = {v["verifier"]: v for v in client.verdicts(registered.run_id, 1, addresses["worker0"])}
