@@ -14,15 +14,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import statistics
 import sys
-import time
-from collections.abc import Callable
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench.bench_sprint import median_seconds  # noqa: E402
 from bench.common import log  # noqa: E402
 from mlnode.sprint.commitment import commit, respond  # noqa: E402
 from mlnode.sprint.params import RACE_PRESETS  # noqa: E402
@@ -35,15 +33,6 @@ CASES = (
     ("localnet: tiny race, 16,384 nonces per epoch, 4 hosts", "tiny", 16_384, None, 4),
     ("default race, a 600 s race stage (default epochs), 100 validators", "default", None, 600.0, 100),
 )
-
-
-def median_seconds(work: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def measure(preset: str, race_nonces: int | None, race_seconds: float | None, hosts: int, repeats: int) -> dict:

@@ -311,7 +311,7 @@ class SprintKeeper:
         store.set(keys.summary_key(summary.epoch), summary.SerializeToString())
         latest = store.get(keys.LATEST_SUMMARY_KEY)
         if latest is None or int.from_bytes(latest[:8], "big") <= summary.height:
-            store.set(keys.LATEST_SUMMARY_KEY, summary.height.to_bytes(8, "big") + summary_hash_of(summary))
+            store.set(keys.LATEST_SUMMARY_KEY, summary.height.to_bytes(8, "big") + types.summary_digest(summary))
 
     def write_summary(self, ctx: Context, epoch: int) -> sprint_pb2.EpochSummary:
         """``epoch``'s summary, in the first block of the next (x/inference's epoch end has made its work roots
@@ -341,7 +341,7 @@ class SprintKeeper:
             height=ctx.header.height,
         )
         self.set_summary(ctx, summary)
-        ctx.emit("epoch_summary", epoch=str(epoch), hosts=str(len(hosts)), hash=summary_hash_of(summary).hex())
+        ctx.emit("epoch_summary", epoch=str(epoch), hosts=str(len(hosts)), hash=types.summary_digest(summary).hex())
         return summary
 
     def signed_extra(self, ctx: Context, height: int) -> bytes:
@@ -371,14 +371,3 @@ class SprintKeeper:
         }
         if stage in stages:
             stages[stage](ctx, epoch)
-
-
-def summary_hash_of(summary: sprint_pb2.EpochSummary) -> bytes:
-    return types.summary_hash(
-        summary.epoch,
-        summary.host_count,
-        summary.hosts_root,
-        summary.total_weight,
-        summary.total_inferences,
-        summary.total_tokens,
-    )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 
+from protogen.gonka.sprint.v1 import sprint_pb2
+
 SEED_TAG = b"gonka/sprint/v1/seed"
 RANDOMNESS_TAG = b"gonka/sprint/v1/randomness"
 PAIR_TAG = b"gonka/sprint/v1/pair"
@@ -76,3 +78,15 @@ def summary_hash(
         + total_inferences.to_bytes(8, "big")
         + total_tokens.to_bytes(8, "big")
     ).digest()
+
+
+def summary_digest(summary: sprint_pb2.EpochSummary) -> bytes:
+    """``summary_hash`` of a summary record: the chain's and the light client's one way to read it."""
+    return summary_hash(
+        summary.epoch,
+        summary.host_count,
+        summary.hosts_root,
+        summary.total_weight,
+        summary.total_inferences,
+        summary.total_tokens,
+    )

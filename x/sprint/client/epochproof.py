@@ -81,17 +81,6 @@ def trusted_set(handoff: bls_pb2.ValidatorSetHandoff, set_hash: bytes | None = N
     return TrustedSet(handoff.effective_height, set_hash or handoff_hash(handoff), members)
 
 
-def summary_hash(summary: sprint_pb2.EpochSummary) -> bytes:
-    return types.summary_hash(
-        summary.epoch,
-        summary.host_count,
-        summary.hosts_root,
-        summary.total_weight,
-        summary.total_inferences,
-        summary.total_tokens,
-    )
-
-
 def host_line(line: sprint_pb2.HostSummary) -> bytes:
     try:
         host = bech32.decode(line.host)
@@ -210,7 +199,9 @@ class LightClient:
             raise ProofError(
                 f"the certificate of height {answer.certificate.height} is not the one after the summary's block"
             )
-        self.check_certificate(answer.certificate, answer.validator_set, (types.SUMMARY_EXTRA, summary_hash(summary)))
+        self.check_certificate(
+            answer.certificate, answer.validator_set, (types.SUMMARY_EXTRA, types.summary_digest(summary))
+        )
         return summary
 
     # --- 3. the work ------------------------------------------------------------------------------------------
