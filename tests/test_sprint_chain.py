@@ -11,6 +11,8 @@ race validation at 8n + 3 and 8n + 4, set validators at 8n + 5, inference to 8n 
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -378,3 +380,22 @@ def test_genesis_exports_and_imports_the_race_state(tmp_path: Path) -> None:
     bad = dict(exported, commitments=exported["commitments"][1:])
     with pytest.raises(Exception, match="has no commitment"):
         sprint_chain(tmp_path / "db3", extra={"sprint": bad})
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["commit", "x", "00", "1", "00"], "invalid epoch 'x'"),
+        (["commit", "1", "zz", "1", "00"], "invalid root 'zz': expected hex"),
+        (["validate", "1", "gonka1host", "145", "-1"], "invalid failures '-1'"),
+    ],
+)
+def test_cli_refuses_bad_input_in_one_line(args: list[str], words: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gonkad", "tx", "sprint", *args, "--from", "nobody"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: ") and words in lines[0], lines

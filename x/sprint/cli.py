@@ -15,37 +15,46 @@ from sdk.services import gonka
 from x.sprint.client.queries import commit_message, validation_message
 
 
-def hex_bytes(text: str) -> bytes:
+def hex_bytes(text: str, what: str) -> bytes:
+    """Hex text as bytes; a ValueError naming ``what`` (one ``Error:`` line) otherwise."""
     try:
         return bytes.fromhex(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not hex") from None
+        raise ValueError(f"invalid {what} {text!r}: expected hex") from None
+
+
+def uint(text: str, what: str) -> int:
+    """A non-negative integer; a ValueError naming ``what`` (one ``Error:`` line) otherwise."""
+    if not text.isdigit():
+        raise ValueError(f"invalid {what} {text!r}: expected a non-negative integer")
+    return int(text)
 
 
 def cmd_commit(args: argparse.Namespace) -> None:
-    broadcast_messages(args, lambda host: [commit_message(host, args.epoch, args.root, args.count, args.params_hash)])
+    epoch, count = uint(args.epoch, "epoch"), uint(args.count, "count")
+    root, params_hash = hex_bytes(args.root, "root"), hex_bytes(args.params_hash, "params hash")
+    broadcast_messages(args, lambda host: [commit_message(host, epoch, root, count, params_hash)])
 
 
 def cmd_validate(args: argparse.Namespace) -> None:
-    broadcast_messages(
-        args, lambda validator: [validation_message(validator, args.epoch, args.host, args.samples, args.failures)]
-    )
+    epoch, samples, failures = uint(args.epoch, "epoch"), uint(args.samples, "samples"), uint(args.failures, "failures")
+    broadcast_messages(args, lambda validator: [validation_message(validator, epoch, args.host, samples, failures)])
 
 
 def register_tx(modules: argparse._SubParsersAction) -> None:
     sprint = modules.add_parser("sprint", help="the Sprint race").add_subparsers(dest="sprint_command", required=True)
     p = sprint.add_parser("commit", help="commit race proofs: commit EPOCH ROOT_HEX COUNT PARAMS_HASH_HEX")
-    p.add_argument("epoch", type=int)
-    p.add_argument("root", type=hex_bytes)
-    p.add_argument("count", type=int)
-    p.add_argument("params_hash", type=hex_bytes)
+    p.add_argument("epoch")
+    p.add_argument("root")
+    p.add_argument("count")
+    p.add_argument("params_hash")
     add_tx_flags(p)
     p.set_defaults(func=cmd_commit)
     p = sprint.add_parser("validate", help="a verdict on a host: validate EPOCH HOST SAMPLES FAILURES")
-    p.add_argument("epoch", type=int)
+    p.add_argument("epoch")
     p.add_argument("host")
-    p.add_argument("samples", type=int)
-    p.add_argument("failures", type=int)
+    p.add_argument("samples")
+    p.add_argument("failures")
     add_tx_flags(p)
     p.set_defaults(func=cmd_validate)
     add_update_params_command(sprint, tx_pb2.MsgUpdateParams)
