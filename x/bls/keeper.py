@@ -174,13 +174,10 @@ class BlsKeeper:
         handoff, README "Handoffs") differs from the last one handed off, record it as in force from
         ``height + 2`` and return its hash, which the votes of ``height + 1`` (the outgoing set's last) sign.
         The first block (with vote extensions) records the set in force, unsigned: the genesis set a light
-        client starts from. Only a block after x/stake wrote its power table compares it (most blocks read two
-        keys)."""
-        latest, rewritten = self.latest_handoff(ctx), self.power_table_rewritten(ctx)
-        if latest is not None and not rewritten:
-            return None
+        client starts from."""
         validators = self.incoming_set(ctx)
         content = certificate.validator_set_hash(0, ZERO_HASH, [replace(v, public_key=b"") for v in validators])
+        latest = self.latest_handoff(ctx)
         if latest is not None and latest[2] == content:
             return None
         effective, recorded, previous = (height, 0, ZERO_HASH) if latest is None else (height + 2, height, latest[1])
@@ -199,17 +196,6 @@ class BlsKeeper:
         store.set(keys.LATEST_HANDOFF_KEY, keys.u64(effective) + set_hash + content)
         ctx.emit("validator_set_handoff", effective_height=str(effective), hash=set_hash.hex())
         return None if latest is None else set_hash
-
-    def power_table_rewritten(self, ctx: Context) -> bool:
-        """Whether x/stake wrote its power table since the last handoff check (unknown: yes), noting it checked."""
-        written = self.stake.power_table_height(ctx)
-        if written is None:
-            return True
-        store = ctx.kv(keys.STORE_PREFIX)
-        if store.get(keys.HANDOFF_CHECKED_KEY) == keys.u64(written):
-            return False
-        store.set(keys.HANDOFF_CHECKED_KEY, keys.u64(written))
-        return True
 
     def handoffs(
         self, ctx: Context, after: int = 0, through: int = 0, limit: int = 0

@@ -14,10 +14,7 @@
                                   in block height-1's end, dropped in block height+1's end)
     0x2A | height(8)           -> Certificate of a height with extras, kept past the retention window
     0x2B | effective_height(8) -> ValidatorSetHandoff: a validator set CometBFT was sent, kept for good
-    0x2C                       -> effective_height(8) | hash(32) | content(32): the latest handoff (content:
-                                  its operators and powers, without keys or heights)
-    0x2D                       -> height(8): the last block that wrote x/stake's power table, as the latest
-                                  handoff check read it (a block after no such write checks nothing)
+    0x2C                       -> effective_height(8) | hash(32): the latest handoff
 
 Heights are 8-byte big-endian, so certificates iterate in height order.
 """
@@ -39,7 +36,6 @@ EXTRAS_PREFIX = b"\x29"
 KEPT_CERTIFICATE_PREFIX = b"\x2a"
 HANDOFF_PREFIX = b"\x2b"
 LATEST_HANDOFF_KEY = b"\x2c"
-HANDOFF_CHECKED_KEY = b"\x2d"
 HISTORY_PREFIXES = (
     CERTIFICATE_PREFIX,
     COMMITMENT_KEY,
@@ -50,7 +46,6 @@ HISTORY_PREFIXES = (
     KEPT_CERTIFICATE_PREFIX,
     HANDOFF_PREFIX,
     LATEST_HANDOFF_KEY,
-    HANDOFF_CHECKED_KEY,
 )
 """What the chain's blocks wrote about themselves (certificates, their sets, what the last votes signed): not
 exported, since a chain started from an export certifies its own blocks."""

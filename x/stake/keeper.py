@@ -232,18 +232,8 @@ class StakeKeeper:
         raw = ctx.kv(keys.STORE_PREFIX).get(keys.power_key(operator))
         return 0 if raw is None else _u64(raw)
 
-    def power_table_height(self, ctx: Context) -> int | None:
-        """The last block that wrote the power table (None: none since this key existed): what others that act
-        on a set change (x/bls's handoffs) read instead of the whole table."""
-        raw = ctx.kv(keys.STORE_PREFIX).get(keys.POWER_TABLE_HEIGHT_KEY)
-        return None if raw is None else _u64(raw)
-
-    def _power_table_written(self, ctx: Context) -> None:
-        self.power_table_written = True
-        ctx.kv(keys.STORE_PREFIX).set(keys.POWER_TABLE_HEIGHT_KEY, ctx.header.height.to_bytes(8, "big"))
-
     def set_validator_powers(self, ctx: Context, powers: Mapping[bytes, int]) -> None:
-        self._power_table_written(ctx)
+        self.power_table_written = True
         store = ctx.kv(keys.STORE_PREFIX)
         for key, _ in list(store.iterate(keys.POWER_PREFIX)):
             store.delete(key)
@@ -268,10 +258,9 @@ class StakeKeeper:
             params.max_validators,
             max_power_share(params),
         )
-        in_force = self.validator_powers(ctx)
-        if not powers and in_force:
+        if not powers and self.validator_powers(ctx):
             ctx.emit("set_validators_kept", epoch=str(epoch))
-            return in_force
+            return self.validator_powers(ctx)
         self.set_validator_powers(ctx, powers)
         ctx.emit("set_validators", epoch=str(epoch), validators=str(len(powers)), total_power=str(sum(powers.values())))
         return powers
@@ -318,7 +307,7 @@ class StakeKeeper:
         host = self.must_get_host(ctx, operator)
         host.jailed = True
         self.set_host(ctx, host)
-        self._power_table_written(ctx)
+        self.power_table_written = True
         ctx.kv(keys.STORE_PREFIX).delete(keys.power_key(operator))
         ctx.emit("jail", operator=host.operator)
 

@@ -6,7 +6,6 @@
 0x24 | operator(20)                  -> power (8 bytes): the validator set in force (the power table)
 0x25 | epoch(8) | operator(20)       -> weight (8 bytes): the epoch's weights (only the latest epoch's kept)
 0x26 | completion_epoch(8) | operator(20) | creation_height(8) -> gonka.stake.v1.UnbondingEntry
-0x27                                 -> height (8 bytes): the last block that wrote the power table
 0x51                                 -> gonka.stake.v1.Params
 """
 
@@ -20,7 +19,6 @@ LAST_POWER_PREFIX = b"\x23"
 POWER_PREFIX = b"\x24"
 WEIGHT_PREFIX = b"\x25"
 UNBONDING_PREFIX = b"\x26"
-POWER_TABLE_HEIGHT_KEY = b"\x27"
 PARAMS_KEY = b"\x51"
 
 BONDED_POOL = "bonded_tokens_pool"
