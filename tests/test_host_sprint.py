@@ -26,6 +26,7 @@ from host.sprint import EpochFollower, SprintConfig
 from host.sprint.chain import STAGE_RACE, STAGE_RACE_VALIDATION
 from host.sprint.config import Fault
 from host.sprint.node import RaceNode
+from host.sprint.validation import RESEND_BLOCKS
 from mlnode.server import install_error_handlers
 from mlnode.sprint.params import RACE_PRESETS, race_params_hash
 from mlnode.sprint.routes import sprint_router
@@ -76,6 +77,8 @@ class Chain:
     txs: list[tuple[str, list[Message]]] = field(default_factory=list)
     refuse: int = 0
     """Transactions still to refuse (as CheckTx would), before taking any."""
+    lose: int = 0
+    """Transactions still to take but never deliver (as one failing in its block or dropped from the mempool)."""
 
     def add(self, key: secp256k1.PrivateKey, url: str = "", power: int = 10) -> str:
         host = address(key)
@@ -116,6 +119,9 @@ class Chain:
                 raise RuntimeError("refused: out of gas")
             self.txs.append((signer, list(messages)))
             self.height += 1
+            if self.lose:
+                self.lose -= 1
+                return Sent(f"TX{len(self.txs)}", b"")
             for message in messages:
                 self.deliver(signer, message)
             return Sent(f"TX{len(self.txs)}", b"")
@@ -304,6 +310,7 @@ def test_validation_of_honest_inflating_borrowing_and_unreachable_hosts(
     assert honest_judge.status()["validations_sent"] == 4
     before = len(chain.txs)
     honest_judge.validation.done.clear()  # even asked again, a pair on chain is never sent twice
+    chain.height += RESEND_BLOCKS
     assert not honest_judge.step() and len(chain.txs) == before
     for duty in (*hosts.values(), honest_judge, lazy_judge):
         duty.stop()
@@ -347,5 +354,40 @@ def test_a_refused_validation_is_sent_again_with_the_same_verdicts(mlnodes: tupl
     assert fetched == [(EPOCH, prover)]  # judged once, sent twice
     assert [(v.validator, v.host, v.failures) for v in chain.validations] == [(judge, prover, 0)]
     assert duty.status()["validations_sent"] == 1
+    for each in (prover_duty, duty):
+        each.stop()
+
+
+def test_a_validation_that_never_lands_is_sent_again_after_a_few_blocks(
+    mlnodes: tuple[str, str], tmp_path: Path
+) -> None:
+    """CheckTx took the transaction but it never made it into a block: the pairs still missing go out again
+    ``RESEND_BLOCKS`` after it (not before), judged once, and once on chain the epoch is done."""
+    chain = Chain()
+    prover_key, judge_key = key_of("prover"), key_of("judge lost")
+    prover, judge = chain.add(prover_key), chain.add(judge_key)
+    prover_duty = follower(chain, prover_key, mlnodes[0], tmp_path / "prover")
+    race(prover_duty, 2)
+    chain.stage, chain.race.randomness = STAGE_RACE_VALIDATION, RANDOMNESS
+    with serve(proxy(prover_duty, mlnodes[0])) as url:
+        chain.urls[prover] = url
+        duty = follower(chain, judge_key, mlnodes[1], tmp_path / "judge")
+        judged: list[str] = []
+        judge_once = duty.validation._judge
+        duty.validation._judge = lambda c, r, s: judged.append(c.host) or judge_once(c, r, s)  # type: ignore[method-assign]
+        chain.lose, before = 1, len(chain.txs)
+        assert not duty.step()
+        sent_at = chain.height - 1
+        assert chain.validations == [] and len(chain.txs) == before + 1
+        chain.height = sent_at + RESEND_BLOCKS - 1
+        assert not duty.step() and len(chain.txs) == before + 1  # it may still land: not sent yet
+        chain.height = sent_at + RESEND_BLOCKS
+        assert not duty.step() and len(chain.txs) == before + 2
+    assert judged == [prover]
+    assert [(v.validator, v.host, v.failures) for v in chain.validations] == [(judge, prover, 0)]
+    assert chain.txs[before][1] == chain.txs[before + 1][1]  # the same verdict, sent again
+    chain.height += RESEND_BLOCKS
+    assert not duty.step() and len(chain.txs) == before + 2 and EPOCH in duty.validation.done
+    assert duty.status()["validations_sent"] == 2
     for each in (prover_duty, duty):
         each.stop()

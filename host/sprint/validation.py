@@ -2,7 +2,9 @@
 duties"), when it holds power in the validator set in force: every other host's openings fetched from its
 registered URL, verified on this host's own ML node against what the chain recorded (root, count, the host's key)
 and the pair randomness, and ALL the verdicts sent as ``MsgSprintValidation``s in one transaction. Openings that
-cannot be fetched or do not parse count as failing every sample. A pair on chain is never sent again."""
+cannot be fetched or do not parse count as failing every sample. A pair on chain is never sent again; a pair still
+missing ``RESEND_BLOCKS`` after its transaction went out (CheckTx took it, but it failed in its block or fell out
+of the mempool) is sent again with the same verdict, until the stage ends."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from x.sprint.client.randomness import pair_randomness
 logger = logging.getLogger("gonka.host.sprint")
 RETRY_S = 0.5
 """The pause between two tries at a host's openings."""
+RESEND_BLOCKS = 3
+"""Blocks a sent validation transaction has to land in before the pairs still missing are sent again."""
 
 
 class ValidationDuty:
@@ -33,6 +37,8 @@ class ValidationDuty:
         self.fetcher = httpx.Client(timeout=config.fetch_timeout_s)
         self.done: set[int] = set()
         self.started: set[int] = set()
+        self.sent: dict[int, int] = {}
+        """epoch → the height its last validation transaction went out at."""
         self.failures: dict[tuple[int, str], int] = {}
         """(epoch, host) → failures, judged once even when the transaction is sent again."""
 
@@ -44,6 +50,8 @@ class ValidationDuty:
         epoch = now.epoch
         if now.stage != STAGE_RACE_VALIDATION or epoch in self.done:
             return False
+        if epoch in self.sent and now.height < self.sent[epoch] + RESEND_BLOCKS:
+            return False  # the last transaction may still land
         if self.chain.power() == 0:
             self.done.add(epoch)
             self.counts.skip(f"epoch {epoch}: no power in the validator set in force, not validating")
@@ -58,15 +66,18 @@ class ValidationDuty:
         if due and epoch not in self.started:
             self.started.add(epoch)
             logger.info("epoch %d: validating %d host(s)", epoch, len(due))
+        if not due:
+            self.done.add(epoch)
+            return False
         messages = [
             validation_message(self.chain.address, epoch, c.host, samples, self._failures(c, randomness, samples))
             for c in due
         ]
-        if messages:
-            tx = self.chain.send(messages, self.config.validation_gas * len(messages))
-            self.counts.validations_sent += len(messages)
-            logger.info("epoch %d: %d validation(s) sent (tx %s)", epoch, len(messages), tx)
-        self.done.add(epoch)
+        again = " again" if epoch in self.sent else ""
+        tx = self.chain.send(messages, self.config.validation_gas * len(messages))
+        self.sent[epoch] = now.height
+        self.counts.validations_sent += len(messages)
+        logger.info("epoch %d: %d validation(s) sent%s (tx %s)", epoch, len(messages), again, tx)
         return False
 
     def _failures(self, commitment: sprint_pb2.Commitment, randomness: bytes, samples: int) -> int:

@@ -12,8 +12,7 @@ import grpc
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 from google.protobuf.message import Message
 
-from sdk.client.querier import Querier
-from sdk.client.rpc import RPCError
+from sdk.client.querier import Querier, grpc_call
 from sdk.client.signer import Refusal, TxRefused, TxSigner
 from sdk.client.txbuilder import address_of
 from sdk.coins import Coins
@@ -30,14 +29,10 @@ class ChannelQuerier(Querier):
         super().__init__(node, grpc_addr, timeout)
         self.channel = grpc.insecure_channel(grpc_addr) if grpc_addr else None
 
-    def raw(self, path: str, data: bytes) -> bytes:
+    def raw(self, path: str, data: bytes, height: int = 0) -> bytes:
         if self.channel is None:
-            return super().raw(path, data)
-        call = self.channel.unary_unary(path, request_serializer=None, response_deserializer=None)
-        try:
-            return call(data, timeout=self.timeout)
-        except grpc.RpcError as exc:
-            raise RPCError(f"{exc.code().name}: {exc.details()}") from None
+            return super().raw(path, data, height)
+        return grpc_call(self.channel, path, data, self.timeout, height)
 
     def close(self) -> None:
         if self.channel is not None:

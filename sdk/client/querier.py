@@ -22,18 +22,26 @@ class Querier:
         self.grpc_addr = grpc_addr
         self.timeout = timeout
 
-    def raw(self, path: str, data: bytes) -> bytes:
+    def raw(self, path: str, data: bytes, height: int = 0) -> bytes:
+        """The answer bytes at ``height`` (0: the latest committed block), as the Cosmos SDK reads a kept height:
+        ABCI query's ``height``, or gRPC's ``x-cosmos-block-height`` header."""
         if self.grpc_addr:
             with grpc.insecure_channel(self.grpc_addr) as channel:
-                call = channel.unary_unary(path, request_serializer=None, response_deserializer=None)
-                try:
-                    return call(data, timeout=self.timeout)
-                except grpc.RpcError as exc:
-                    raise RPCError(f"{exc.code().name}: {exc.details()}") from None
-        reply = self.rpc.abci_query(path, data)
+                return grpc_call(channel, path, data, self.timeout, height)
+        reply = self.rpc.abci_query(path, data, height=height)
         if reply.get("code"):
             raise RPCError(reply.get("log") or f"query failed with code {reply['code']}")
         return reply["value"]
 
-    def query(self, path: str, request: Message, response_type: type[M]) -> M:
-        return response_type.FromString(self.raw(path, request.SerializeToString()))
+    def query(self, path: str, request: Message, response_type: type[M], height: int = 0) -> M:
+        return response_type.FromString(self.raw(path, request.SerializeToString(), height))
+
+
+def grpc_call(channel: grpc.Channel, path: str, data: bytes, timeout: float, height: int = 0) -> bytes:
+    """One raw unary call on ``channel``; at ``height`` when not 0; a failed call is ``RPCError``."""
+    metadata = (("x-cosmos-block-height", str(height)),) if height else None
+    call = channel.unary_unary(path, request_serializer=None, response_deserializer=None)
+    try:
+        return call(data, timeout=timeout, metadata=metadata)
+    except grpc.RpcError as exc:
+        raise RPCError(f"{exc.code().name}: {exc.details()}") from None
