@@ -24,6 +24,7 @@ from test_inference import (
     HOST_A,
     HOST_B,
     MODEL,
+    OTHER,
     OTHER_SHA,
     PARAMS,
     SHA,
@@ -42,9 +43,10 @@ from test_inference import (
     reply_of,
     start,
 )
-from test_stake import host_chain
+from test_stake import GNK, KEYS, host_chain
 
 from protogen.gonka.poc.v1 import poc_pb2, query_pb2, tx_pb2
+from sdk.crypto import bech32
 from sdk.services import gonka
 from x.poc import genesis as poc_genesis
 from x.poc import invariants, keys, types
@@ -96,6 +98,14 @@ def validation(chain: InProcessChain, inference_id: bytes) -> poc_pb2.Validation
 
 def host(chain: InProcessChain, key: Any) -> query_pb2.QueryHostResponse:
     return chain.query(QUERY + "Host", query_pb2.QueryHostRequest(address=addr(key)), query_pb2.QueryHostResponse)
+
+
+def assigned(chain: InProcessChain, key: Any) -> list[poc_pb2.Validation]:
+    return list(
+        chain.query(
+            QUERY + "Assigned", query_pb2.QueryAssignedRequest(validator=addr(key)), query_pb2.QueryAssignedResponse
+        ).validations
+    )
 
 
 def verdict(
@@ -172,6 +182,8 @@ def test_the_draw_comes_after_the_finish_and_a_match_grows_the_reputation(tmp_pa
         assert record.deadline_height == chain.height + WINDOW
         assert record.beacon == chain.app.poc_keeper.get_beacon(chain.context(), record.draw_height)
         assert host(chain, HOST_A).rate == "1/1"
+        assert [r.inference_id for r in assigned(chain, HOST_B)] == [inference_id]
+        assert assigned(chain, HOST_A) == []
 
         result = verdict(chain, inference_id)
         ok(result)
@@ -186,6 +198,7 @@ def test_the_draw_comes_after_the_finish_and_a_match_grows_the_reputation(tmp_pa
         assert (executor.host.reputation, executor.host.validated, executor.host.disputed) == (1, 1, 0)
         assert executor.rate == "3/4"  # 1/2 + 1/2 · 1 / (1 + 1): the next inference is less likely drawn
         assert (validator.host.validations, validator.host.missed) == (1, 0)
+        assert assigned(chain, HOST_B) == []
         assert executor.host.status == poc_pb2.HOST_STATUS_ACTIVE
 
 
@@ -206,6 +219,7 @@ def test_a_mismatch_opens_a_dispute_and_a_missed_window_counts(tmp_path: Path) -
             assert validation(chain, missed).status == poc_pb2.STATUS_SELECTED
             block(chain)
         assert validation(chain, missed).status == poc_pb2.STATUS_MISSED
+        assert assigned(chain, HOST_B) == []
         assert (host(chain, HOST_B).host.missed, host(chain, HOST_B).host.validations) == (1, 1)
         refused(verdict(chain, missed), "poc", 7, "window")
 
@@ -307,7 +321,7 @@ def test_invariants_name_broken_state(tmp_path: Path) -> None:
         record = keeper.get_validation(ctx, inference_id)
         assert record is not None
         ctx.kv(keys.STORE_PREFIX).delete(keys.draw_key(record.draw_height, inference_id))
-        assert "missing from its queue" in (invariants.queues_consistent(keeper, ctx) or "")
+        assert "a record missing from its queue" in (invariants.queues_consistent(keeper, ctx) or "")
         ctx = chain.context()
         record.validator = record.executor
         ctx.kv(keys.STORE_PREFIX).set(keys.validation_key(inference_id), record.SerializeToString())
@@ -318,3 +332,58 @@ def test_invariants_name_broken_state(tmp_path: Path) -> None:
         keeper.invalidate(ctx, raw(HOST_A))
         after = keeper.get_host(ctx, raw(HOST_A))
         assert (after.reputation, after.invalidated) == (0, 1)
+
+
+def test_many_hosts_every_draw_is_reproducible_and_never_the_executor(tmp_path: Path) -> None:
+    """Four hosts of different collateral serve MODEL, one serves OTHER alone: each of HOST_A's inferences is
+    drawn, from its recorded beacon, exactly as any node recomputes it, by power among the three others; an
+    inference of a model no other host serves has no validator."""
+    hosts = KEYS[:4]
+    section = {
+        "params": PARAMS,
+        "models": [model("tiny-llama", SHA), model("other/model-v2", OTHER_SHA, 5)],
+        "nodes": [node(k, f"node-{i}", [MODEL, OTHER] if k is HOST_A else [MODEL]) for i, k in enumerate(hosts)],
+    }
+    state = {"inference": section, "poc": {"params": poc_params(**ALWAYS)}}
+    collateral = [100 * GNK, 150 * GNK, 200 * GNK, 250 * GNK]
+    with host_chain(tmp_path / "db", collateral, extra=state, authority=raw(AUTH), check_invariants=True) as chain:
+        starts = [start(chain, body=f'{{"n":{n}}}'.encode()) for n in range(80)]
+        lonely = start(chain, body=b'{"other":1}', model_id=OTHER, fee=5)
+        ok(deliver(chain, TA, *starts, lonely)[0])
+        ok(deliver(chain, HOST_A, *(finish(id_of(m)) for m in [*starts, lonely]))[0])
+        block(chain)
+        block(chain)
+        ctx = chain.context()
+        powers = chain.app.stake_keeper.validator_powers(ctx)
+        candidates = {h: p for h, p in powers.items() if h != raw(HOST_A)}
+        assert len(candidates) == 3
+        drawn: Counter[str] = Counter()
+        for m in starts:
+            record = validation(chain, id_of(m))
+            assert record.status == poc_pb2.STATUS_SELECTED and record.draw_height == record.finish_height + 1
+            assert types.is_selected(record.beacon, record.inference_id, Fraction(record.rate))
+            expected = types.draw_validator(record.beacon, record.inference_id, candidates)
+            assert expected is not None and record.validator == bech32.encode(expected) != addr(HOST_A)
+            drawn[record.validator] += 1
+        total = sum(candidates.values())
+        for address, power in candidates.items():
+            low, high = binomial_bounds(len(starts), Fraction(power, total))
+            assert low < drawn[bech32.encode(address)] < high
+        assert validation(chain, id_of(lonely)).status == poc_pb2.STATUS_NO_VALIDATOR
+        assert not validation(chain, id_of(lonely)).validator
+
+
+def test_cli_commands_parse() -> None:
+    from gonkad.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["tx", "poc", "validate", "ab" * 32, "mismatch", "12000", "--from", "val0"])
+    assert (args.inference_id, args.verdict, args.score) == (bytes.fromhex("ab" * 32), "mismatch", 12000)
+    for argv in (
+        ["tx", "poc", "update-params", "p.json", "--from", "val0"],
+        ["query", "poc", "params"],
+        ["query", "poc", "validation", "00" * 32],
+        ["query", "poc", "host", addr(HOST_A)],
+        ["query", "poc", "assigned", addr(HOST_B)],
+    ):
+        assert callable(parser.parse_args(argv).func), argv

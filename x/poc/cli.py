@@ -1,4 +1,4 @@
-"""``gonkad tx poc validate|update-params`` and ``gonkad query poc params|validation|host``. A validator host's
+"""``gonkad tx poc validate|update-params`` and ``gonkad query poc params|validation|host|assigned``. A validator host's
 program sends its verdicts by itself; these commands are for operators and tests."""
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ def register_query(modules: argparse._SubParsersAction) -> None:
          query_pb2.QueryValidationRequest, query_pb2.QueryValidationResponse, ("inference_id",)),
         ("host", "a host's status, reputation and counts", "Host", query_pb2.QueryHostRequest,
          query_pb2.QueryHostResponse, ("address",)),
+        ("assigned", "the selected inferences awaiting a validator's verdict", "Assigned",
+         query_pb2.QueryAssignedRequest, query_pb2.QueryAssignedResponse, ("validator",)),
     )  # fmt: skip
     for name, help_text, method, request, response, fields in commands:
         add_module_query(poc, name, help_text, query + method, request, response, fields)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from protogen.gonka.poc.v1 import poc_pb2
 from sdk.context import Context
+from sdk.crypto import bech32
 from x.poc import keys
 from x.poc.keeper import SETTLED, PocKeeper
 
@@ -12,23 +13,24 @@ VALIDATED_OR_AFTER = (poc_pb2.STATUS_SELECTED, poc_pb2.STATUS_VALIDATED, poc_pb2
 
 def queues_consistent(poc: PocKeeper, ctx: Context) -> str | None:
     """Each pending record is in the draw queue at its draw height, each selected one in the deadline queue at its
-    deadline, each settled one in the prune queue at its prune height; and every queue entry is such a record."""
-    expected: set[tuple[bytes, int, bytes]] = set()
+    deadline and in its validator's index, each settled one in the prune queue at its prune height; and every
+    queue and index entry is such a record."""
+    expected: set[bytes] = set()
     for record in poc.validations(ctx):
         if record.status == poc_pb2.STATUS_PENDING:
-            expected.add((keys.DRAW_PREFIX, record.draw_height, record.inference_id))
+            expected.add(keys.draw_key(record.draw_height, record.inference_id))
         elif record.status == poc_pb2.STATUS_SELECTED:
-            expected.add((keys.DEADLINE_PREFIX, record.deadline_height, record.inference_id))
+            expected.add(keys.deadline_key(record.deadline_height, record.inference_id))
+            validator = bech32.decode(record.validator)
+            expected.add(keys.assigned_key(validator, record.deadline_height, record.inference_id))
         elif record.status in SETTLED:
-            expected.add((keys.PRUNE_PREFIX, record.prune_height, record.inference_id))
-    found = {
-        (prefix, height, inference_id)
-        for prefix in (keys.DRAW_PREFIX, keys.DEADLINE_PREFIX, keys.PRUNE_PREFIX)
-        for height, inference_id in poc.queue(ctx, prefix)
-    }
-    for prefix, height, inference_id in sorted(expected ^ found):
-        where = "queued without its record" if (prefix, height, inference_id) in found else "missing from its queue"
-        return f"inference {inference_id.hex()} at height {height} (queue {prefix.hex()}): {where}"
+            expected.add(keys.prune_key(record.prune_height, record.inference_id))
+    store = ctx.kv(keys.STORE_PREFIX)
+    prefixes = (keys.DRAW_PREFIX, keys.DEADLINE_PREFIX, keys.PRUNE_PREFIX, keys.ASSIGNED_PREFIX)
+    found = {key for prefix in prefixes for key, _ in store.iterate(prefix)}
+    for key in sorted(expected ^ found):
+        where = "an entry without its record" if key in found else "a record missing from its queue"
+        return f"{where}: key {key.hex()}"
     return None
 
 
@@ -37,6 +39,8 @@ def validators_drawn(poc: PocKeeper, ctx: Context) -> str | None:
     only once validated or disputed, and a host's reputation never exceeds its validated count."""
     for record in poc.validations(ctx):
         the_id = record.inference_id.hex()
+        if len(record.inference_id) != keys.ID_BYTES:
+            return f"inference id {the_id} is not {keys.ID_BYTES} bytes"
         if record.draw_height <= record.finish_height:
             return f"inference {the_id} is drawn at height {record.draw_height}, not after its finish"
         if record.validator and record.validator == record.executor:

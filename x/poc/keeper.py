@@ -72,8 +72,26 @@ class PocKeeper:
             store.set(keys.draw_key(record.draw_height, record.inference_id), PRESENT)
         elif record.status == poc_pb2.STATUS_SELECTED:
             store.set(keys.deadline_key(record.deadline_height, record.inference_id), PRESENT)
+            validator = bech32.decode(record.validator)
+            store.set(keys.assigned_key(validator, record.deadline_height, record.inference_id), PRESENT)
         elif record.status in SETTLED:
             store.set(keys.prune_key(record.prune_height, record.inference_id), PRESENT)
+
+    def unqueue_selected(self, ctx: Context, record: poc_pb2.Validation) -> None:
+        """Take a selected record out of the deadline queue and its validator's index (a verdict, a missed window)."""
+        store = self._store(ctx)
+        store.delete(keys.deadline_key(record.deadline_height, record.inference_id))
+        validator = bech32.decode(record.validator)
+        store.delete(keys.assigned_key(validator, record.deadline_height, record.inference_id))
+
+    def assigned(self, ctx: Context, validator: bytes) -> list[poc_pb2.Validation]:
+        """The selected inferences awaiting ``validator``'s verdict, earliest deadline first."""
+        prefix = keys.assigned_prefix(validator)
+        found = (
+            self.get_validation(ctx, key[len(prefix) + keys.HEIGHT_BYTES :])
+            for key, _ in self._store(ctx).iterate(prefix)
+        )
+        return [record for record in found if record is not None]
 
     def queue(self, ctx: Context, prefix: bytes, through: int | None = None) -> list[tuple[int, bytes]]:
         """A queue's (height, id) entries in order; with ``through``, those at that height or below."""
@@ -187,8 +205,7 @@ class PocKeeper:
         height = ctx.header.height
         if record.status == poc_pb2.STATUS_MISSED or height > record.deadline_height:
             raise ErrWindowClosed.wrap(f"inference {the_id}'s window closed at height {record.deadline_height}")
-        store = self._store(ctx)
-        store.delete(keys.deadline_key(record.deadline_height, inference_id))
+        self.unqueue_selected(ctx, record)
         record.verdict, record.score, record.verdict_height = verdict, score, height
         executor_record = self.get_host(ctx, bech32.decode(record.executor))
         validator_record = self.get_host(ctx, validator)
@@ -249,10 +266,12 @@ class PocKeeper:
         """Every selected record whose last accepted height is ``height`` or before: missed."""
         store = self._store(ctx)
         for deadline, inference_id in self.queue(ctx, keys.DEADLINE_PREFIX, through=height):
-            store.delete(keys.deadline_key(deadline, inference_id))
             record = self.get_validation(ctx, inference_id)
             if record is not None and record.status == poc_pb2.STATUS_SELECTED:
+                self.unqueue_selected(ctx, record)
                 self.miss(ctx, record)
+            else:
+                store.delete(keys.deadline_key(deadline, inference_id))
 
     def process_pruning(self, ctx: Context, height: int) -> None:
         store = self._store(ctx)

@@ -5,6 +5,7 @@
 0x03 | deadline(8) | id(32)          -> (empty): the deadline queue, selected inferences awaiting a verdict
 0x04 | prune_height(8) | id(32)      -> (empty): the prune queue, settled records
 0x05 | host(20)                      -> gonka.poc.v1.HostRecord
+0x06 | validator(20) | deadline(8) | id(32) -> (empty): the selected inferences by their drawn validator
 0x51                                 -> gonka.poc.v1.Params
 
 Heights are big-endian u64, so each queue iterates in height order, then id order.
@@ -19,6 +20,7 @@ DRAW_PREFIX = b"\x02"
 DEADLINE_PREFIX = b"\x03"
 PRUNE_PREFIX = b"\x04"
 HOST_PREFIX = b"\x05"
+ASSIGNED_PREFIX = b"\x06"
 PARAMS_KEY = b"\x51"
 
 ID_BYTES = 32
@@ -53,3 +55,11 @@ def queue_entry(queue: bytes, key: bytes) -> tuple[int, bytes]:
 
 def host_key(host: bytes) -> bytes:
     return HOST_PREFIX + host
+
+
+def assigned_prefix(validator: bytes) -> bytes:
+    return ASSIGNED_PREFIX + validator
+
+
+def assigned_key(validator: bytes, deadline: int, inference_id: bytes) -> bytes:
+    return assigned_prefix(validator) + u64(deadline) + inference_id

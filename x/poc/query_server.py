@@ -1,4 +1,5 @@
-"""``gonka.poc.v1.Query``: the params, an inference's validation record, a host's record."""
+"""``gonka.poc.v1.Query``: the params, an inference's validation record, a host's record, a validator's pending
+verdicts."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class QueryServer:
             query + "Params": QueryRoute(query_pb2.QueryParamsRequest, self.params, bounded=True),
             query + "Validation": QueryRoute(query_pb2.QueryValidationRequest, self.validation, bounded=True),
             query + "Host": QueryRoute(query_pb2.QueryHostRequest, self.host, bounded=True),
+            query + "Assigned": QueryRoute(query_pb2.QueryAssignedRequest, self.assigned),
         }
 
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
@@ -43,3 +45,7 @@ class QueryServer:
         return query_pb2.QueryHostResponse(
             host=self.keeper.get_host(ctx, address), rate=types.rate_text(self.keeper.get_rate(ctx, address))
         )
+
+    def assigned(self, ctx: Context, req: query_pb2.QueryAssignedRequest) -> query_pb2.QueryAssignedResponse:
+        validator = parse_address(req.validator, "validator")
+        return query_pb2.QueryAssignedResponse(validations=self.keeper.assigned(ctx, validator))

@@ -26,6 +26,15 @@ def host(querier: Querier, address: str) -> query_pb2.QueryHostResponse:
     return querier.query(QUERY + "Host", query_pb2.QueryHostRequest(address=address), query_pb2.QueryHostResponse)
 
 
+def assigned(querier: Querier, validator: str) -> list[poc_pb2.Validation]:
+    """The selected inferences awaiting ``validator``'s verdict, earliest deadline first."""
+    return list(
+        querier.query(
+            QUERY + "Assigned", query_pb2.QueryAssignedRequest(validator=validator), query_pb2.QueryAssignedResponse
+        ).validations
+    )
+
+
 def validate_message(
     validator: str, inference_id: bytes, verdict: poc_pb2.Verdict, score: int
 ) -> tx_pb2.MsgValidateInference:
