@@ -16,6 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pytest
 from chain import InProcessChain
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from test_inference import (
@@ -387,3 +388,22 @@ def test_cli_commands_parse() -> None:
         ["query", "poc", "assigned", addr(HOST_B)],
     ):
         assert callable(parser.parse_args(argv).func), argv
+
+
+def test_invalid_params_and_a_stranger_updating_them_are_refused(tmp_path: Path) -> None:
+    from x.poc.params import default_params, validate_params
+
+    validate_params(default_params())
+    for change in ({"min_validation_rate": "0.2"}, {"max_validation_rate": "1.5"}, {"reputation_scale": 0},
+                   {"draw_delay_blocks": 0}, {"validation_window_blocks": 0}):  # fmt: skip
+        params = default_params()
+        for name, value in change.items():
+            setattr(params, name, value)
+        with pytest.raises(ValueError):
+            validate_params(params)
+    with make_chain(tmp_path / "db") as chain:
+        before = poc_state(chain)
+        params = chain.app.poc_keeper.get_params(chain.context())
+        params.max_validation_rate = "0.5"
+        result = deliver(chain, STRANGER, tx_pb2.MsgUpdateParams(authority=addr(STRANGER), params=params))[0]
+        assert result.code != 0 and poc_state(chain) == before
