@@ -37,6 +37,8 @@ from x.inference.keeper import InferenceKeeper
 from x.inference.module import InferenceModule
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
+from x.poc.keeper import PocKeeper
+from x.poc.module import PocModule
 from x.pool import keys as pool_keys
 from x.pool.keeper import PoolKeeper
 from x.pool.module import PoolModule
@@ -128,6 +130,9 @@ class GonkaApp(BaseApp):
         # the votes sign (x/bls).
         self.sprint_keeper.set_work_keeper(self.inference_keeper)
         self.bls_keeper.add_extra_provider(sprint_types.SUMMARY_EXTRA, self.sprint_keeper)
+        # x/poc: PoC V2 samples finished inferences (x/inference's finish hook) for re-execution by another host.
+        self.poc_keeper = PocKeeper(self.stake_keeper, self.bls_keeper, self.inference_keeper, authority)
+        self.inference_keeper.set_finish_hooks([self.poc_keeper])
         self.epochs_keeper.set_hooks(
             [self.sprint_keeper, self.stake_keeper, self.inference_keeper, self.rewards_keeper, self.vesting_keeper]
         )
@@ -176,6 +181,7 @@ class GonkaApp(BaseApp):
             PoolModule(self.pool_keeper),  # after bank: its genesis checks the pool's balance
             RewardsModule(self.rewards_keeper),
             InferenceModule(self.inference_keeper),  # after bank: its genesis checks the escrow held
+            PocModule(self.poc_keeper),  # after inference: its end block draws the inferences finished before
             LearningModule(self.learning_keeper),
             GovModule(self.gov_keeper, self.packed_signers),
             ConsensusModule(authority),

@@ -34,6 +34,7 @@ from x.epochs import cli as epochs_cli
 from x.gov import cli as gov_cli
 from x.inference import cli as inference_cli
 from x.learning import cli as learning_cli
+from x.poc import cli as poc_cli
 from x.pool import cli as pool_cli
 from x.rewards import cli as rewards_cli
 from x.slashing import cli as slashing_cli
@@ -178,6 +179,7 @@ def _add_tx_commands(sub: argparse._SubParsersAction) -> None:
     inference_cli.register_tx(tx_modules)
     epochs_cli.register_tx(tx_modules)
     sprint_cli.register_tx(tx_modules)
+    poc_cli.register_tx(tx_modules)
     gov_cli.register_tx(tx_modules)
     consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
 
@@ -197,6 +199,7 @@ def _add_query_commands(sub: argparse._SubParsersAction) -> None:
     inference_cli.register_query(query)
     epochs_cli.register_query(query)
     sprint_cli.register_query(query)
+    poc_cli.register_query(query)
     gov_cli.register_query(query)
     query_tx.register_query(query)
 

@@ -121,6 +121,7 @@ def test_new_chain_from_export_has_identical_module_state(active: ActiveChain, t
         "pool",
         "rewards",
         "inference",
+        "poc",
         "learning",
         "gov",
         "consensus",

@@ -43,6 +43,8 @@ def test_invariants_hold_and_a_broken_one_is_named(tmp_path: Path) -> None:
         "gov/deposits-held",
         "inference/escrow-held",
         "inference/index-consistent",
+        "poc/queues-consistent",
+        "poc/validators-drawn",
         "pool/balance-accounted",
         "rewards/minted-within-cap",
         "slashing/slashed-coins-settled",

@@ -1,10 +1,12 @@
-"""What x/inference needs from x/auth, x/bank, x/vesting, x/stake, x/rewards and x/epochs."""
+"""What x/inference needs from x/auth, x/bank, x/vesting, x/stake, x/rewards and x/epochs, and what it tells
+the modules that follow finished inferences (x/poc)."""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
 from protogen.gonka.epochs.v1 import epochs_pb2
+from protogen.gonka.inference.v1 import inference_pb2
 from sdk.coins import Coins
 from sdk.context import Context
 
@@ -35,3 +37,8 @@ class RewardsKeeper(Protocol):
 
 class EpochsKeeper(Protocol):
     def current_epoch(self, ctx: Context) -> epochs_pb2.Epoch: ...
+
+
+class FinishHooks(Protocol):
+    def on_inference_finished(self, ctx: Context, inference: inference_pb2.Inference) -> None:
+        """``inference`` has just finished (FINISHED, paid, its finish height set); app.py wires x/poc."""

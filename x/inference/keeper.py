@@ -21,6 +21,7 @@ from x.inference.expected_keepers import (
     AccountKeeper,
     BankKeeper,
     EpochsKeeper,
+    FinishHooks,
     RewardsKeeper,
     StakeKeeper,
     VestingKeeper,
@@ -51,6 +52,11 @@ class InferenceKeeper:
         self.rewards = rewards
         self.epochs = epochs
         self.authority = authority
+        self.finish_hooks: list[FinishHooks] = []
+
+    def set_finish_hooks(self, hooks: list[FinishHooks]) -> None:
+        """The modules told of each finished inference, in order (app.py: x/poc, which samples them)."""
+        self.finish_hooks = list(hooks)
 
     @staticmethod
     def _store(ctx: Context) -> PrefixStore:

@@ -302,6 +302,8 @@ def finish(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgFinishInference
     inference.prune_height = height + params.retention_blocks
     keeper.put_ended(ctx, inference)
     work.add_leaf(keeper, ctx, epoch_work, inference, units)
+    for hook in keeper.finish_hooks:
+        hook.on_inference_finished(ctx, inference)
     ctx.emit(
         "finish_inference",
         id=inference.id.hex(),

@@ -1,0 +1,409 @@
+"""x/poc in process: the selection (exact rates, a draw after the finish from its beacon, the validator drawn by
+weight among the other hosts), the drawn validator's verdict (match, mismatch), a missed window, every refusal
+of a verdict with its code and nothing changed, the queries, the genesis round trip and the invariants.
+
+Two hosts (tests/test_inference.py's chain: HOST_A and HOST_B both serve MODEL), so an inference HOST_A finishes
+is validated by HOST_B. The chain has no BLS certificates, so the draws use the fallback beacon; invariants are
+checked after every block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chain import InProcessChain
+from cosmpy.protos.tendermint.abci import types_pb2 as abci
+from test_inference import (
+    AUTH,
+    COLLATERAL,
+    HOST_A,
+    HOST_B,
+    MODEL,
+    OTHER,
+    OTHER_SHA,
+    PARAMS,
+    SHA,
+    STRANGER,
+    TA,
+    addr,
+    block,
+    deliver,
+    finish,
+    id_of,
+    model,
+    node,
+    ok,
+    raw,
+    refused,
+    reply_of,
+    start,
+)
+from test_stake import GNK, KEYS, host_chain
+
+from protogen.gonka.poc.v1 import poc_pb2, query_pb2, tx_pb2
+from sdk.crypto import bech32
+from sdk.services import gonka
+from x.poc import genesis as poc_genesis
+from x.poc import invariants, keys, types
+from x.poc.client.queries import validate_message
+
+QUERY = gonka("poc").query
+WINDOW = 10
+ALWAYS = {"min_validation_rate": "1", "max_validation_rate": "1"}
+
+
+def poc_params(**changes: Any) -> dict[str, Any]:
+    return {
+        "min_validation_rate": "0.5",
+        "max_validation_rate": "1",
+        "reputation_scale": "1",
+        "draw_delay_blocks": "1",
+        "validation_window_blocks": str(WINDOW),
+        "retention_blocks": "50",
+        **changes,
+    }
+
+
+def make_chain(path: Path, poc: dict[str, Any] | None = None, **params: Any) -> InProcessChain:
+    """tests/test_inference.py's chain with x/poc's params (rate 1 unless given: every inference selected)."""
+    section = {
+        "params": PARAMS,
+        "models": [model("tiny-llama", SHA), model("other/model-v2", OTHER_SHA, 5)],
+        "nodes": [node(HOST_A, "node-a", [MODEL]), node(HOST_B, "node-b", [MODEL])],
+    }
+    state = {"inference": section, "poc": poc or {"params": poc_params(**(params or ALWAYS))}}
+    return host_chain(path, COLLATERAL, extra=state, authority=raw(AUTH), check_invariants=True)
+
+
+def finished(chain: InProcessChain, body: bytes = b'{"messages":[]}') -> tuple[bytes, int]:
+    """Start and finish an inference by HOST_A; its id and finish height."""
+    msg = start(chain, body=body)
+    ok(deliver(chain, TA, msg)[0])
+    ok(deliver(chain, HOST_A, finish(id_of(msg)))[0])
+    return id_of(msg), chain.height
+
+
+def validation(chain: InProcessChain, inference_id: bytes) -> poc_pb2.Validation:
+    return chain.query(
+        QUERY + "Validation",
+        query_pb2.QueryValidationRequest(inference_id=inference_id.hex()),
+        query_pb2.QueryValidationResponse,
+    ).validation
+
+
+def host(chain: InProcessChain, key: Any) -> query_pb2.QueryHostResponse:
+    return chain.query(QUERY + "Host", query_pb2.QueryHostRequest(address=addr(key)), query_pb2.QueryHostResponse)
+
+
+def assigned(chain: InProcessChain, key: Any) -> list[poc_pb2.Validation]:
+    return list(
+        chain.query(
+            QUERY + "Assigned", query_pb2.QueryAssignedRequest(validator=addr(key)), query_pb2.QueryAssignedResponse
+        ).validations
+    )
+
+
+def verdict(
+    chain: InProcessChain, inference_id: bytes, key: Any = HOST_B, match: bool = True, score: int = 999_000
+) -> Any:
+    kind = poc_pb2.VERDICT_MATCH if match else poc_pb2.VERDICT_MISMATCH
+    return deliver(chain, key, validate_message(addr(key), inference_id, kind, score))[0]
+
+
+def poc_state(chain: InProcessChain) -> dict[str, Any]:
+    return poc_genesis.export_genesis(chain.context(), chain.app.poc_keeper)
+
+
+def binomial_bounds(n: int, p: Fraction, sigmas: int = 5) -> tuple[float, float]:
+    mean, sd = n * float(p), math.sqrt(n * float(p) * (1 - float(p)))
+    return mean - sigmas * sd, mean + sigmas * sd
+
+
+# --- the selection math (types.py) ----------------------------------------------------------------------
+
+
+def test_rate_falls_from_max_toward_min_exactly() -> None:
+    low, high = Fraction(1, 100), Fraction(1, 10)
+    assert types.compute_rate(low, high, 100, 0) == high
+    assert types.compute_rate(low, high, 100, 100) == (low + high) / 2 == Fraction(11, 200)
+    rates = [types.compute_rate(low, high, 100, r) for r in (0, 1, 10, 100, 1000, 10**6)]
+    assert rates == sorted(rates, reverse=True) and all(low < r <= high for r in rates)
+    assert types.rate_text(Fraction(11, 200)) == "11/200"
+
+
+def test_selection_follows_the_rate_within_binomial_bounds() -> None:
+    beacon = hashlib.sha256(b"beacon").digest()
+    ids = [hashlib.sha256(i.to_bytes(4, "big")).digest() for i in range(20_000)]
+    for rate in (Fraction(1, 100), Fraction(11, 200), Fraction(1, 10)):
+        selected = sum(types.is_selected(beacon, i, rate) for i in ids)
+        low, high = binomial_bounds(len(ids), rate)
+        assert low < selected < high, (rate, selected)
+    assert not any(types.is_selected(beacon, i, Fraction(0)) for i in ids[:1000])
+    assert all(types.is_selected(beacon, i, Fraction(1)) for i in ids[:1000])
+    other = hashlib.sha256(b"another beacon").digest()  # another beacon, another sample
+    rate = Fraction(1, 10)
+    assert [types.is_selected(beacon, i, rate) for i in ids] != [types.is_selected(other, i, rate) for i in ids]
+    assert [types.is_selected(beacon, i, rate) for i in ids] == [types.is_selected(beacon, i, rate) for i in ids]
+
+
+def test_validator_is_drawn_by_weight() -> None:
+    beacon = hashlib.sha256(b"beacon").digest()
+    weights = {b"\x01" * 20: 1, b"\x02" * 20: 2, b"\x03" * 20: 7, b"\x04" * 20: 0}
+    draws = Counter(types.draw_validator(beacon, i.to_bytes(32, "big"), weights) for i in range(20_000))
+    assert b"\x04" * 20 not in draws and None not in draws
+    for address, weight in weights.items():
+        if weight:
+            low, high = binomial_bounds(20_000, Fraction(weight, 10))
+            assert low < draws[address] < high, (address, draws[address])
+    assert types.draw_validator(beacon, b"\x00" * 32, {}) is None
+    assert types.draw_validator(beacon, b"\x00" * 32, {b"\x01" * 20: 0}) is None
+
+
+# --- on chain -----------------------------------------------------------------------------------------------
+
+
+def test_the_draw_comes_after_the_finish_and_a_match_grows_the_reputation(tmp_path: Path) -> None:
+    with make_chain(tmp_path / "db", min_validation_rate="0.5", max_validation_rate="1") as chain:
+        inference_id, finish_height = finished(chain)
+        record = validation(chain, inference_id)
+        assert record.status == poc_pb2.STATUS_PENDING and record.draw_height == finish_height + 1
+        assert not record.validator and not record.beacon and not record.rate
+        block(chain)  # the beacon height: its certificate comes with the next block
+        assert validation(chain, inference_id).status == poc_pb2.STATUS_PENDING
+        block(chain)
+        record = validation(chain, inference_id)
+        assert record.status == poc_pb2.STATUS_SELECTED and record.rate == "1/1"
+        assert record.validator == addr(HOST_B) != record.executor == addr(HOST_A)  # never the executor
+        assert record.deadline_height == chain.height + WINDOW
+        assert record.beacon == chain.app.poc_keeper.get_beacon(chain.context(), record.draw_height)
+        assert host(chain, HOST_A).rate == "1/1"
+        assert [r.inference_id for r in assigned(chain, HOST_B)] == [inference_id]
+        assert assigned(chain, HOST_A) == []
+
+        result = verdict(chain, inference_id)
+        ok(result)
+        assert reply_of(result, tx_pb2.MsgValidateInferenceResponse).status == poc_pb2.STATUS_VALIDATED
+        record = validation(chain, inference_id)
+        assert (record.status, record.verdict, record.score) == (
+            poc_pb2.STATUS_VALIDATED,
+            poc_pb2.VERDICT_MATCH,
+            999_000,
+        )
+        executor, validator = host(chain, HOST_A), host(chain, HOST_B)
+        assert (executor.host.reputation, executor.host.validated, executor.host.disputed) == (1, 1, 0)
+        assert executor.rate == "3/4"  # 1/2 + 1/2 · 1 / (1 + 1): the next inference is less likely drawn
+        assert (validator.host.validations, validator.host.missed) == (1, 0)
+        assert assigned(chain, HOST_B) == []
+        assert executor.host.status == poc_pb2.HOST_STATUS_ACTIVE
+
+
+def test_a_mismatch_opens_a_dispute_and_a_missed_window_counts(tmp_path: Path) -> None:
+    with make_chain(tmp_path / "db") as chain:
+        disputed, _ = finished(chain, b'{"n":1}')
+        missed, _ = finished(chain, b'{"n":2}')
+        block(chain)
+        ok(verdict(chain, disputed, match=False, score=12_000))
+        record = validation(chain, disputed)
+        assert (record.status, record.verdict) == (poc_pb2.STATUS_DISPUTED, poc_pb2.VERDICT_MISMATCH)
+        assert record.prune_height == 0  # a dispute stays until decided
+        executor = host(chain, HOST_A).host
+        assert (executor.reputation, executor.validated, executor.disputed) == (0, 0, 1)
+
+        deadline = validation(chain, missed).deadline_height
+        while chain.height < deadline:
+            assert validation(chain, missed).status == poc_pb2.STATUS_SELECTED
+            block(chain)
+        assert validation(chain, missed).status == poc_pb2.STATUS_MISSED
+        assert assigned(chain, HOST_B) == []
+        assert (host(chain, HOST_B).host.missed, host(chain, HOST_B).host.validations) == (1, 1)
+        refused(verdict(chain, missed), "poc", 7, "window")
+
+
+def test_invalid_verdicts_are_refused_with_their_codes_and_change_nothing(tmp_path: Path) -> None:
+    with make_chain(tmp_path / "db") as chain:
+        pending, _ = finished(chain, b'{"n":1}')
+        before = poc_state(chain)
+        refused(verdict(chain, pending), "poc", 3, "drawn after")
+        assert poc_state(chain) == before
+        block(chain)
+        selected = pending
+        late, _ = finished(chain, b'{"n":2}')
+        block(chain)
+        unspecified = poc_pb2.VERDICT_UNSPECIFIED
+        cases = [
+            (verdict(chain, hashlib.sha256(b"nobody").digest()), 2, "no validation record"),
+            (verdict(chain, selected, key=STRANGER), 5, addr(HOST_B)),
+            (verdict(chain, selected, key=HOST_A), 5, "to validate"),  # the executor itself
+            (verdict(chain, selected, score=1_000_001), 8, "1000001"),
+            (deliver(chain, HOST_B, validate_message(addr(HOST_B), selected, unspecified, 1))[0], 9, ""),
+            (verdict(chain, selected[:31]), 10, "31 bytes"),
+        ]  # fmt: skip
+        before = poc_state(chain)
+        for result, code, words in cases:
+            refused(result, "poc", code, words)
+        assert poc_state(chain) == before
+        ok(verdict(chain, selected))
+        before = poc_state(chain)
+        refused(verdict(chain, selected), "poc", 6, "VALIDATED")  # twice
+        refused(verdict(chain, selected, match=False), "poc", 6, "VALIDATED")
+        assert poc_state(chain) == before
+        while chain.height <= validation(chain, late).deadline_height:
+            block(chain)
+        before = poc_state(chain)
+        refused(verdict(chain, late), "poc", 7, "window closed")  # after the window
+        assert poc_state(chain) == before
+
+        params = chain.app.poc_keeper.get_params(chain.context())
+        params.min_validation_rate = params.max_validation_rate = "0"
+        never = tx_pb2.MsgUpdateParams(authority=addr(AUTH), params=params)
+        ok(deliver(chain, AUTH, never)[0])
+        unselected, _ = finished(chain, b'{"n":3}')
+        block(chain)
+        block(chain)
+        assert validation(chain, unselected).status == poc_pb2.STATUS_NOT_SELECTED
+        assert validation(chain, unselected).rate == "0/1"
+        before = poc_state(chain)
+        refused(verdict(chain, unselected), "poc", 4, "NOT_SELECTED")
+        assert poc_state(chain) == before
+
+
+def test_settled_records_are_pruned_and_disputes_kept(tmp_path: Path) -> None:
+    with make_chain(tmp_path / "db", **{**ALWAYS, "retention_blocks": "2"}) as chain:
+        validated, _ = finished(chain, b'{"n":1}')
+        disputed, _ = finished(chain, b'{"n":2}')
+        block(chain)
+        ok(verdict(chain, validated))
+        ok(verdict(chain, disputed, match=False))
+        for _ in range(3):
+            block(chain)
+        assert chain.app.poc_keeper.get_validation(chain.context(), validated) is None
+        assert validation(chain, disputed).status == poc_pb2.STATUS_DISPUTED
+        request = query_pb2.QueryValidationRequest(inference_id=validated.hex())
+        reply = chain.app.query(abci.RequestQuery(path=QUERY + "Validation", data=request.SerializeToString()))
+        assert (reply.codespace, reply.code) == ("sdk", 38)
+
+
+def test_genesis_export_import_round_trip(tmp_path: Path) -> None:
+    with make_chain(tmp_path / "a") as chain:
+        pending, _ = finished(chain, b'{"n":1}')  # selected below
+        block(chain)
+        block(chain)
+        ok(verdict(chain, pending, match=False))
+        validated, _ = finished(chain, b'{"n":2}')
+        block(chain)
+        block(chain)
+        ok(verdict(chain, validated))
+        selected, _ = finished(chain, b'{"n":3}')
+        block(chain)
+        block(chain)
+        still_pending, _ = finished(chain, b'{"n":4}')
+        exported = poc_state(chain)
+    statuses = sorted(r["status"] for r in exported["validations"])
+    assert statuses == ["STATUS_DISPUTED", "STATUS_PENDING", "STATUS_SELECTED", "STATUS_VALIDATED"]
+    with make_chain(tmp_path / "b", poc=exported) as again:
+        assert poc_state(again) == exported
+        ctx = again.context()
+        assert invariants.queues_consistent(again.app.poc_keeper, ctx) is None
+        assert [i for _, i in again.app.poc_keeper.queue(ctx, keys.DRAW_PREFIX)] == [still_pending]
+        assert [i for _, i in again.app.poc_keeper.queue(ctx, keys.DEADLINE_PREFIX)] == [selected]
+
+
+def test_invariants_name_broken_state(tmp_path: Path) -> None:
+    with make_chain(tmp_path / "db") as chain:
+        inference_id, _ = finished(chain)
+        keeper = chain.app.poc_keeper
+        ctx = chain.context()
+        record = keeper.get_validation(ctx, inference_id)
+        assert record is not None
+        ctx.kv(keys.STORE_PREFIX).delete(keys.draw_key(record.draw_height, inference_id))
+        assert "a record missing from its queue" in (invariants.queues_consistent(keeper, ctx) or "")
+        ctx = chain.context()
+        record.validator = record.executor
+        ctx.kv(keys.STORE_PREFIX).set(keys.validation_key(inference_id), record.SerializeToString())
+        assert "validated by its executor" in (invariants.validators_drawn(keeper, ctx) or "")
+        ctx = chain.context()
+        keeper.set_host(ctx, poc_pb2.HostRecord(host=addr(HOST_A), reputation=2, validated=1))
+        assert "exceeds its validated count" in (invariants.validators_drawn(keeper, ctx) or "")
+        keeper.invalidate(ctx, raw(HOST_A))
+        after = keeper.get_host(ctx, raw(HOST_A))
+        assert (after.reputation, after.invalidated) == (0, 1)
+
+
+def test_many_hosts_every_draw_is_reproducible_and_never_the_executor(tmp_path: Path) -> None:
+    """Four hosts of different collateral serve MODEL, one serves OTHER alone: each of HOST_A's inferences is
+    drawn, from its recorded beacon, exactly as any node recomputes it, by power among the three others; an
+    inference of a model no other host serves has no validator."""
+    hosts = KEYS[:4]
+    section = {
+        "params": PARAMS,
+        "models": [model("tiny-llama", SHA), model("other/model-v2", OTHER_SHA, 5)],
+        "nodes": [node(k, f"node-{i}", [MODEL, OTHER] if k is HOST_A else [MODEL]) for i, k in enumerate(hosts)],
+    }
+    state = {"inference": section, "poc": {"params": poc_params(**ALWAYS)}}
+    collateral = [100 * GNK, 150 * GNK, 200 * GNK, 250 * GNK]
+    with host_chain(tmp_path / "db", collateral, extra=state, authority=raw(AUTH), check_invariants=True) as chain:
+        starts = [start(chain, body=f'{{"n":{n}}}'.encode()) for n in range(80)]
+        lonely = start(chain, body=b'{"other":1}', model_id=OTHER, fee=5)
+        ok(deliver(chain, TA, *starts, lonely)[0])
+        ok(deliver(chain, HOST_A, *(finish(id_of(m)) for m in [*starts, lonely]))[0])
+        block(chain)
+        block(chain)
+        ctx = chain.context()
+        powers = chain.app.stake_keeper.validator_powers(ctx)
+        candidates = {h: p for h, p in powers.items() if h != raw(HOST_A)}
+        assert len(candidates) == 3
+        drawn: Counter[str] = Counter()
+        for m in starts:
+            record = validation(chain, id_of(m))
+            assert record.status == poc_pb2.STATUS_SELECTED and record.draw_height == record.finish_height + 1
+            assert types.is_selected(record.beacon, record.inference_id, Fraction(record.rate))
+            expected = types.draw_validator(record.beacon, record.inference_id, candidates)
+            assert expected is not None and record.validator == bech32.encode(expected) != addr(HOST_A)
+            drawn[record.validator] += 1
+        total = sum(candidates.values())
+        for address, power in candidates.items():
+            low, high = binomial_bounds(len(starts), Fraction(power, total))
+            assert low < drawn[bech32.encode(address)] < high
+        assert validation(chain, id_of(lonely)).status == poc_pb2.STATUS_NO_VALIDATOR
+        assert not validation(chain, id_of(lonely)).validator
+
+
+def test_cli_commands_parse() -> None:
+    from gonkad.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["tx", "poc", "validate", "ab" * 32, "mismatch", "12000", "--from", "val0"])
+    assert (args.inference_id, args.verdict, args.score) == (bytes.fromhex("ab" * 32), "mismatch", 12000)
+    for argv in (
+        ["tx", "poc", "update-params", "p.json", "--from", "val0"],
+        ["query", "poc", "params"],
+        ["query", "poc", "validation", "00" * 32],
+        ["query", "poc", "host", addr(HOST_A)],
+        ["query", "poc", "assigned", addr(HOST_B)],
+    ):
+        assert callable(parser.parse_args(argv).func), argv
+
+
+def test_invalid_params_and_a_stranger_updating_them_are_refused(tmp_path: Path) -> None:
+    from x.poc.params import default_params, validate_params
+
+    validate_params(default_params())
+    for change in ({"min_validation_rate": "0.2"}, {"max_validation_rate": "1.5"}, {"reputation_scale": 0},
+                   {"draw_delay_blocks": 0}, {"validation_window_blocks": 0}):  # fmt: skip
+        params = default_params()
+        for name, value in change.items():
+            setattr(params, name, value)
+        with pytest.raises(ValueError):
+            validate_params(params)
+    with make_chain(tmp_path / "db") as chain:
+        before = poc_state(chain)
+        params = chain.app.poc_keeper.get_params(chain.context())
+        params.max_validation_rate = "0.5"
+        result = deliver(chain, STRANGER, tx_pb2.MsgUpdateParams(authority=addr(STRANGER), params=params))[0]
+        assert result.code != 0 and poc_state(chain) == before

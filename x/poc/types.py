@@ -1,0 +1,64 @@
+"""PoC V2's selection, a pure function of chain data that every node (and a host's program) computes the same.
+
+An inference finished at height f is drawn with the beacon of ``f + draw_delay_blocks``: the aggregate BLS
+signature of a height whose votes come after the finish, so the executor, when it answers, cannot know whether
+it will be checked. From the beacon and the inference id:
+
+- **selected** when ``u64(SHA-256(SELECT_TAG ‖ beacon ‖ id)[0:8]) · d < n · 2⁶⁴`` for the rate p = n/d: exactly
+  probability p (a uniform 64-bit integer below p · 2⁶⁴, rounded up to the next integer bound);
+- **validator**: ``u256(SHA-256(VALIDATOR_TAG ‖ beacon ‖ id)) mod W`` picks a point in the cumulative weights of
+  the candidates (the other hosts in the validator set serving the model, in address order), W their total:
+  each drawn with probability weight / W (a modulo bias below 2⁻¹⁹⁰ for W < 2⁶⁴).
+
+The rate is ``p = min + (max − min) · s / (s + r)`` for reputation r and scale s: max at r = 0, (min + max) / 2 at
+r = s, falling toward min; an exact fraction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from fractions import Fraction
+
+SELECT_TAG = b"gonka/poc/v1/select"
+VALIDATOR_TAG = b"gonka/poc/v1/validator"
+FALLBACK_TAG = b"gonka/poc/v1/fallback"
+SCORE_SCALE = 1_000_000
+"""A score is in parts per million: 1,000,000 is a perfect match."""
+
+
+def compute_rate(min_rate: Fraction, max_rate: Fraction, scale: int, reputation: int) -> Fraction:
+    """The chance an inference of a host with ``reputation`` is selected."""
+    return min_rate + (max_rate - min_rate) * Fraction(scale, scale + reputation)
+
+
+def rate_text(rate: Fraction) -> str:
+    """An exact rate as ``"n/d"`` (in lowest terms)."""
+    return f"{rate.numerator}/{rate.denominator}"
+
+
+def is_selected(beacon: bytes, inference_id: bytes, rate: Fraction) -> bool:
+    """Whether the draw of ``beacon`` selects ``inference_id`` at ``rate``."""
+    x = int.from_bytes(hashlib.sha256(SELECT_TAG + beacon + inference_id).digest()[:8], "big")
+    return x * rate.denominator < rate.numerator << 64
+
+
+def draw_validator(beacon: bytes, inference_id: bytes, weights: Mapping[bytes, int]) -> bytes | None:
+    """The candidate drawn by weight (``weights``: address → weight; zero weights never drawn), None without
+    candidates."""
+    candidates = sorted((address, weight) for address, weight in weights.items() if weight > 0)
+    total = sum(weight for _, weight in candidates)
+    if total == 0:
+        return None
+    point = int.from_bytes(hashlib.sha256(VALIDATOR_TAG + beacon + inference_id).digest(), "big") % total
+    for address, weight in candidates:
+        if point < weight:
+            return address
+        point -= weight
+    raise AssertionError("unreachable: point < total")
+
+
+def fallback_beacon(chain_id: str, height: int, last_app_hash: bytes) -> bytes:
+    """What stands in for the beacon of ``height`` when it has no certificate (vote extensions off): a hash of the
+    last app hash at the draw, weaker (a proposer could grind it); the README says so."""
+    return hashlib.sha256(FALLBACK_TAG + chain_id.encode() + height.to_bytes(8, "big") + last_app_hash).digest()
