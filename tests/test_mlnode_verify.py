@@ -15,7 +15,7 @@ from mlnode.model import Transformer
 from mlnode.sampling import GREEDY_BELOW, MAX_TEMPERATURE, SamplingParams, choose
 from mlnode.tokenizer import EOT, chat_prompt, token_bytes, token_text
 from mlnode.verify import (
-    LOGPROB_TOL,
+    SLACK,
     Answer,
     InferenceVerdict,
     Reason,
@@ -110,7 +110,7 @@ def test_admissible_replays_choose_exactly_and_excuses_near_ties() -> None:
         theirs = torch.tensor([choose(moved[i], params, i).token for i in range(400)])
         assert bool(admissible(logits, replayed, range(400), params, 0.0).all())
         assert not bool(admissible(logits, (replayed + 1) % 256, range(400), params, 0.0).any())
-        assert bool(admissible(logits, theirs, range(400), params, LOGPROB_TOL).all())
+        assert bool(admissible(logits, theirs, range(400), params, SLACK).all())
 
 
 def test_near_tie_order_swap_is_excused() -> None:
@@ -122,7 +122,7 @@ def test_near_tie_order_swap_is_excused() -> None:
     replayed = choose(logits[0], params, 0)
     assert replayed.token in (65, 66) and replayed.margin > 0.05
     other = torch.tensor([131 - replayed.token])
-    assert bool(admissible(logits, other, [0], params, LOGPROB_TOL)[0])
+    assert bool(admissible(logits, other, [0], params, SLACK)[0])
     assert not bool(admissible(logits, other, [0], params, 0.0)[0])
 
 
@@ -131,8 +131,8 @@ def test_low_temperature_does_not_widen_admission() -> None:
     logits = torch.zeros(64, 264)
     logits[:, 65], logits[:, 66] = 1.0, 0.999
     params = SamplingParams(1e-4, 1.0, seed=4)
-    assert bool(admissible(logits, torch.full((64,), 65), range(64), params, LOGPROB_TOL).all())
-    assert not bool(admissible(logits, torch.full((64,), 66), range(64), params, LOGPROB_TOL).any())
+    assert bool(admissible(logits, torch.full((64,), 65), range(64), params, SLACK).all())
+    assert not bool(admissible(logits, torch.full((64,), 66), range(64), params, SLACK).any())
 
 
 def test_tiny_temperature_is_greedy() -> None:
@@ -145,7 +145,7 @@ def test_tiny_temperature_is_greedy() -> None:
     for temperature in (1e-320, 5e-324, GREEDY_BELOW / 2):
         params = SamplingParams(temperature, 0.9, seed=1)
         assert params.greedy and [choose(row, params, i).token for i, row in enumerate(logits)] == greedy
-        assert bool(admissible(logits, torch.tensor(greedy), range(50), params, LOGPROB_TOL).all())
+        assert bool(admissible(logits, torch.tensor(greedy), range(50), params, SLACK).all())
     assert not SamplingParams(GREEDY_BELOW, 1.0).greedy
 
 
@@ -182,7 +182,7 @@ def test_made_up_answer_at_max_temperature_does_not_match(model: Transformer) ->
         "length",
     )
     verdict = verify_sequence(model, answer)
-    assert not verdict.match and Reason.TOKEN in verdict.reasons and verdict.max_logprob_error < LOGPROB_TOL
+    assert not verdict.match and Reason.TOKEN in verdict.reasons and verdict.max_logprob_error < SLACK
     assert verdict.token_agreement < 0.5
 
 
@@ -198,7 +198,7 @@ def test_honest_greedy_answer_matches(model: Transformer, greedy: Sequence) -> N
         "length",
     )
     assert verdict == InferenceVerdict(True, 1.0, 1.0, verdict.max_logprob_error, verdict.mean_logprob_error, (), ())
-    assert verdict.max_logprob_error < LOGPROB_TOL and verdict == verify_sequence(model, greedy)
+    assert verdict.max_logprob_error < SLACK and verdict == verify_sequence(model, greedy)
 
 
 def test_answer_ended_by_stop_sequence_and_by_eot_matches(model: Transformer) -> None:
