@@ -53,8 +53,9 @@ SLACK = 0.01
 difference measured (6.9e-3, bfloat16). Kept apart from the scale: on a flat distribution a larger slack
 makes many tokens near-ties of one another, and a truncated answer's claimed EOT one of them."""
 THRESHOLD = 0.8
-"""The least score that matches: the mean position score of honest bfloat16 re-execution never fell below
-0.88 in the calibration; forgeries by another model score ≤ 0.1 (``mlnode/VERIFY.md``, Calibration)."""
+"""The least score that matches: honest bfloat16 re-execution never scored below 0.888 in the calibration;
+answers of another model (another seed, one layer fewer) or to another prompt scored ≤ 0.49
+(``mlnode/VERIFY.md``, Calibration)."""
 
 
 class Reason(StrEnum):
