@@ -31,7 +31,7 @@ from mlnode.generate import MAX_TOP_LOGPROBS, GenerationRequest, Sequence, gener
 from mlnode.model import Transformer  # noqa: E402
 from mlnode.sampling import SamplingParams  # noqa: E402
 from mlnode.tokenizer import chat_prompt  # noqa: E402
-from mlnode.verify import LOGPROB_TOL, MIN_SCORE, verify_sequence  # noqa: E402
+from mlnode.verify import SCALE, SLACK, THRESHOLD, verify_sequence  # noqa: E402
 from mlnode.weights import random_model  # noqa: E402
 
 OUTPUT = Path(__file__).resolve().parent / "results_verify.md"
@@ -113,8 +113,8 @@ def main() -> None:
         "",
         f"Machine: {os.cpu_count()}-core {platform.machine()} VM, CPU only, torch {torch.__version__}.",
         "",
-        f"Tolerance {LOGPROB_TOL:g} on every logprob (near-ties of the replayed choice excused within it), "
-        f"match iff every token is admissible, the structure is right and score ≥ {MIN_SCORE}.",
+        f"Score scale {SCALE:g}, near-tie slack {SLACK:g} for the replayed choice; "
+        f"match iff every token is admissible, the structure is right and score ≥ {THRESHOLD}.",
         "",
         "### (a) Honest and forged answers, tiny preset",
         "",

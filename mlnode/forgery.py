@@ -48,8 +48,9 @@ SAMPLINGS: tuple[tuple[float, float], ...] = (
 )
 """(temperature, top_p) pairs; temperature 0 is greedy."""
 TOP_LOGPROBS = (MAX_TOP_LOGPROBS, MAX_TOP_LOGPROBS, MAX_TOP_LOGPROBS, 2, 0)
-NOISE = 1e-2
-"""Relative noise on every weight of one block: a node serving slightly different weights."""
+NOISE = 1e-1
+"""Relative noise on every weight of one block: a node serving other weights. (At 1e-2 a block's outputs
+move less than bfloat16 arithmetic moves them: an honest implementation's difference, no longer caught.)"""
 
 KINDS = (
     "other_seed",
@@ -191,9 +192,10 @@ class Forger:
         return TokenChoice(token, self.rng.uniform(-7.0, -4.0), tuple(zip(self.rng.sample(range(256), top), values)))
 
     def _perturbed(self) -> Sequence:
-        """Honest tokens; every logprob moved by N(0, σ), σ log-uniform in [1e-4, 1e-2]."""
+        """Honest tokens; every logprob moved by N(0, σ), σ log-uniform in [1e-2, 1e-1]. (Below ~5e-3 such
+        a list is as close to the truth as an honest bfloat16 re-execution's, and passes.)"""
         base = self._base()
-        scale = 10 ** self.rng.uniform(-4, -2)
+        scale = 10 ** self.rng.uniform(-2, -1)
         logprobs = [
             TokenChoice(
                 t.token,

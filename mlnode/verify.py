@@ -5,22 +5,24 @@ re-checks every decision the executor claims, position by position:
 
 - token: ``sampling.choose`` is counter-based, so the verifier replays output position i from its own
   logits and the draw SHA-256(seed, i). The claimed token must be the one the replay picks, or one it
-  would pick after every logprob moved by at most the logprob tolerance (a near-tie: greedy logits
-  within 2·tol of the best; or, when sampling, a draw inside the token's interval with the odds of its
-  edges moved by e^(2·tol/T), counting the order swaps of near-equal probabilities and a top-p cut that
+  would pick after every logprob moved by at most the slack (a near-tie: greedy logits
+  within 2·slack of the best; or, when sampling, a draw inside the token's interval with the odds of its
+  edges moved by e^(2·slack/T), counting the order swaps of near-equal probabilities and a top-p cut that
   could move).
-- logprobs: the claimed logprob of the token and of every ``top`` entry must equal the verifier's
-  ``log_softmax`` within the tolerance, and the claimed top-k must be the verifier's top-k, up to
-  tokens within 2·tol of the k-th value.
+- logprobs: per position, a distance d between the claimed top-k logprobs (and the token's own) and the
+  verifier's: the largest gap over the claimed entries, the claimed token, and the verifier's own top-k
+  entries the claim left out (such an entry may be anything up to the claimed k-th value, so it costs
+  only how far it lies above that). The position scores max(0, 1 − d/scale).
 
-The score is the share of positions passing both. The verdict is a match iff every token is one the
-replay admits, the score reaches ``min_score`` (which excuses only stray logprobs) and the answer's
-structure is one the generator could have produced: no longer than
+The score is the mean position score, in [0, 1]. The verdict is a match iff every token is one the
+replay admits (near-ties within the slack excused), the top-k lists are well formed (k distinct tokens at
+every position), the score reaches the threshold and the answer's structure is one the generator could
+have produced: no longer than
 max_tokens; "length" only at exactly max_tokens; no stop sequence inside; "stop" only where the
 replay ends the answer there, by choosing EOT, or by choosing, token by token, one of the stop
 sequences starting right after the answer (the generator cuts it from the output). Those stop
-sequences ride along in the same pass, so the model still runs once. Tolerances are measured and
-explained in ``mlnode/VERIFY.md``.
+sequences ride along in the same pass, so the model still runs once. The scale and the threshold are
+per model (``PRESET_TOLERANCES``), calibrated across implementations in ``mlnode/VERIFY.md``.
 """
 
 from __future__ import annotations
@@ -35,28 +37,37 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from mlnode.config import ModelConfig
+from mlnode.config import PRESETS, ModelConfig
 from mlnode.generate import Sequence, TokenChoice
 from mlnode.model import Transformer
 from mlnode.sampling import SamplingParams, allowed_logits, log_softmax, uniform
 from mlnode.tokenizer import EOT
 
-LOGPROB_TOL = 1e-5
-"""Honest executors differ from the verifier by ≤ 1.9e-6 (KV-cache decode, batched decode, 1 vs 2 threads,
-against one pass); 1e-3 relative noise on one block of the tiny model moves every position's top logprobs
-by ≥ 6.6e-5."""
-MIN_SCORE = 0.95
-"""Every honest answer measured scores 1.0; this leaves room for a rare logprob outlier on other hardware.
-It excuses no token: one the replay does not admit makes a mismatch whatever the score."""
+SCALE = 0.05
+"""Logprob distance (nats) at which a position scores 0. Honest re-execution by other implementations of
+the tiny preset (float64, bfloat16 and float16 weights, bfloat16 activations, batching, threads, attention
+kernels) differs by at most 6.9e-3 at any position; another model (one layer fewer, another init seed)
+by at least 4.6e-2 at every position, and mostly far more."""
+SLACK = 0.01
+"""How far every logprob may move for the replayed sampler's near-ties: 1.45× the worst honest per-entry
+difference measured (6.9e-3, bfloat16). Kept apart from the scale: on a flat distribution a larger slack
+makes many tokens near-ties of one another, and a truncated answer's claimed EOT one of them."""
+THRESHOLD = 0.8
+"""The least score that matches: honest bfloat16 re-execution never scored below 0.888 in the calibration;
+answers of another model (another seed, one layer fewer) or to another prompt scored ≤ 0.49
+(``mlnode/VERIFY.md``, Calibration)."""
 
 
 class Reason(StrEnum):
     TOKEN = "token_mismatch"
     """Some position holds a token the replayed sampler would not choose: never a match."""
     LOGPROB = "logprob_mismatch"
-    """Some position's claimed logprob of its token is off by more than the tolerance."""
+    """Some position's claimed logprob of its token is off by more than the slack."""
     TOP_LOGPROBS = "top_logprobs_mismatch"
-    """Some position's top-k set, or a value in it, differs from the verifier's."""
+    """Some position's top-k entry, or an entry of the verifier's top-k it left out, is off by more than the
+    slack."""
+    MALFORMED_TOP = "malformed_top_logprobs"
+    """Some position's top-k list repeats a token or is shorter than the longest: never a match."""
     LOW_SCORE = "low_score"
     TOO_LONG = "too_long"
     LENGTH_NOT_REACHED = "length_not_reached"
@@ -72,8 +83,29 @@ class Reason(StrEnum):
 
 @dataclass(frozen=True)
 class Tolerances:
-    logprob: float = LOGPROB_TOL
-    min_score: float = MIN_SCORE
+    """How far an honest re-execution may stray: a position at logprob distance d scores
+    max(0, 1 − d/``scale``); an answer matches from ``threshold`` up. A governance parameter of the model."""
+
+    scale: float = SCALE
+    threshold: float = THRESHOLD
+    slack: float = SLACK
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.scale) and self.scale > 0):
+            raise ValueError(f"scale must be a positive number, not {self.scale!r}")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"threshold must lie in [0, 1], not {self.threshold!r}")
+        if not (math.isfinite(self.slack) and self.slack >= 0):
+            raise ValueError(f"slack must be a non-negative number, not {self.slack!r}")
+
+
+PRESET_TOLERANCES: dict[str, Tolerances] = {name: Tolerances() for name in PRESETS}
+"""Defaults per model preset. Calibrated on tiny; small and base take its values until measured."""
+
+
+def tolerances_for(config: ModelConfig) -> Tolerances:
+    """The default tolerances of the preset this model's shape is, or the generic default."""
+    return next((PRESET_TOLERANCES[name] for name, shape in PRESETS.items() if shape == config), Tolerances())
 
 
 class Executed(Protocol):
@@ -98,7 +130,7 @@ class Answer:
 class InferenceVerdict:
     match: bool
     score: float
-    """Share of scored positions whose token and logprobs pass (1.0 for an empty answer)."""
+    """Mean position score max(0, 1 − d/scale) over the scored positions, in [0, 1] (1.0 for an empty answer)."""
     token_agreement: float
     """Share of positions whose token is exactly the replayed choice (near-ties not excused)."""
     max_logprob_error: float
@@ -107,29 +139,36 @@ class InferenceVerdict:
     reasons: tuple[Reason, ...]
     """Everything found wrong; logprob-level reasons may appear on a match whose score is high enough."""
     failed_positions: tuple[int, ...]
+    """Positions whose token the replay does not admit, whose top-k list is malformed, or whose score is
+    below the threshold."""
+    threshold: float = THRESHOLD
+    """The threshold the score was judged against."""
 
 
 @dataclass(frozen=True)
 class _Positions:
-    """Per answer position (bool tensors [n]), and the absolute errors of every claimed logprob."""
+    """Per answer position: bool tensors [n], the distance d [n] (float64), and the absolute errors of
+    every claimed logprob."""
 
     agreed: Tensor
     token_ok: Tensor
-    logprob_ok: Tensor
-    top_ok: Tensor
+    token_error: Tensor
+    top_error: Tensor
+    well_formed: Tensor
     errors: Tensor
 
-    @property
-    def passed(self) -> Tensor:
-        return self.token_ok & self.logprob_ok & self.top_ok
+    def scores(self, scale: float) -> Tensor:
+        distance = torch.maximum(self.token_error, self.top_error)
+        return torch.where(self.well_formed, (1 - distance / scale).clamp(min=0.0), torch.zeros_like(distance))
 
-    def reasons(self) -> list[Reason]:
+    def reasons(self, slack: float) -> list[Reason]:
         return [
             reason
             for reason, ok in (
                 (Reason.TOKEN, self.token_ok),
-                (Reason.LOGPROB, self.logprob_ok),
-                (Reason.TOP_LOGPROBS, self.top_ok),
+                (Reason.MALFORMED_TOP, self.well_formed),
+                (Reason.LOGPROB, self.token_error <= slack),
+                (Reason.TOP_LOGPROBS, self.top_error <= slack),
             )
             if not bool(ok.all())
         ]
@@ -143,9 +182,11 @@ def verify(
     max_tokens: int,
     stop: tuple[bytes, ...],
     finish_reason: str,
-    tolerances: Tolerances = Tolerances(),
+    tolerances: Tolerances | None = None,
 ) -> InferenceVerdict:
-    """Re-execute one answer and judge it; raises ValueError only for input no generator could be asked for."""
+    """Re-execute one answer and judge it (``tolerances``: the model's preset defaults unless given); raises
+    ValueError only for input no generator could be asked for."""
+    tolerances = tolerances or tolerances_for(model.config)
     tokens, claims = list(executed.tokens), list(executed.logprobs)
     _validate(model.config, prompt, tokens, claims, max_tokens, stop)
     structural = _structure(tokens, max_tokens, stop, finish_reason)
@@ -155,26 +196,30 @@ def verify(
     extensions = _extensions(candidates)
     logits = _logits(model, [prompt + scored + list(extension) for extension in extensions])
     join = len(prompt) + len(scored) - 1
-    checks = _check_positions(logits[0, len(prompt) - 1 : join], claims[:max_tokens], sampling, tolerances.logprob)
+    checks = _check_positions(logits[0, len(prompt) - 1 : join], claims[:max_tokens], sampling, tolerances.slack)
     if stoppable and not _ends_here(
-        logits, extensions, join, scored, max_tokens, stop, candidates, sampling, tolerances.logprob
+        logits, extensions, join, scored, max_tokens, stop, candidates, sampling, tolerances.slack
     ):
         structural.append(Reason.NOT_STOPPED)
-    score = float(checks.passed.double().mean()) if scored else 1.0
-    low = [Reason.LOW_SCORE] if score < tolerances.min_score else []
+    positions = checks.scores(tolerances.scale)
+    score = float(positions.mean()) if scored else 1.0
+    low = [Reason.LOW_SCORE] if score < tolerances.threshold else []
     errors = checks.errors
+    hard = bool(checks.token_ok.all()) and bool(checks.well_formed.all())
+    failed = ~checks.token_ok | ~checks.well_formed | (positions < tolerances.threshold)
     return InferenceVerdict(
-        match=not structural and not low and bool(checks.token_ok.all()),
+        match=not structural and not low and hard,
         score=score,
         token_agreement=float(checks.agreed.double().mean()) if scored else 1.0,
         max_logprob_error=float(errors.max()) if errors.numel() else 0.0,
         mean_logprob_error=float(errors.mean()) if errors.numel() else 0.0,
-        reasons=tuple(structural + checks.reasons() + low),
-        failed_positions=tuple(int(i) for i in torch.nonzero(~checks.passed).flatten()),
+        reasons=tuple(structural + checks.reasons(tolerances.slack) + low),
+        failed_positions=tuple(int(i) for i in torch.nonzero(failed).flatten()),
+        threshold=tolerances.threshold,
     )
 
 
-def verify_sequence(model: Transformer, sequence: Sequence, tolerances: Tolerances = Tolerances()) -> InferenceVerdict:
+def verify_sequence(model: Transformer, sequence: Sequence, tolerances: Tolerances | None = None) -> InferenceVerdict:
     """Verify a ``Sequence`` against the request it carries (its finish reason must be set)."""
     request = sequence.request
     return verify(
@@ -314,10 +359,10 @@ def admissible(
         keep_high = torch.minimum(torch.searchsorted(edges, _moved(top_p, eta))[:, 0] + 1, positive)
     rank = (order == tokens[:, None]).int().argmax(dim=1)
     logp = probs.log()
-    # runs of near-equal probabilities, whose order the executor may have seen swapped
-    breaks = ~(logp[:, :-1] - logp[:, 1:] < eta)
-    groups = torch.cat([torch.zeros_like(rank[:, None]), breaks.long().cumsum(dim=1)], dim=1)
-    same = groups == groups.gather(1, rank[:, None])
+    # the tokens whose order against this one the executor may have seen swapped: those within eta of it
+    # (not chained: with a slack of 1e-2, chains of near-equal neighbours spanned a flat model's vocabulary)
+    columns = torch.arange(logp.shape[1])[None, :]
+    same = ((logp - logp.gather(1, rank[:, None])).abs() < eta) | (columns == rank[:, None])
     first = same.int().argmax(dim=1)
     last = same.shape[1] - 1 - same.flip(1).int().argmax(dim=1)
     rows = torch.arange(len(tokens))
@@ -334,41 +379,46 @@ def _moved(edge: Tensor, eta: float) -> Tensor:
     return torch.sigmoid(torch.logit(edge) + eta)
 
 
-def _check_positions(logits: Tensor, claims: list[TokenChoice], sampling: SamplingParams, tol: float) -> _Positions:
+def _check_positions(logits: Tensor, claims: list[TokenChoice], sampling: SamplingParams, slack: float) -> _Positions:
     """Token and logprob checks of every answer position at once; ``logits`` [n, vocab] predict the n claims."""
     tokens = torch.tensor([claim.token for claim in claims], dtype=torch.long)
     indices = range(len(claims))
     logprobs = log_softmax(logits)
     claimed = torch.tensor([claim.logprob for claim in claims], dtype=torch.float64)
     token_error = torch.nan_to_num((logprobs.gather(1, tokens[:, None])[:, 0].double() - claimed).abs(), nan=math.inf)
-    top_ok, top_errors = _check_top(logprobs, claims, tol)
+    top_error, well_formed, top_errors = _check_top(logprobs, claims)
     return _Positions(
         agreed=admissible(logits, tokens, indices, sampling, 0.0),
-        token_ok=admissible(logits, tokens, indices, sampling, tol),
-        logprob_ok=token_error <= tol,
-        top_ok=top_ok,
+        token_ok=admissible(logits, tokens, indices, sampling, slack),
+        token_error=token_error,
+        top_error=top_error,
+        well_formed=well_formed,
         errors=torch.cat([token_error, top_errors]),
     )
 
 
-def _check_top(logprobs: Tensor, claims: list[TokenChoice], tol: float) -> tuple[Tensor, Tensor]:
-    """Per position, whether the claimed top-k (k = the longest list claimed) holds distinct tokens, each
-    with its value within ``tol``, and is the verifier's top-k up to near-ties at the k-th value; and the
-    absolute errors of every claimed value."""
+def _check_top(logprobs: Tensor, claims: list[TokenChoice]) -> tuple[Tensor, Tensor, Tensor]:
+    """Per position, the top-k distance (k = the longest list claimed): the largest of |claimed − verifier|
+    over the claimed entries and, over the verifier's own top-k entries the claim left out, how far each
+    lies above the claimed k-th value (a claim says only that an unlisted token is at most that). Also
+    whether each list is well formed (k distinct tokens) and the absolute errors of every claimed value."""
+    count = len(claims)
     k = max((len(claim.top) for claim in claims), default=0)
     if k == 0:
-        return torch.ones(len(claims), dtype=torch.bool), torch.zeros(0, dtype=torch.float64)
+        return torch.zeros(count, dtype=torch.float64), torch.ones(count, dtype=torch.bool), torch.zeros(0)
     present = torch.tensor([[j < len(claim.top) for j in range(k)] for claim in claims], dtype=torch.bool)
     padded = [list(claim.top) + [(0, 0.0)] * (k - len(claim.top)) for claim in claims]
     ids = torch.tensor([[token for token, _ in top] for top in padded], dtype=torch.long)
     values = torch.tensor([[value for _, value in top] for top in padded], dtype=torch.float64)
     mine = logprobs.gather(1, ids).double()
     errors = torch.nan_to_num((mine - values).abs(), nan=math.inf)
-    kth = torch.topk(logprobs, k, dim=1).values[:, -1:].double()
-    above = kth + 2 * tol
-    complete = (mine > above).sum(dim=1) == (logprobs.double() > above).sum(dim=1)
-    inside = (mine >= kth - 2 * tol).all(dim=1)
+    claimed_error = torch.where(present, errors, torch.zeros_like(errors)).max(dim=1).values
+    kth = torch.where(present, values, torch.full_like(values, math.inf)).min(dim=1).values
+    kth = torch.nan_to_num(kth, nan=-math.inf)
+    best, best_ids = torch.topk(logprobs, k, dim=1)
+    listed = (best_ids[:, :, None] == torch.where(present, ids, -1)[:, None, :]).any(dim=2)
+    above = torch.where(listed, torch.zeros_like(best.double()), (best.double() - kth[:, None]).clamp(min=0.0))
     sorted_ids = ids.sort(dim=1).values
     distinct = (sorted_ids[:, 1:] != sorted_ids[:, :-1]).all(dim=1)
-    ok = present.all(dim=1) & distinct & complete & inside & ((errors <= tol) | ~present).all(dim=1)
-    return ok, errors[present]
+    well_formed = present.all(dim=1) & distinct
+    return torch.maximum(claimed_error, above.max(dim=1).values), well_formed, errors[present]

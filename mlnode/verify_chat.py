@@ -4,7 +4,7 @@ served as ``POST /v1/verify`` by a node with a local model."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,7 +15,7 @@ from mlnode.errors import context_length_exceeded, invalid_request, model_not_fo
 from mlnode.generate import MAX_TOP_LOGPROBS, TokenChoice
 from mlnode.sampling import SamplingParams
 from mlnode.tokenizer import chat_prompt, token_from_bytes
-from mlnode.verify import Answer, Tolerances, verify
+from mlnode.verify import Answer, Tolerances, tolerances_for, verify
 from mlnode.weights import LoadedModel
 
 
@@ -54,6 +54,8 @@ class VerifyRequest(BaseModel):
     finish_reason: schemas.Text
     logprobs: list[ClaimedToken]
     """``choices[0].logprobs.content`` of the answer: one entry per output token."""
+    threshold: float | None = Field(None, ge=0.0, le=1.0)
+    """The least score that matches; the model preset's default (``verify.PRESET_TOLERANCES``) if absent."""
 
 
 class VerifyResult(BaseModel):
@@ -61,6 +63,9 @@ class VerifyResult(BaseModel):
     """Identity of the weights the answer was re-executed with."""
     match: bool
     score: float
+    """Similarity of the claimed top-k logprobs to the re-executed ones, in [0, 1]."""
+    threshold: float
+    """The threshold the score was judged against."""
     token_agreement: float
     max_logprob_error: float
     mean_logprob_error: float
@@ -81,9 +86,10 @@ def _claim(index: int, entry: ClaimedToken) -> TokenChoice:
     return TokenChoice(_token(entry, where), entry.logprob, top)
 
 
-def verify_chat(loaded: LoadedModel, body: VerifyRequest, tolerances: Tolerances = Tolerances()) -> VerifyResult:
-    """Re-execute a chat answer on ``loaded``; ValueError names the field of a body that cannot be read,
-    and an answer that could not fit the context is refused as a chat request would be."""
+def verify_chat(loaded: LoadedModel, body: VerifyRequest, tolerances: Tolerances | None = None) -> VerifyResult:
+    """Re-execute a chat answer on ``loaded`` with ``tolerances`` (the model preset's by default; the body's
+    threshold, if any, replaces theirs); ValueError names the field of a body that cannot be read, and an
+    answer that could not fit the context is refused as a chat request would be."""
     if body.model not in (loaded.name, loaded.identity):
         raise ValueError(f"model {body.model!r} is not the verifier's model {loaded.identity!r}")
     prompt = chat_prompt([(message.role, message.content) for message in body.messages])
@@ -91,6 +97,9 @@ def verify_chat(loaded: LoadedModel, body: VerifyRequest, tolerances: Tolerances
     if len(prompt) + completion > context:
         raise context_length_exceeded(context, len(prompt), completion)
     claims = [_claim(index, entry) for index, entry in enumerate(body.logprobs)]
+    tolerances = tolerances or tolerances_for(loaded.config)
+    if body.threshold is not None:
+        tolerances = replace(tolerances, threshold=body.threshold)
     verdict = verify(
         loaded.model,
         prompt,

@@ -536,6 +536,9 @@ BAD_REQUESTS: list[tuple[str, str, str, Any, int, str | None, str | None]] = [
     ("verify: temperature above 2", "POST", "/v1/verify", {**VERIFY, "temperature": 1e16}, 400, "temperature", None),
     ("verify: top_p 0", "POST", "/v1/verify", {**VERIFY, "top_p": 0}, 400, "top_p", None),
     ("verify: no seed", "POST", "/v1/verify", {k: v for k, v in VERIFY.items() if k != "seed"}, 400, "seed", None),
+    ("verify: threshold above 1", "POST", "/v1/verify", {**VERIFY, "threshold": 1.5}, 400, "threshold", None),
+    ("verify: negative threshold", "POST", "/v1/verify", {**VERIFY, "threshold": -0.1}, 400, "threshold", None),
+    ("verify: threshold not a number", "POST", "/v1/verify", {**VERIFY, "threshold": "high"}, 400, "threshold", None),
     ("unknown route", "GET", "/v1/engines", None, 404, None, None),
     ("wrong method", "GET", "/v1/chat/completions", None, 405, None, None),
 ]
@@ -568,7 +571,7 @@ def test_tiny_temperature_is_greedy(client: openai.OpenAI, node: str, reference:
     answer = complete(client, ask)
     assert_matches(answer, replace(ask, temperature=0.0).expected(reference))
     verdict = httpx.post(f"{node}/v1/verify", json=verify_body(ask, answer), timeout=30).json()
-    assert verdict["match"] is True and verdict["score"] == 1.0
+    assert verdict["match"] is True and verdict["score"] > 0.999
 
 
 def test_made_up_answer_is_refused_at_any_temperature(node: str, reference: LoadedModel) -> None:
@@ -720,10 +723,13 @@ def test_node_verifies_an_answer_it_served(node: str, client: openai.OpenAI, ups
     ask = Ask("Check me", seed=21, max_tokens=20, top_logprobs=5)
     body = verify_body(ask, complete(client, ask))
     verdict = httpx.post(f"{node}/v1/verify", json=body, timeout=30).json()
-    assert verdict["match"] is True and verdict["score"] == 1.0 and verdict["model"].startswith(MODEL + "@sha256:")
+    assert verdict["match"] is True and verdict["score"] > 0.999 and verdict["model"].startswith(MODEL + "@sha256:")
+    assert verdict["threshold"] == 0.8
+    strict = httpx.post(f"{node}/v1/verify", json={**body, "threshold": 1.0}, timeout=30).json()
+    assert strict["match"] is False and strict["threshold"] == 1.0 and strict["reasons"] == ["low_score"]
     forged = json.loads(json.dumps(body))
-    for entry in forged["logprobs"][3:8]:
-        entry["logprob"] += 0.01
+    for entry in forged["logprobs"][3:18]:
+        entry["logprob"] += 0.5
     forged_verdict = httpx.post(f"{node}/v1/verify", json=forged, timeout=30).json()
     assert forged_verdict["match"] is False and "logprob_mismatch" in forged_verdict["reasons"]
     assert_error(

@@ -15,7 +15,9 @@ from mlnode.model import Transformer
 from mlnode.sampling import GREEDY_BELOW, MAX_TEMPERATURE, SamplingParams, choose
 from mlnode.tokenizer import EOT, chat_prompt, token_bytes, token_text
 from mlnode.verify import (
-    LOGPROB_TOL,
+    SCALE,
+    SLACK,
+    THRESHOLD,
     Answer,
     InferenceVerdict,
     Reason,
@@ -32,6 +34,8 @@ HONEST = 200
 PER_KIND = 23
 """10 kinds × 23 = 230 dishonest answers."""
 MESSAGES = [("user", "Tell me about the weather today.")]
+TIGHT = 1e-5
+"""A slack far below the default, for the replay's arithmetic: near-ties of float32 rounding only."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -85,8 +89,10 @@ def test_corpus_separates_honest_from_dishonest(model: Transformer) -> None:
     dishonest = sum(len(batch) for batch in verdicts.values())
     assert len(honest) >= 200 and dishonest >= 200 and set(caught) == set(forgery.KINDS)
     assert accepted >= 0.99 * len(honest), [v for v in honest if not v.match][:3]
-    assert sum(caught.values()) >= 0.99 * dishonest, caught
-    assert caught["max_temperature"] == PER_KIND
+    # the tolerance for other implementations costs a little: an empty answer of the noisy model, or a
+    # truncation whose claimed EOT is a near-tie on this flat random model, may pass (``VERIFY.md``)
+    assert sum(caught.values()) >= 0.98 * dishonest, caught
+    assert all(caught[kind] == PER_KIND for kind in set(forgery.KINDS) - {"noisy_block", "truncated_stop"}), caught
     kinds = {answer.request.sampling.temperature for answer in answers["honest"]}
     assert {0.0, MAX_TEMPERATURE} <= kinds and len(kinds) >= 4
     assert any(a.finish_reason == "stop" and a.request.stop for a in answers["honest"])
@@ -110,7 +116,7 @@ def test_admissible_replays_choose_exactly_and_excuses_near_ties() -> None:
         theirs = torch.tensor([choose(moved[i], params, i).token for i in range(400)])
         assert bool(admissible(logits, replayed, range(400), params, 0.0).all())
         assert not bool(admissible(logits, (replayed + 1) % 256, range(400), params, 0.0).any())
-        assert bool(admissible(logits, theirs, range(400), params, LOGPROB_TOL).all())
+        assert bool(admissible(logits, theirs, range(400), params, TIGHT).all())
 
 
 def test_near_tie_order_swap_is_excused() -> None:
@@ -122,7 +128,7 @@ def test_near_tie_order_swap_is_excused() -> None:
     replayed = choose(logits[0], params, 0)
     assert replayed.token in (65, 66) and replayed.margin > 0.05
     other = torch.tensor([131 - replayed.token])
-    assert bool(admissible(logits, other, [0], params, LOGPROB_TOL)[0])
+    assert bool(admissible(logits, other, [0], params, TIGHT)[0])
     assert not bool(admissible(logits, other, [0], params, 0.0)[0])
 
 
@@ -131,8 +137,8 @@ def test_low_temperature_does_not_widen_admission() -> None:
     logits = torch.zeros(64, 264)
     logits[:, 65], logits[:, 66] = 1.0, 0.999
     params = SamplingParams(1e-4, 1.0, seed=4)
-    assert bool(admissible(logits, torch.full((64,), 65), range(64), params, LOGPROB_TOL).all())
-    assert not bool(admissible(logits, torch.full((64,), 66), range(64), params, LOGPROB_TOL).any())
+    assert bool(admissible(logits, torch.full((64,), 65), range(64), params, TIGHT).all())
+    assert not bool(admissible(logits, torch.full((64,), 66), range(64), params, TIGHT).any())
 
 
 def test_tiny_temperature_is_greedy() -> None:
@@ -145,7 +151,7 @@ def test_tiny_temperature_is_greedy() -> None:
     for temperature in (1e-320, 5e-324, GREEDY_BELOW / 2):
         params = SamplingParams(temperature, 0.9, seed=1)
         assert params.greedy and [choose(row, params, i).token for i, row in enumerate(logits)] == greedy
-        assert bool(admissible(logits, torch.tensor(greedy), range(50), params, LOGPROB_TOL).all())
+        assert bool(admissible(logits, torch.tensor(greedy), range(50), params, TIGHT).all())
     assert not SamplingParams(GREEDY_BELOW, 1.0).greedy
 
 
@@ -182,7 +188,7 @@ def test_made_up_answer_at_max_temperature_does_not_match(model: Transformer) ->
         "length",
     )
     verdict = verify_sequence(model, answer)
-    assert not verdict.match and Reason.TOKEN in verdict.reasons and verdict.max_logprob_error < LOGPROB_TOL
+    assert not verdict.match and Reason.TOKEN in verdict.reasons and verdict.max_logprob_error < SLACK
     assert verdict.token_agreement < 0.5
 
 
@@ -197,8 +203,11 @@ def test_honest_greedy_answer_matches(model: Transformer, greedy: Sequence) -> N
         request.stop,
         "length",
     )
-    assert verdict == InferenceVerdict(True, 1.0, 1.0, verdict.max_logprob_error, verdict.mean_logprob_error, (), ())
-    assert verdict.max_logprob_error < LOGPROB_TOL and verdict == verify_sequence(model, greedy)
+    assert verdict == InferenceVerdict(
+        True, verdict.score, 1.0, verdict.max_logprob_error, verdict.mean_logprob_error, (), (), THRESHOLD
+    )
+    assert 0.9999 < verdict.score <= 1.0
+    assert verdict.max_logprob_error < SLACK and verdict == verify_sequence(model, greedy)
 
 
 def test_answer_ended_by_stop_sequence_and_by_eot_matches(model: Transformer) -> None:
@@ -220,29 +229,31 @@ def last_replaced(model: Transformer, answer: Sequence, token: int) -> Sequence:
 
 
 def test_token_mismatch(model: Transformer, greedy: Sequence) -> None:
-    """One wrong token carrying its true logprobs: 23/24 reaches the score threshold, but the score excuses
-    no token (regression: a match needed only the score, so a forger could alter one position in 20)."""
+    """One wrong token carrying its true logprobs: its logprobs score ~1, but the score excuses no token
+    (regression: a match needed only the score, so a forger could alter one position in 20)."""
     position = 23
     forged = last_replaced(model, greedy, (greedy.tokens[position] + 1) % 256)
     verdict = verify_sequence(model, forged)
     assert verdict.reasons == (Reason.TOKEN,) and verdict.failed_positions == (position,)
-    assert not verdict.match and verdict.score == 23 / 24 and verdict.token_agreement == 23 / 24
-    strict = verify_sequence(model, forged, Tolerances(min_score=1.0))
+    assert not verdict.match and verdict.score > 0.999 and verdict.token_agreement == 23 / 24
+    strict = verify_sequence(model, forged, Tolerances(threshold=1.0))
     assert not strict.match and strict.reasons == (Reason.TOKEN, Reason.LOW_SCORE)
 
 
 def test_stray_logprob_is_excused_by_the_score(model: Transformer, greedy: Sequence) -> None:
-    """What ``min_score`` is for: one position's logprob off by more than the tolerance, its token right."""
+    """What the threshold is for: one position's logprob off by far more than the slack, its token right."""
     claim = greedy.logprobs[7]
-    verdict = verify_sequence(model, with_logprob(greedy, 7, replace(claim, logprob=claim.logprob + 1e-4)))
-    assert verdict.match and verdict.reasons == (Reason.LOGPROB,) and verdict.score == 23 / 24
+    verdict = verify_sequence(model, with_logprob(greedy, 7, replace(claim, logprob=claim.logprob + 1.0)))
+    assert verdict.match and verdict.reasons == (Reason.LOGPROB,) and verdict.failed_positions == (7,)
+    assert verdict.score == pytest.approx(23 / 24, abs=1e-4)
 
 
 def test_logprob_mismatch(model: Transformer, greedy: Sequence) -> None:
     claim = greedy.logprobs[3]
-    verdict = verify_sequence(model, with_logprob(greedy, 3, replace(claim, logprob=claim.logprob + 1e-3)))
+    verdict = verify_sequence(model, with_logprob(greedy, 3, replace(claim, logprob=claim.logprob + 0.02)))
     assert verdict.reasons == (Reason.LOGPROB,) and verdict.failed_positions == (3,)
-    assert verdict.max_logprob_error == pytest.approx(1e-3, rel=1e-2)
+    assert verdict.max_logprob_error == pytest.approx(0.02, rel=1e-2)
+    assert verdict.score == pytest.approx(1 - 0.02 / SCALE / 24, abs=1e-3) and verdict.match
 
 
 @pytest.mark.parametrize("change", ["value", "outsider", "duplicate", "missing", "dropped_best"])
@@ -250,9 +261,9 @@ def test_top_logprobs_mismatch(model: Transformer, greedy: Sequence, change: str
     claim = greedy.logprobs[5]
     top = list(claim.top)
     full = teacher_forced(model, greedy.request.prompt, greedy.tokens)[5]
-    outsider = int(torch.argsort(full, descending=True)[len(top) + 3])
+    outsider = int(torch.argsort(full, descending=True)[len(top) + 40])
     if change == "value":
-        top[2] = (top[2][0], top[2][1] + 1e-3)
+        top[2] = (top[2][0], top[2][1] + 0.1)
     elif change == "outsider":
         top[-1] = (outsider, float(full[outsider]))
     elif change == "duplicate":
@@ -262,7 +273,9 @@ def test_top_logprobs_mismatch(model: Transformer, greedy: Sequence, change: str
     else:
         top = top[1:] + [(outsider, float(full[outsider]))]
     verdict = verify_sequence(model, with_logprob(greedy, 5, replace(claim, top=tuple(top))))
-    assert verdict.reasons == (Reason.TOP_LOGPROBS,) and verdict.failed_positions == (5,)
+    malformed = change in ("duplicate", "missing")
+    assert verdict.reasons == ((Reason.MALFORMED_TOP,) if malformed else (Reason.TOP_LOGPROBS,))
+    assert verdict.failed_positions == (5,) and verdict.match is not malformed
 
 
 def test_low_score(model: Transformer, greedy: Sequence) -> None:
@@ -276,12 +289,12 @@ def test_low_score(model: Transformer, greedy: Sequence) -> None:
 
 def test_too_long(model: Transformer, greedy: Sequence) -> None:
     verdict = verify_sequence(model, replace(greedy, request=replace(greedy.request, max_tokens=20)))
-    assert verdict.reasons == (Reason.TOO_LONG,) and verdict.score == 1.0 and not verdict.match
+    assert verdict.reasons == (Reason.TOO_LONG,) and verdict.score > 0.999 and not verdict.match
 
 
 def test_length_not_reached(model: Transformer, greedy: Sequence) -> None:
     verdict = verify_sequence(model, forgery.truncated(greedy, 20, "length"))
-    assert verdict.reasons == (Reason.LENGTH_NOT_REACHED,) and verdict.score == 1.0 and not verdict.match
+    assert verdict.reasons == (Reason.LENGTH_NOT_REACHED,) and verdict.score > 0.999 and not verdict.match
 
 
 @pytest.mark.parametrize("keep", [0, 9, 23])
@@ -359,7 +372,8 @@ def test_verify_chat_round_trip(loaded: LoadedModel) -> None:
     result = verify_chat(loaded, openai_body(loaded, answer))
     assert result.match and result.model == loaded.identity and result.reasons == []
     assert verify_chat(loaded, openai_body(loaded, answer, model=loaded.identity)).match
-    truncated = verify_chat(loaded, openai_body(loaded, forgery.truncated(answer, len(answer.tokens) - 1, "stop")))
+    # two tokens short: one short lands where, under the default slack, "e" is a near-tie of the dropped token
+    truncated = verify_chat(loaded, openai_body(loaded, forgery.truncated(answer, len(answer.tokens) - 2, "stop")))
     assert not truncated.match and truncated.reasons == ["not_stopped"]
 
 
