@@ -131,10 +131,26 @@ class GonkaApp(BaseApp):
         self.sprint_keeper.set_work_keeper(self.inference_keeper)
         self.bls_keeper.add_extra_provider(sprint_types.SUMMARY_EXTRA, self.sprint_keeper)
         # x/poc: PoC V2 samples finished inferences (x/inference's finish hook) for re-execution by another host.
-        self.poc_keeper = PocKeeper(self.stake_keeper, self.bls_keeper, self.inference_keeper, authority)
+        # A mismatch opens a dispute its voters decide; the loser is slashed (x/slashing), validation is work.
+        self.poc_keeper = PocKeeper(
+            self.stake_keeper,
+            self.bls_keeper,
+            self.inference_keeper,
+            self.epochs_keeper,
+            self.slashing_keeper,
+            self.rewards_keeper,
+            authority,
+        )
         self.inference_keeper.set_finish_hooks([self.poc_keeper])
         self.epochs_keeper.set_hooks(
-            [self.sprint_keeper, self.stake_keeper, self.inference_keeper, self.rewards_keeper, self.vesting_keeper]
+            [
+                self.sprint_keeper,
+                self.stake_keeper,
+                self.inference_keeper,
+                self.poc_keeper,  # before rewards: a host's standing is settled when the epoch is paid
+                self.rewards_keeper,
+                self.vesting_keeper,
+            ]
         )
         self.learning_keeper = LearningKeeper(authority)
         # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;

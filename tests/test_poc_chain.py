@@ -22,6 +22,7 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from test_inference import (
     AUTH,
     COLLATERAL,
+    DENOM,
     HOST_A,
     HOST_B,
     MODEL,
@@ -34,6 +35,7 @@ from test_inference import (
     addr,
     block,
     deliver,
+    epoch,
     finish,
     id_of,
     model,
@@ -43,15 +45,19 @@ from test_inference import (
     refused,
     reply_of,
     start,
+    until_epoch,
 )
+from test_learning import events as tx_events
 from test_stake import GNK, KEYS, host_chain
 
 from protogen.gonka.poc.v1 import poc_pb2, query_pb2, tx_pb2
+from sdk.address import module_address
 from sdk.crypto import bech32
 from sdk.services import gonka
 from x.poc import genesis as poc_genesis
 from x.poc import invariants, keys, types
 from x.poc.client.queries import validate_message
+from x.slashing import keys as slashing_keys
 
 QUERY = gonka("poc").query
 WINDOW = 10
@@ -66,6 +72,13 @@ def poc_params(**changes: Any) -> dict[str, Any]:
         "draw_delay_blocks": "1",
         "validation_window_blocks": str(WINDOW),
         "retention_blocks": "50",
+        "dispute_voters": "3",
+        "dispute_window_blocks": str(WINDOW),
+        "dispute_slash_fraction": "0.2",
+        "invalid_after": "2",
+        "sprt_p0": "0.001",
+        "sprt_p1": "0.05",
+        "sprt_alpha": "0.000001",
         **changes,
     }
 
@@ -273,45 +286,58 @@ def test_invalid_verdicts_are_refused_with_their_codes_and_change_nothing(tmp_pa
         assert poc_state(chain) == before
 
 
-def test_settled_records_are_pruned_and_disputes_kept(tmp_path: Path) -> None:
+def test_settled_records_are_pruned_and_a_dispute_with_no_one_to_vote_is_undecided(tmp_path: Path) -> None:
+    """With two hosts a dispute has no voter to draw: UNDECIDED at its voters' draw (no one slashed), then pruned
+    like any settled record; until that draw it is kept."""
     with make_chain(tmp_path / "db", **{**ALWAYS, "retention_blocks": "2"}) as chain:
         validated, _ = finished(chain, b'{"n":1}')
         disputed, _ = finished(chain, b'{"n":2}')
         block(chain)
         ok(verdict(chain, validated))
         ok(verdict(chain, disputed, match=False))
-        for _ in range(3):
-            block(chain)
-        assert chain.app.poc_keeper.get_validation(chain.context(), validated) is None
         assert validation(chain, disputed).status == poc_pb2.STATUS_DISPUTED
+        block(chain)
+        block(chain)
+        record = validation(chain, disputed)
+        assert (record.status, list(record.votes), record.slashed) == (poc_pb2.STATUS_UNDECIDED, [], "")
+        assert host(chain, HOST_A).host.invalidated == 0
+        block(chain)
+        assert chain.app.poc_keeper.get_validation(chain.context(), validated) is None
+        while chain.app.poc_keeper.get_validation(chain.context(), disputed) is not None:
+            assert chain.height <= record.prune_height
+            block(chain)
         request = query_pb2.QueryValidationRequest(inference_id=validated.hex())
         reply = chain.app.query(abci.RequestQuery(path=QUERY + "Validation", data=request.SerializeToString()))
         assert (reply.codespace, reply.code) == ("sdk", 38)
 
 
 def test_genesis_export_import_round_trip(tmp_path: Path) -> None:
-    with make_chain(tmp_path / "a") as chain:
-        pending, _ = finished(chain, b'{"n":1}')  # selected below
-        block(chain)
-        block(chain)
-        ok(verdict(chain, pending, match=False))
+    with four_hosts(tmp_path / "a", dispute_window_blocks="40") as chain:  # still voting at the export
+        voting, _, (small, _) = disputed(chain, b'{"n":1}')
+        ok(verdict(chain, voting, key=small, match=False))
         validated, _ = finished(chain, b'{"n":2}')
         block(chain)
         block(chain)
-        ok(verdict(chain, validated))
+        ok(verdict(chain, validated, key=BY_ADDRESS[validation(chain, validated).validator]))
         selected, _ = finished(chain, b'{"n":3}')
         block(chain)
         block(chain)
-        still_pending, _ = finished(chain, b'{"n":4}')
+        drawing, _ = finished(chain, b'{"n":4}')
+        block(chain)
+        block(chain)
+        still_pending, _ = finished(chain, b'{"n":5}')
+        ok(verdict(chain, drawing, key=BY_ADDRESS[validation(chain, drawing).validator], match=False))
         exported = poc_state(chain)
     statuses = sorted(r["status"] for r in exported["validations"])
-    assert statuses == ["STATUS_DISPUTED", "STATUS_PENDING", "STATUS_SELECTED", "STATUS_VALIDATED"]
-    with make_chain(tmp_path / "b", poc=exported) as again:
+    assert statuses == ["STATUS_DISPUTED"] * 2 + ["STATUS_PENDING", "STATUS_SELECTED", "STATUS_VALIDATED"]
+    with four_hosts(tmp_path / "b", poc=exported) as again:
         assert poc_state(again) == exported
         ctx = again.context()
         assert invariants.queues_consistent(again.app.poc_keeper, ctx) is None
-        assert [i for _, i in again.app.poc_keeper.queue(ctx, keys.DRAW_PREFIX)] == [still_pending]
-        assert [i for _, i in again.app.poc_keeper.queue(ctx, keys.DEADLINE_PREFIX)] == [selected]
+        keeper = again.app.poc_keeper
+        assert [i for _, i in keeper.queue(ctx, keys.DRAW_PREFIX)] == [still_pending]
+        assert sorted(i for _, i in keeper.queue(ctx, keys.DEADLINE_PREFIX)) == sorted([selected, voting])
+        assert [i for _, i in keeper.queue(ctx, keys.VOTE_DRAW_PREFIX)] == [drawing]
 
 
 def test_invariants_name_broken_state(tmp_path: Path) -> None:
@@ -330,9 +356,12 @@ def test_invariants_name_broken_state(tmp_path: Path) -> None:
         ctx = chain.context()
         keeper.set_host(ctx, poc_pb2.HostRecord(host=addr(HOST_A), reputation=2, validated=1))
         assert "exceeds its validated count" in (invariants.validators_drawn(keeper, ctx) or "")
-        keeper.invalidate(ctx, raw(HOST_A))
-        after = keeper.get_host(ctx, raw(HOST_A))
-        assert (after.reputation, after.invalidated) == (0, 1)
+        ctx = chain.context()
+        record.validator, record.status = addr(HOST_B), poc_pb2.STATUS_DISPUTED
+        record.verdict = poc_pb2.VERDICT_MISMATCH
+        record.votes.add(voter=addr(HOST_A), power=1)
+        ctx.kv(keys.STORE_PREFIX).set(keys.validation_key(inference_id), record.SerializeToString())
+        assert "include its executor or accuser" in (invariants.validators_drawn(keeper, ctx) or "")
 
 
 def test_many_hosts_every_draw_is_reproducible_and_never_the_executor(tmp_path: Path) -> None:
@@ -407,3 +436,174 @@ def test_invalid_params_and_a_stranger_updating_them_are_refused(tmp_path: Path)
         params.max_validation_rate = "0.5"
         result = deliver(chain, STRANGER, tx_pb2.MsgUpdateParams(authority=addr(STRANGER), params=params))[0]
         assert result.code != 0 and poc_state(chain) == before
+
+
+# --- disputes and standing ---------------------------------------------------------------------------------
+
+HOSTS = KEYS[:4]
+"""HOST_A, HOST_B, ALICE and BOB, hosts of different collateral all serving MODEL: a dispute over an answer of
+HOST_A has an accuser and two voters."""
+COLLATERALS = [100 * GNK, 150 * GNK, 200 * GNK, 250 * GNK]
+BY_ADDRESS = {addr(k): k for k in HOSTS}
+SLASHED_POOL = bech32.encode(module_address(slashing_keys.SLASHED_POOL))
+
+
+def four_hosts(path: Path, poc: dict[str, Any] | None = None, **params: Any) -> InProcessChain:
+    section = {
+        "params": PARAMS,
+        "models": [model("tiny-llama", SHA), model("other/model-v2", OTHER_SHA, 5)],
+        "nodes": [node(k, f"node-{i}", [MODEL]) for i, k in enumerate(HOSTS)],
+    }
+    state = {"inference": section, "poc": poc or {"params": poc_params(**{**ALWAYS, **params})}}
+    return host_chain(path, COLLATERALS, extra=state, authority=raw(AUTH), check_invariants=True)
+
+
+def disputed(chain: InProcessChain, body: bytes) -> tuple[bytes, Any, list[Any]]:
+    """An answer of HOST_A that its drawn validator finds a mismatch, its voters drawn: (id, the accuser's key,
+    the voters' keys, the least powerful first)."""
+    inference_id, _ = finished(chain, body)
+    block(chain)
+    block(chain)
+    accuser = BY_ADDRESS[validation(chain, inference_id).validator]
+    ok(verdict(chain, inference_id, key=accuser, match=False, score=3_000))
+    block(chain)  # the voters' beacon height
+    block(chain)
+    record = validation(chain, inference_id)
+    window = chain.app.poc_keeper.get_params(chain.context()).dispute_window_blocks
+    assert record.status == poc_pb2.STATUS_DISPUTED and record.vote_deadline_height == chain.height + window
+    voters = sorted(record.votes, key=lambda v: (v.power, v.voter))
+    assert {v.voter for v in voters} == {addr(k) for k in HOSTS} - {addr(HOST_A), record.validator}
+    powers = chain.app.stake_keeper.validator_powers(chain.context())
+    assert all(v.power == powers[bech32.decode(v.voter)] for v in voters)
+    assert (record.accuser_power, record.executor_power) == (powers[raw(accuser)], powers[raw(HOST_A)])
+    for v in voters:
+        assert inference_id in [r.inference_id for r in assigned(chain, BY_ADDRESS[v.voter])]
+    return inference_id, accuser, [BY_ADDRESS[v.voter] for v in voters]
+
+
+def collateral(chain: InProcessChain, key: Any) -> int:
+    found = chain.app.stake_keeper.get_host(chain.context(), raw(key))
+    assert found is not None
+    return int(found.collateral)
+
+
+def check_payout(result: Any, loser: Any, taken: int, honest: list[tuple[str, int]]) -> None:
+    """The slash event took ``taken`` from ``loser``; each honest (address, power) got its share by power, rounded
+    down, from the slashed pool, and the rest went to the community pool."""
+    [slash] = [e for e in tx_events(result, "slash") if e["operator"] == addr(loser)]
+    assert slash["amount"] == f"{taken}{DENOM}"
+    total = sum(power for _, power in honest)
+    paid = {(e["recipient"], e["amount"]) for e in tx_events(result, "transfer") if e["sender"] == SLASHED_POOL}
+    shares = [taken * power // total for _, power in honest]
+    to_honest = {(address, amount) for address, amount in paid if address in dict(honest)}
+    assert to_honest == {(address, f"{share}{DENOM}") for (address, _), share in zip(honest, shares) if share}
+    rest = taken - sum(shares)
+    assert slash["pool"] == f"{rest}{DENOM}" and {amount for _, amount in paid - to_honest} == {f"{rest}{DENOM}"}
+
+
+def test_the_voters_uphold_a_mismatch_the_executor_is_invalidated_and_slashed(tmp_path: Path) -> None:
+    with four_hosts(tmp_path / "db") as chain:
+        inference_id, accuser, (small, large) = disputed(chain, b'{"n":1}')
+        before = collateral(chain, HOST_A)
+        ok(verdict(chain, inference_id, key=small, match=False, score=1_000))
+        assert validation(chain, inference_id).status == poc_pb2.STATUS_DISPUTED  # less than half the voters' power
+        result = verdict(chain, inference_id, key=large, match=False, score=2_000)
+        ok(result)
+        assert reply_of(result, tx_pb2.MsgValidateInferenceResponse).status == poc_pb2.STATUS_INVALIDATED
+        record = validation(chain, inference_id)
+        taken = before // 5
+        assert (record.status, record.slashed, record.decided_height) == (
+            poc_pb2.STATUS_INVALIDATED,
+            str(taken),
+            chain.height,
+        )
+        assert collateral(chain, HOST_A) == before - taken
+        honest = [(addr(accuser), record.accuser_power)] + [(v.voter, v.power) for v in record.votes]
+        check_payout(result, HOST_A, taken, honest)
+        executor = host(chain, HOST_A).host
+        assert (executor.invalidated, executor.reputation, executor.consecutive_invalidations) == (1, 0, 1)
+        assert executor.status == poc_pb2.HOST_STATUS_ACTIVE  # invalid_after is 2
+        assert [host(chain, k).host.votes for k in (small, large)] == [1, 1]
+        assert all(assigned(chain, k) == [] for k in HOSTS)
+
+
+def test_the_voters_reject_a_false_accusation_and_the_accuser_is_slashed(tmp_path: Path) -> None:
+    with four_hosts(tmp_path / "db") as chain:
+        inference_id, accuser, (small, large) = disputed(chain, b'{"n":1}')
+        before, executor_before = collateral(chain, accuser), collateral(chain, HOST_A)
+        ok(verdict(chain, inference_id, key=small, match=True, score=990_000))
+        result = verdict(chain, inference_id, key=large, match=True, score=995_000)
+        ok(result)
+        record = validation(chain, inference_id)
+        taken = before // 5
+        assert (record.status, record.slashed) == (poc_pb2.STATUS_CLEARED, str(taken))
+        assert collateral(chain, accuser) == before - taken and collateral(chain, HOST_A) == executor_before
+        honest = [(addr(HOST_A), record.executor_power)] + [(v.voter, v.power) for v in record.votes]
+        check_payout(result, accuser, taken, honest)
+        executor = host(chain, HOST_A).host
+        assert (executor.validated, executor.reputation, executor.invalidated) == (1, 1, 0)
+        assert host(chain, accuser).host.accusations_lost == 1
+
+
+def test_votes_are_refused_with_their_codes_and_a_dispute_closes_undecided(tmp_path: Path) -> None:
+    with four_hosts(tmp_path / "db") as chain:
+        inference_id, _ = finished(chain, b'{"n":1}')
+        block(chain)
+        block(chain)
+        accuser = BY_ADDRESS[validation(chain, inference_id).validator]
+        ok(verdict(chain, inference_id, key=accuser, match=False))
+        others = [k for k in HOSTS if k not in (HOST_A, accuser)]
+        before = poc_state(chain)
+        refused(verdict(chain, inference_id, key=others[0]), "poc", 3, "voters are drawn after")
+        assert poc_state(chain) == before
+        block(chain)
+        record = validation(chain, inference_id)
+        small, large = (BY_ADDRESS[v.voter] for v in sorted(record.votes, key=lambda v: (v.power, v.voter)))
+        before = poc_state(chain)
+        refused(verdict(chain, inference_id, key=HOST_A), "poc", 5, "not a drawn voter")
+        refused(verdict(chain, inference_id, key=STRANGER), "poc", 5, "not a drawn voter")
+        refused(verdict(chain, inference_id, key=accuser, match=True), "poc", 6, "own verdict")
+        assert poc_state(chain) == before
+        ok(verdict(chain, inference_id, key=small, match=False))
+        before = poc_state(chain)
+        refused(verdict(chain, inference_id, key=small, match=True), "poc", 6, "has voted")  # twice
+        assert poc_state(chain) == before
+        collaterals = [collateral(chain, k) for k in HOSTS]
+        while chain.height < record.vote_deadline_height:
+            assert validation(chain, inference_id).status == poc_pb2.STATUS_DISPUTED
+            block(chain)
+        record = validation(chain, inference_id)
+        assert (record.status, record.slashed) == (poc_pb2.STATUS_UNDECIDED, "")  # one vote settles nothing
+        assert [collateral(chain, k) for k in HOSTS] == collaterals
+        assert (host(chain, large).host.missed, host(chain, small).host.missed) == (1, 0)
+        before = poc_state(chain)
+        refused(verdict(chain, inference_id, key=large), "poc", 7, "closed")  # after the close
+        assert poc_state(chain) == before
+
+
+def test_invalidations_in_a_row_make_a_host_invalid_until_a_clean_epoch(tmp_path: Path) -> None:
+    with four_hosts(tmp_path / "db") as chain:
+        for n in range(2):
+            inference_id, _, voters = disputed(chain, f'{{"n":{n}}}'.encode())
+            for voter in voters:
+                if validation(chain, inference_id).status == poc_pb2.STATUS_DISPUTED:
+                    ok(verdict(chain, inference_id, key=voter, match=False))
+            assert validation(chain, inference_id).status == poc_pb2.STATUS_INVALIDATED
+        executor = host(chain, HOST_A).host
+        assert (executor.status, executor.consecutive_invalidations) == (poc_pb2.HOST_STATUS_INVALID, 2)
+        assert executor.invalid_epoch == epoch(chain)
+        until_epoch(chain, executor.invalid_epoch + 1)
+        assert host(chain, HOST_A).host.status == poc_pb2.HOST_STATUS_INVALID  # the epoch it fell in is not clean
+        until_epoch(chain, executor.invalid_epoch + 2)
+        executor = host(chain, HOST_A).host
+        assert (executor.status, executor.consecutive_invalidations) == (poc_pb2.HOST_STATUS_ACTIVE, 0)
+
+
+def test_the_sequential_test_tells_a_cheating_rate_from_the_honest_one() -> None:
+    p0, p1, alpha = Fraction(1, 1000), Fraction(5, 100), Fraction(1, 10**6)
+    assert not types.sprt_invalid(p0, p1, alpha, 0, 0)
+    assert not types.sprt_invalid(p0, p1, alpha, 3, 0)  # 50³ = 125,000 < 10⁶
+    assert types.sprt_invalid(p0, p1, alpha, 4, 0)  # 50⁴ = 6,250,000 ≥ 10⁶
+    assert not types.sprt_invalid(p0, p1, alpha, 4, 37)  # (950/999)^37 · 50⁴ < 10⁶
+    assert types.sprt_invalid(p0, p1, alpha, 4, 36)
+    assert not types.sprt_invalid(p0, p1, alpha, 1, 0) and not types.sprt_invalid(p0, p1, alpha, 10, 10_000)

@@ -1,9 +1,12 @@
-"""What x/poc needs from x/stake, x/bls and x/inference."""
+"""What x/poc needs from x/stake, x/bls, x/inference, x/epochs, x/slashing and x/rewards."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from fractions import Fraction
 from typing import Protocol
 
+from protogen.gonka.epochs.v1 import epochs_pb2
 from sdk.context import Context
 
 
@@ -20,3 +23,27 @@ class InferenceKeeper(Protocol):
     """Which hosts can re-execute an inference: those with a node serving its model."""
 
     def serves(self, ctx: Context, operator: bytes, model: str) -> bool: ...
+
+
+class EpochsKeeper(Protocol):
+    def current_epoch(self, ctx: Context) -> epochs_pb2.Epoch: ...
+
+
+class SlashingKeeper(Protocol):
+    """A dispute's loser pays ``share`` of its collateral to the honest side, pro rata to their power."""
+
+    def slash(
+        self,
+        ctx: Context,
+        operator: bytes,
+        share: Fraction,
+        reason: str,
+        beneficiaries: Sequence[tuple[bytes, int]],
+        infraction_height: int = 0,
+    ) -> int: ...
+
+
+class RewardsKeeper(Protocol):
+    """Validation work counts toward the epoch's rewards as inference work does."""
+
+    def report_work(self, ctx: Context, epoch: int, host: bytes, units: int) -> None: ...

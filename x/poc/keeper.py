@@ -1,8 +1,9 @@
 """PoC V2's sampling on chain (README.md): each finished inference queued for its draw, the draw in the end block
-after its beacon height, the drawn validator's verdict, and the missed windows.
+after its beacon height, the drawn validator's verdict, and the missed windows; a mismatch's dispute is
+``disputes.py``, a host's standing ``standing.py``.
 
 x/inference calls ``on_inference_finished`` (app.py wires it as a finish hook); the end block runs
-``process_block``: draws due, windows closed, settled records pruned, in that order.
+``process_block``: draws due, disputes' voters drawn, windows closed, settled records pruned, in that order.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from sdk.context import Context, PrefixStore
 from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
 from sdk.store import PRESENT
-from x.poc import keys, types
+from x.poc import disputes, keys, standing, types
 from x.poc.errors import (
     ErrAlreadyValidated,
     ErrNotAssigned,
@@ -24,11 +25,24 @@ from x.poc.errors import (
     ErrUnknownInference,
     ErrWindowClosed,
 )
-from x.poc.expected_keepers import BlsKeeper, InferenceKeeper, StakeKeeper
+from x.poc.expected_keepers import (
+    BlsKeeper,
+    EpochsKeeper,
+    InferenceKeeper,
+    RewardsKeeper,
+    SlashingKeeper,
+    StakeKeeper,
+)
 from x.poc.params import default_params, max_rate, min_rate
 
 Status = poc_pb2.Status
-SETTLED = (poc_pb2.STATUS_NOT_SELECTED, poc_pb2.STATUS_VALIDATED, poc_pb2.STATUS_MISSED, poc_pb2.STATUS_NO_VALIDATOR)
+SETTLED = (
+    poc_pb2.STATUS_NOT_SELECTED,
+    poc_pb2.STATUS_VALIDATED,
+    poc_pb2.STATUS_MISSED,
+    poc_pb2.STATUS_NO_VALIDATOR,
+    *disputes.DECIDED,
+)
 """Statuses whose record is pruned ``retention_blocks`` after it settled (a dispute stays until decided)."""
 
 
@@ -36,11 +50,21 @@ class PocKeeper:
     """Owns the ``poc/`` prefix."""
 
     def __init__(
-        self, stake: StakeKeeper, bls: BlsKeeper, inference: InferenceKeeper, authority: bytes = GOV_AUTHORITY
+        self,
+        stake: StakeKeeper,
+        bls: BlsKeeper,
+        inference: InferenceKeeper,
+        epochs: EpochsKeeper,
+        slashing: SlashingKeeper,
+        rewards: RewardsKeeper,
+        authority: bytes = GOV_AUTHORITY,
     ) -> None:
         self.stake = stake
         self.bls = bls
         self.inference = inference
+        self.epochs = epochs
+        self.slashing = slashing
+        self.rewards = rewards
         self.authority = authority
 
     @staticmethod
@@ -74,6 +98,12 @@ class PocKeeper:
             store.set(keys.deadline_key(record.deadline_height, record.inference_id), PRESENT)
             validator = bech32.decode(record.validator)
             store.set(keys.assigned_key(validator, record.deadline_height, record.inference_id), PRESENT)
+        elif record.status == poc_pb2.STATUS_DISPUTED and not record.vote_deadline_height:
+            store.set(keys.vote_draw_key(record.vote_draw_height, record.inference_id), PRESENT)
+        elif record.status == poc_pb2.STATUS_DISPUTED:
+            store.set(keys.deadline_key(record.vote_deadline_height, record.inference_id), PRESENT)
+            for voter in disputes.awaited(record):
+                store.set(keys.assigned_key(voter, record.vote_deadline_height, record.inference_id), PRESENT)
         elif record.status in SETTLED:
             store.set(keys.prune_key(record.prune_height, record.inference_id), PRESENT)
 
@@ -84,8 +114,19 @@ class PocKeeper:
         validator = bech32.decode(record.validator)
         store.delete(keys.assigned_key(validator, record.deadline_height, record.inference_id))
 
+    def unqueue_dispute(self, ctx: Context, record: poc_pb2.Validation) -> None:
+        """Take a disputed record out of the deadline queue and its voters' index (its decision)."""
+        store = self._store(ctx)
+        store.delete(keys.deadline_key(record.vote_deadline_height, record.inference_id))
+        for voter in disputes.awaited(record):
+            store.delete(keys.assigned_key(voter, record.vote_deadline_height, record.inference_id))
+
+    def unqueue_vote(self, ctx: Context, record: poc_pb2.Validation, voter: bytes) -> None:
+        self._store(ctx).delete(keys.assigned_key(voter, record.vote_deadline_height, record.inference_id))
+
     def assigned(self, ctx: Context, validator: bytes) -> list[poc_pb2.Validation]:
-        """The selected inferences awaiting ``validator``'s verdict, earliest deadline first."""
+        """The selected inferences awaiting ``validator``'s verdict, and the disputes awaiting its vote, earliest
+        deadline first."""
         prefix = keys.assigned_prefix(validator)
         found = (
             self.get_validation(ctx, key[len(prefix) + keys.HEIGHT_BYTES :])
@@ -143,6 +184,7 @@ class PocKeeper:
             inference_id=inference.id,
             executor=inference.executor,
             model=inference.model,
+            work_units=inference.prompt_tokens + inference.completion_tokens,
             finish_height=inference.finish_height,
             draw_height=inference.finish_height + delay,
             status=poc_pb2.STATUS_PENDING,
@@ -189,7 +231,8 @@ class PocKeeper:
         self, ctx: Context, inference_id: bytes, validator: bytes, verdict: poc_pb2.Verdict, score: int
     ) -> poc_pb2.Validation:
         """The drawn validator's verdict (verdict and score already checked statelessly): match grows the
-        executor's reputation, mismatch opens a dispute; both count as the validator's work."""
+        executor's reputation, mismatch opens a dispute; both count as the validator's work. On a disputed
+        inference, a drawn voter's vote (``disputes.vote``)."""
         record = self.get_validation(ctx, inference_id)
         the_id = inference_id.hex()
         if record is None:
@@ -198,28 +241,31 @@ class PocKeeper:
             raise ErrNotDrawn.wrap(f"inference {the_id} is drawn after the beacon of height {record.draw_height}")
         if record.status in (poc_pb2.STATUS_NOT_SELECTED, poc_pb2.STATUS_NO_VALIDATOR):
             raise ErrNotSelected.wrap(f"inference {the_id} is {Status.Name(record.status)}")
+        if record.status == poc_pb2.STATUS_DISPUTED or record.status in disputes.DECIDED:
+            return disputes.vote(self, ctx, record, validator, verdict, score)
         if bech32.decode(record.validator) != validator:
             raise ErrNotAssigned.wrap(f"inference {the_id} is {record.validator}'s to validate")
-        if record.status in (poc_pb2.STATUS_VALIDATED, poc_pb2.STATUS_DISPUTED):
+        if record.status == poc_pb2.STATUS_VALIDATED:
             raise ErrAlreadyValidated.wrap(f"inference {the_id} is {Status.Name(record.status)}")
         height = ctx.header.height
         if record.status == poc_pb2.STATUS_MISSED or height > record.deadline_height:
             raise ErrWindowClosed.wrap(f"inference {the_id}'s window closed at height {record.deadline_height}")
         self.unqueue_selected(ctx, record)
         record.verdict, record.score, record.verdict_height = verdict, score, height
-        executor_record = self.get_host(ctx, bech32.decode(record.executor))
         validator_record = self.get_host(ctx, validator)
         validator_record.validations += 1
+        self.set_host(ctx, validator_record)
+        self.report_validation_work(ctx, record, validator)
         if verdict == poc_pb2.VERDICT_MATCH:
             record.status = poc_pb2.STATUS_VALIDATED
             record.prune_height = height + self.get_params(ctx).retention_blocks
-            executor_record.validated += 1
-            executor_record.reputation += 1
+            standing.validated(self, ctx, bech32.decode(record.executor))
         else:
             record.status = poc_pb2.STATUS_DISPUTED
+            record.vote_draw_height = height + self.get_params(ctx).draw_delay_blocks
+            executor_record = self.get_host(ctx, bech32.decode(record.executor))
             executor_record.disputed += 1
-        self.set_host(ctx, executor_record)
-        self.set_host(ctx, validator_record)
+            self.set_host(ctx, executor_record)
         self.set_validation(ctx, record)
         ctx.emit(
             "poc_validation",
@@ -232,13 +278,20 @@ class PocKeeper:
         )
         return record
 
-    def invalidate(self, ctx: Context, executor: bytes) -> None:
-        """An inference of ``executor`` lost its dispute: counted, and its reputation starts over (its rate back to
-        the maximum). The dispute's decision (the next part of PoC V2) calls this."""
-        record = self.get_host(ctx, executor)
-        record.invalidated += 1
-        record.reputation = 0
-        self.set_host(ctx, record)
+    def report_validation_work(self, ctx: Context, record: poc_pb2.Validation, validator: bytes) -> None:
+        """A verdict or a vote sent in time is the validator's work: the inference's tokens, as its executor's."""
+        self.rewards.report_work(ctx, self.epochs.current_epoch(ctx).number, validator, record.work_units)
+
+    # --- epochs --------------------------------------------------------------------------------------
+
+    def on_epoch_end(self, ctx: Context, epoch: int) -> None:
+        return None
+
+    def on_epoch_start(self, ctx: Context, epoch: int) -> None:
+        standing.reinstate(self, ctx, epoch)
+
+    def on_stage(self, ctx: Context, epoch: int, stage: int) -> None:
+        return None
 
     # --- the end block -------------------------------------------------------------------------------
 
@@ -263,13 +316,16 @@ class PocKeeper:
                 self.draw(ctx, record)
 
     def process_deadlines(self, ctx: Context, height: int) -> None:
-        """Every selected record whose last accepted height is ``height`` or before: missed."""
+        """Every selected record whose last accepted height is ``height`` or before: missed; every dispute whose
+        voting closed: decided on the votes sent."""
         store = self._store(ctx)
         for deadline, inference_id in self.queue(ctx, keys.DEADLINE_PREFIX, through=height):
             record = self.get_validation(ctx, inference_id)
             if record is not None and record.status == poc_pb2.STATUS_SELECTED:
                 self.unqueue_selected(ctx, record)
                 self.miss(ctx, record)
+            elif record is not None and record.status == poc_pb2.STATUS_DISPUTED:
+                disputes.close(self, ctx, record)
             else:
                 store.delete(keys.deadline_key(deadline, inference_id))
 
@@ -281,7 +337,17 @@ class PocKeeper:
             if record is not None and record.status in SETTLED:
                 store.delete(keys.validation_key(inference_id))
 
+    def process_vote_draws(self, ctx: Context, height: int) -> None:
+        """Draw the voters of every dispute whose beacon height is before ``height``."""
+        store = self._store(ctx)
+        for draw_height, inference_id in self.queue(ctx, keys.VOTE_DRAW_PREFIX, through=height - 1):
+            store.delete(keys.vote_draw_key(draw_height, inference_id))
+            record = self.get_validation(ctx, inference_id)
+            if record is not None and record.status == poc_pb2.STATUS_DISPUTED and not record.vote_deadline_height:
+                disputes.draw_voters(self, ctx, record)
+
     def process_block(self, ctx: Context, height: int) -> None:
         self.process_draws(ctx, height)
+        self.process_vote_draws(ctx, height)
         self.process_deadlines(ctx, height)
         self.process_pruning(ctx, height)

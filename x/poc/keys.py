@@ -5,7 +5,9 @@
 0x03 | deadline(8) | id(32)          -> (empty): the deadline queue, selected inferences awaiting a verdict
 0x04 | prune_height(8) | id(32)      -> (empty): the prune queue, settled records
 0x05 | host(20)                      -> gonka.poc.v1.HostRecord
-0x06 | validator(20) | deadline(8) | id(32) -> (empty): the selected inferences by their drawn validator
+0x06 | validator(20) | deadline(8) | id(32) -> (empty): the selected inferences by their drawn validator, and
+                                         the disputed ones by each voter that has not voted
+0x07 | vote_draw_height(8) | id(32)  -> (empty): the disputes waiting for their voters' beacon
 0x51                                 -> gonka.poc.v1.Params
 
 Heights are big-endian u64, so each queue iterates in height order, then id order.
@@ -21,6 +23,7 @@ DEADLINE_PREFIX = b"\x03"
 PRUNE_PREFIX = b"\x04"
 HOST_PREFIX = b"\x05"
 ASSIGNED_PREFIX = b"\x06"
+VOTE_DRAW_PREFIX = b"\x07"
 PARAMS_KEY = b"\x51"
 
 ID_BYTES = 32
@@ -51,6 +54,10 @@ def queue_entry(queue: bytes, key: bytes) -> tuple[int, bytes]:
     """A queue key's (height, inference id)."""
     start = len(queue)
     return int.from_bytes(key[start : start + HEIGHT_BYTES], "big"), key[start + HEIGHT_BYTES :]
+
+
+def vote_draw_key(height: int, inference_id: bytes) -> bytes:
+    return VOTE_DRAW_PREFIX + u64(height) + inference_id
 
 
 def host_key(host: bytes) -> bytes:

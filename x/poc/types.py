@@ -10,6 +10,9 @@ it will be checked. From the beacon and the inference id:
   the candidates (the other hosts in the validator set serving the model, in address order), W their total:
   each drawn with probability weight / W (a modulo bias below 2⁻¹⁹⁰ for W < 2⁶⁴).
 
+A dispute's voters are drawn the same way with ``VOTER_TAG ‖ beacon ‖ id ‖ u16(i)`` for the i-th, without
+replacement (each drawn candidate leaves the pool); the side holding more than half the voters' power wins.
+
 The rate is ``p = min + (max − min) · s / (s + r)`` for reputation r and scale s: max at r = 0, (min + max) / 2 at
 r = s, falling toward min; an exact fraction.
 """
@@ -17,11 +20,14 @@ r = s, falling toward min; an exact fraction.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
+
+from protogen.gonka.poc.v1 import poc_pb2
 
 SELECT_TAG = b"gonka/poc/v1/select"
 VALIDATOR_TAG = b"gonka/poc/v1/validator"
+VOTER_TAG = b"gonka/poc/v1/voter"
 FALLBACK_TAG = b"gonka/poc/v1/fallback"
 SCORE_SCALE = 1_000_000
 """A score is in parts per million: 1,000,000 is a perfect match."""
@@ -46,11 +52,28 @@ def is_selected(beacon: bytes, inference_id: bytes, rate: Fraction) -> bool:
 def draw_validator(beacon: bytes, inference_id: bytes, weights: Mapping[bytes, int]) -> bytes | None:
     """The candidate drawn by weight (``weights``: address → weight; zero weights never drawn), None without
     candidates."""
+    return _draw(hashlib.sha256(VALIDATOR_TAG + beacon + inference_id).digest(), weights)
+
+
+def draw_voters(beacon: bytes, inference_id: bytes, weights: Mapping[bytes, int], k: int) -> list[bytes]:
+    """Up to ``k`` distinct candidates, each drawn by weight from those not drawn yet, in draw order."""
+    pool, drawn = dict(weights), []
+    for i in range(k):
+        voter = _draw(hashlib.sha256(VOTER_TAG + beacon + inference_id + i.to_bytes(2, "big")).digest(), pool)
+        if voter is None:
+            break
+        drawn.append(voter)
+        del pool[voter]
+    return drawn
+
+
+def _draw(digest: bytes, weights: Mapping[bytes, int]) -> bytes | None:
+    """The candidate at ``u256(digest) mod W`` in the cumulative weights, in address order."""
     candidates = sorted((address, weight) for address, weight in weights.items() if weight > 0)
     total = sum(weight for _, weight in candidates)
     if total == 0:
         return None
-    point = int.from_bytes(hashlib.sha256(VALIDATOR_TAG + beacon + inference_id).digest(), "big") % total
+    point = int.from_bytes(digest, "big") % total
     for address, weight in candidates:
         if point < weight:
             return address
@@ -62,3 +85,25 @@ def fallback_beacon(chain_id: str, height: int, last_app_hash: bytes) -> bytes:
     """What stands in for the beacon of ``height`` when it has no certificate (vote extensions off): a hash of the
     last app hash at the draw, weaker (a proposer could grind it); the README says so."""
     return hashlib.sha256(FALLBACK_TAG + chain_id.encode() + height.to_bytes(8, "big") + last_app_hash).digest()
+
+
+def dispute_outcome(votes: Sequence[poc_pb2.Vote]) -> poc_pb2.Status | None:
+    """INVALIDATED when the voters that found a mismatch hold more than half the voters' power, CLEARED when those
+    that found a match do; None while neither does (the votes sent so far cannot settle it)."""
+    total = sum(vote.power for vote in votes)
+    against = sum(vote.power for vote in votes if vote.verdict == poc_pb2.VERDICT_MISMATCH)
+    for_it = sum(vote.power for vote in votes if vote.verdict == poc_pb2.VERDICT_MATCH)
+    if 2 * against > total:
+        return poc_pb2.STATUS_INVALIDATED
+    if 2 * for_it > total:
+        return poc_pb2.STATUS_CLEARED
+    return None
+
+
+def sprt_invalid(p0: Fraction, p1: Fraction, alpha: Fraction, invalidated: int, validated: int) -> bool:
+    """Wald's sequential test of an invalidation rate p1 against the honest p0: the likelihood ratio of
+    ``invalidated`` invalidations among ``invalidated + validated`` reaches 1/α (exact fractions)."""
+    if invalidated == 0:
+        return False  # the ratio is at most 1
+    ratio = (p1 / p0) ** invalidated * ((1 - p1) / (1 - p0)) ** validated
+    return ratio * alpha >= 1

@@ -27,7 +27,8 @@ def host(querier: Querier, address: str) -> query_pb2.QueryHostResponse:
 
 
 def assigned(querier: Querier, validator: str) -> list[poc_pb2.Validation]:
-    """The selected inferences awaiting ``validator``'s verdict, earliest deadline first."""
+    """The selected inferences awaiting ``validator``'s verdict and the disputes awaiting its vote, earliest
+    deadline first."""
     return list(
         querier.query(
             QUERY + "Assigned", query_pb2.QueryAssignedRequest(validator=validator), query_pb2.QueryAssignedResponse
