@@ -37,7 +37,9 @@ from test_inference import (
     deliver,
     epoch,
     finish,
+    get,
     id_of,
+    locked,
     model,
     node,
     ok,
@@ -50,6 +52,7 @@ from test_inference import (
 from test_learning import events as tx_events
 from test_stake import GNK, KEYS, host_chain
 
+from protogen.gonka.inference.v1.inference_pb2 import STATUS_INVALIDATED
 from protogen.gonka.poc.v1 import poc_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
 from sdk.crypto import bech32
@@ -505,6 +508,11 @@ def test_the_voters_uphold_a_mismatch_the_executor_is_invalidated_and_slashed(tm
     with four_hosts(tmp_path / "db") as chain:
         inference_id, accuser, (small, large) = disputed(chain, b'{"n":1}')
         before = collateral(chain, HOST_A)
+        paid = get(chain, inference_id)
+        requester = bech32.decode(paid.requester)
+        balances = (chain.balance(requester), chain.balance(raw(HOST_A)), locked(chain, HOST_A))
+        clawed = min(paid.payment, balances[2])  # what of it still vests (the first of its two parts released)
+        assert paid.payment > clawed > 0
         ok(verdict(chain, inference_id, key=small, match=False, score=1_000))
         assert validation(chain, inference_id).status == poc_pb2.STATUS_DISPUTED  # less than half the voters' power
         result = verdict(chain, inference_id, key=large, match=False, score=2_000)
@@ -520,6 +528,24 @@ def test_the_voters_uphold_a_mismatch_the_executor_is_invalidated_and_slashed(tm
         assert collateral(chain, HOST_A) == before - taken
         honest = [(addr(accuser), record.accuser_power)] + [(v.voter, v.power) for v in record.votes]
         check_payout(result, HOST_A, taken, honest)
+        # the requester refunded the payment in full: what still vests taken back from the executor's schedule,
+        # the part already released from what it may spend
+        assert record.refunded == paid.payment and get(chain, inference_id).status == STATUS_INVALIDATED
+        [refund] = tx_events(result, "invalidate_inference")
+        assert (refund["refund"], refund["clawed_back"], refund["shortfall"]) == (
+            f"{paid.payment}{DENOM}",
+            f"{clawed}{DENOM}",
+            f"0{DENOM}",
+        )
+        transfers = tx_events(result, "transfer")
+        share = sum(  # the requester (ALICE) is also a host, perhaps one of the voters paid from the slash
+            int(e["amount"].removesuffix(DENOM))
+            for e in transfers
+            if (e["sender"], e["recipient"]) == (SLASHED_POOL, paid.requester)
+        )
+        assert chain.balance(requester) == balances[0] + paid.payment + share
+        assert chain.balance(raw(HOST_A)) == balances[1] - paid.payment
+        assert locked(chain, HOST_A) == balances[2] - clawed
         executor = host(chain, HOST_A).host
         assert (executor.invalidated, executor.reputation, executor.consecutive_invalidations) == (1, 0, 1)
         assert executor.status == poc_pb2.HOST_STATUS_ACTIVE  # invalid_after is 2

@@ -484,3 +484,50 @@ def test_cli_queries_are_registered() -> None:
     ):
         args = parser.parse_args(argv)
         assert callable(args.func)
+
+
+def clawback(chain: InProcessChain, owner: bytes, amount: int, denom: str = DENOM) -> tuple[int, Any]:
+    taken: list[int] = []
+    response = chain.block(
+        during=lambda ctx: taken.append(chain.app.vesting_keeper.clawback(ctx, owner, PAYER, denom, amount))
+    )
+    return taken[0], response
+
+
+def test_clawback_takes_the_latest_parts_first_and_the_rest_releases_as_before(tmp_path: Path) -> None:
+    vestee = raw(VESTEE)
+    with vesting_chain(tmp_path) as chain:
+        vest(chain, vestee, Coins(((DENOM, 1003), ("uother", 2))), 4)
+        payer = chain.balance(PAYER_ADDRESS)
+        taken, response = clawback(chain, vestee, 300)  # the last part (250) and 50 of the one before
+        assert taken == 300
+        assert events(response, "vesting_clawback") == [
+            {"address": address_of(VESTEE), "amount": f"300{DENOM}", "to": PAYER}
+        ]
+        assert parts(chain, vestee) == [(1, {DENOM: 253, "uother": 2}), (2, {DENOM: 250}), (3, {DENOM: 200})]
+        assert locked(chain, vestee) == 703 and chain.balance(vestee) == FREE + 703
+        assert chain.balance(PAYER_ADDRESS) == payer + 300 and spendable(chain, vestee) == FREE
+        totals = schedule(chain, vestee).totals
+        assert [(c.denom, c.amount) for c in totals.scheduled] == [(DENOM, "703"), ("uother", "2")]
+        assert clawback(chain, vestee, 1, "uother")[0] == 1  # another denom's parts on their own
+        assert parts(chain, vestee) == [(1, {DENOM: 253, "uother": 1}), (2, {DENOM: 250}), (3, {DENOM: 200})]
+        while chain.height < 7:
+            chain.block()
+        assert [epoch for epoch, _ in parts(chain, vestee)] == [2, 3]  # epoch 1's start released its part
+        assert clawback(chain, vestee, 460)[0] == 450  # no more than is still locked
+        assert parts(chain, vestee) == [] and locked(chain, vestee) == 0
+        assert spendable(chain, vestee) == chain.balance(vestee) == FREE + 253
+        assert clawback(chain, vestee, 10)[0] == 0  # nothing locked: nothing taken, no error
+        assert chain.app.vesting_keeper.get_rate(chain.context(), vestee) == {}
+        assert chain.app.vesting_keeper.changes(chain.context(), vestee) == []
+
+
+def test_clawback_of_part_of_a_long_run_splits_it() -> None:
+    from x.vesting.keeper import cut_tail, schedule_segments
+
+    segments = schedule_segments(DENOM, 4, {DENOM: 10}, [(9, {DENOM: -10}), (12, {"uother": 3})])
+    assert segments == [(5, 9, 10)]
+    assert cut_tail(segments, 25) == [(5, 6, 10), (6, 7, 5)]  # epochs 8 and 7 whole, 5 of epoch 6
+    assert cut_tail(segments, 20) == [(5, 7, 10)]
+    assert cut_tail(segments, 45) == [] and cut_tail(segments, 0) == segments
+    assert cut_tail([(5, 6, 10)], 3) == [(5, 6, 7)]

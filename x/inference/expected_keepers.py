@@ -25,6 +25,9 @@ class VestingKeeper(Protocol):
     def vest(self, ctx: Context, from_module: str, to: bytes, coins: Coins, epochs: int) -> None:
         """Move ``coins`` from module account ``from_module`` to ``to``, locked and released over ``epochs``."""
 
+    def clawback(self, ctx: Context, owner: bytes, to_module: str, denom: str, amount: int) -> int:
+        """Take back up to ``amount`` still locked on ``owner``'s schedule into ``to_module``; the amount taken."""
+
 
 class StakeKeeper(Protocol):
     def get_host(self, ctx: Context, operator: bytes) -> Any:

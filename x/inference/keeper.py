@@ -1,8 +1,9 @@
 """The inference network's state under ``inference/`` (the layout is in keys.py): params, models (governance),
 hosts' ML nodes, inference records with their indexes and queues, and the work commitments' leaves and roots.
 
-Only state access lives here, and the x/epochs hook that closes each host's epoch root (work.py builds on
-this keeper, so the keeper does not call into it). What an inference goes through (start, finish, expiry,
+Only state access lives here, the x/epochs hook that closes each host's epoch root (work.py builds on
+this keeper, so the keeper does not call into it), and ``invalidate``, x/poc's call for an answer that lost its
+dispute. What an inference goes through (start, finish, expiry,
 pruning, the escrow) is lifecycle.py; how finished inferences become leaves and block roots is work.py;
 message checks and handlers are msg_server.py. Nothing here reads the wall clock or iterates anything but
 the store, in key order.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from protogen.gonka.inference.v1 import inference_pb2
 from sdk.address import module_address
+from sdk.coins import Coins
 from sdk.context import Context, PrefixStore
 from sdk.crypto import bech32, merkle
 from sdk.params import GOV_AUTHORITY
@@ -30,6 +32,7 @@ from x.inference.params import default_params
 
 Inference = inference_pb2.Inference
 STARTED, FINISHED, EXPIRED = (inference_pb2.STATUS_STARTED, inference_pb2.STATUS_FINISHED, inference_pb2.STATUS_EXPIRED)
+INVALIDATED = inference_pb2.STATUS_INVALIDATED
 
 
 class InferenceKeeper:
@@ -124,6 +127,36 @@ class InferenceKeeper:
         for _ in self._store(ctx).iterate(keys.nodes_by_model_prefix(model) + operator):
             return True
         return False
+
+    def invalidate(
+        self, ctx: Context, inference_id: bytes, executor: bytes, requester: bytes, denom: str, payment: int
+    ) -> int:
+        """An answer found wrong by its dispute (x/poc): its payment taken back from the executor, first what its
+        vesting schedule still locks (latest parts first), then from what it may spend, and refunded to the
+        requester; the record, if still kept, INVALIDATED. Returns the refund (less than the payment only when
+        the executor no longer holds it)."""
+        clawed = self.vesting.clawback(ctx, executor, keys.INFERENCE_ACCOUNT, denom, payment)
+        spendable = dict(self.bank.spendable_coins(ctx, executor)).get(denom, 0)
+        spent = min(payment - clawed, spendable)
+        if spent:
+            self.bank.send_coins(ctx, executor, self.address, Coins(((denom, spent),)))
+        refund = clawed + spent
+        if refund:
+            self.bank.send_coins(ctx, self.address, requester, Coins(((denom, refund),)))
+        inference = self.get_inference(ctx, inference_id)
+        if inference is not None and inference.status == FINISHED:
+            inference.status = INVALIDATED
+            self._put(ctx, inference)
+        ctx.emit(
+            "invalidate_inference",
+            id=inference_id.hex(),
+            executor=bech32.encode(executor),
+            requester=bech32.encode(requester),
+            refund=f"{refund}{denom}",
+            clawed_back=f"{clawed}{denom}",
+            shortfall=f"{payment - refund}{denom}",
+        )
+        return refund
 
     # --- inferences ---------------------------------------------------------------------------------
 

@@ -2,9 +2,10 @@
 beacon of a height after the verdict, their votes, and the decision the moment one side holds more than half the
 voters' power (or, at the close of voting, on the votes sent):
 
-- **INVALIDATED** (the mismatch side won): the executor is slashed ``dispute_slash_fraction`` of its collateral,
-  paid to the accuser and the voters that found the mismatch pro rata to their power, and its standing records
-  an invalidation (``standing.invalidated``);
+- **INVALIDATED** (the mismatch side won): the requester is refunded the payment, taken back from the executor
+  (x/inference ``invalidate``: its vesting schedule first), the executor is slashed ``dispute_slash_fraction`` of
+  its collateral, paid to the accuser and the voters that found the mismatch pro rata to their power, and its
+  standing records an invalidation (``standing.invalidated``);
 - **CLEARED** (the match side won): the accuser is slashed the same, paid to the executor and the voters that
   found the match; the answer counts as validated for its executor;
 - **UNDECIDED** (no voter could be drawn, or the votes sent settle nothing): the answer stands, no one is
@@ -118,6 +119,9 @@ def settle(keeper: PocKeeper, ctx: Context, record: poc_pb2.Validation, outcome:
     record.prune_height = ctx.header.height + keeper.get_params(ctx).retention_blocks
     if outcome == poc_pb2.STATUS_INVALIDATED:
         honest = [(accuser, record.accuser_power), *side(record, poc_pb2.VERDICT_MISMATCH)]
+        record.refunded = keeper.inference.invalidate(
+            ctx, record.inference_id, executor, bech32.decode(record.requester), record.denom, record.payment
+        )
         record.slashed = str(slash(keeper, ctx, record, executor, honest, "poc_invalid"))
         standing.invalidated(keeper, ctx, executor)
     elif outcome == poc_pb2.STATUS_CLEARED:

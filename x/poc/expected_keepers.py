@@ -20,9 +20,15 @@ class BlsKeeper(Protocol):
 
 
 class InferenceKeeper(Protocol):
-    """Which hosts can re-execute an inference: those with a node serving its model."""
+    """Which hosts can re-execute an inference (those with a node serving its model), and the refund of an
+    answer found wrong."""
 
     def serves(self, ctx: Context, operator: bytes, model: str) -> bool: ...
+
+    def invalidate(
+        self, ctx: Context, inference_id: bytes, executor: bytes, requester: bytes, denom: str, payment: int
+    ) -> int:
+        """Take the payment back from ``executor`` and refund ``requester``; the amount refunded."""
 
 
 class EpochsKeeper(Protocol):

@@ -83,6 +83,54 @@ def expand(
     return parts
 
 
+Segment = tuple[int, int, int]
+"""(first epoch, epoch after the last, what each of those epochs releases) of one denom."""
+
+
+def schedule_segments(denom: str, last: int, rate: Amounts, changes: Iterable[tuple[int, Amounts]]) -> list[Segment]:
+    """One denom's pending releases as constant runs, from epoch ``last`` + 1 to its last change."""
+    segments, value, start = [], rate.get(denom, 0), last + 1
+    for epoch, change in changes:
+        if denom not in change:
+            continue
+        if value and epoch > start:
+            segments.append((start, epoch, value))
+        value, start = value + change[denom], epoch
+    return segments
+
+
+def cut_tail(segments: list[Segment], amount: int) -> list[Segment]:
+    """The runs with ``amount`` taken from the latest releases first (a run partly taken splits in two)."""
+    kept = list(segments)
+    while amount and kept:
+        start, end, value = kept.pop()
+        whole, part = divmod(amount, value)
+        if whole >= end - start:
+            amount -= value * (end - start)
+            continue
+        end -= whole
+        if part:
+            kept.extend(
+                [(start, end - 1, value), (end - 1, end, value - part)]
+                if end - 1 > start
+                else [(start, end, value - part)]
+            )
+        else:
+            kept.append((start, end, value))
+        amount = 0
+    return [s for s in kept if s[2] and s[1] > s[0]]
+
+
+def value_at(segments: list[Segment], epoch: int) -> int:
+    return next((value for start, end, value in segments if start <= epoch < end), 0)
+
+
+def segment_values(segments: list[Segment], last: int) -> list[tuple[int, int]]:
+    """(epoch, value) at each run's first epoch and after its last, from ``last`` + 1 on."""
+    points = {last + 1} | {start for start, _, _ in segments} | {end for _, end, _ in segments}
+    return [(epoch, value_at(segments, epoch)) for epoch in sorted(points)]
+
+
 def timed_locked(timed: vesting_pb2.TimedVesting, time_ns: int) -> Amounts:
     """What a genesis vesting account still has locked at block time ``time_ns`` (compared in whole unix
     seconds, as the SDK compares ``blockTime.Unix()``): delayed, all of it before ``end_time``; continuous,
@@ -324,6 +372,36 @@ class VestingKeeper:
             epochs=str(epochs),
             first_release_epoch=str(first),
         )
+
+    def clawback(self, ctx: Context, owner: bytes, to_module: str, denom: str, amount: int) -> int:
+        """Take back up to ``amount`` of ``denom`` still locked on ``owner``'s epoch schedule, its latest parts
+        first, into module account ``to_module`` (a payment whose answer lost its dispute, x/poc through
+        x/inference). Capped by what the schedule still locks and by what of the locked coins the owner still
+        holds (locked coins deposited as collateral stay deposited). Returns the amount taken; never raises for
+        a shortfall."""
+        locked = self.schedule_locked(ctx, owner).get(denom, 0)
+        held = min(dict(self.locked_coins(ctx, owner)).get(denom, 0), self.bank.get_balance(ctx, owner, denom))
+        take = max(0, min(amount, locked, held))
+        if take == 0:
+            return 0
+        last = self.last_release_epoch(ctx)
+        rate, changes = self.get_rate(ctx, owner), self.changes(ctx, owner)
+        segments = cut_tail(schedule_segments(denom, last, rate, changes), take)
+        values = dict(segment_values(segments, last))
+        rate[denom] = values.get(last + 1, 0)
+        self._set_rate(ctx, owner, {d: a for d, a in rate.items() if a})
+        for epoch in sorted({e for e, _ in changes} | {e for e in values if e > last + 1}):
+            change = self.get_change(ctx, epoch, owner)
+            change[denom] = value_at(segments, epoch) - value_at(segments, epoch - 1)
+            self._set_change(ctx, epoch, owner, {d: a for d, a in change.items() if a})
+        account = self._account(ctx, owner)
+        scheduled = add(amounts(account.scheduled), {denom: take}, -1)
+        account.ClearField("scheduled")
+        account.scheduled.extend(to_proto(scheduled))
+        self.set_account(ctx, account)
+        self.bank.send_coins(ctx, owner, module_address(to_module), make_coins([(denom, take)]))
+        ctx.emit("vesting_clawback", address=bech32.encode(owner), amount=f"{take}{denom}", to=to_module)
+        return take
 
     def release(self, ctx: Context, epoch: int) -> None:
         """Release every epoch from L + 1 to ``epoch`` (one missed by a failed hook goes at the next epoch's
