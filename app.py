@@ -37,6 +37,7 @@ from x.inference.keeper import InferenceKeeper
 from x.inference.module import InferenceModule
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
+from x.poc.hooks import EpochHooks as PocEpochHooks
 from x.poc.keeper import PocKeeper
 from x.poc.module import PocModule
 from x.pool import keys as pool_keys
@@ -142,12 +143,14 @@ class GonkaApp(BaseApp):
             authority,
         )
         self.inference_keeper.set_finish_hooks([self.poc_keeper])
+        self.rewards_keeper.set_standing(self.poc_keeper)  # an INVALID host's epoch share goes to the pool
+        self.sprint_keeper.set_standing(self.poc_keeper)  # and it gets no weight at the next set validators
         self.epochs_keeper.set_hooks(
             [
                 self.sprint_keeper,
                 self.stake_keeper,
                 self.inference_keeper,
-                self.poc_keeper,  # before rewards: a host's standing is settled when the epoch is paid
+                PocEpochHooks(self.poc_keeper),  # before rewards: a host's standing is settled when it pays
                 self.rewards_keeper,
                 self.vesting_keeper,
             ]

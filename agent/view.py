@@ -1,8 +1,9 @@
 """``ChainInferenceView``: the Transfer Agent's ``agent.chain.ChainView`` over a node.
 
 What the TA reads on every poll is cached briefly (``ttl_s``, default 2 s): the model registry, the ML nodes
-(one ``Nodes`` query for all models) and the hosts' weights (x/stake's ``EpochWeights`` of the current epoch, or
-its ``ValidatorPowers`` while no weights are recorded for it); ``status`` for ``status_ttl_s``. A requester's
+(one ``Nodes`` query for all models), the hosts' weights (x/stake's ``EpochWeights`` of the current epoch, or
+its ``ValidatorPowers`` while no weights are recorded for it) and the hosts x/poc holds INVALID, whose nodes are
+left out of routing; ``status`` for ``status_ttl_s``. A requester's
 spendable balance is read for each request.
 
 ``start_inference`` builds ``MsgStartInference`` (or, for a ``reassign``, ``MsgReassignInference``) and sends it
@@ -27,6 +28,7 @@ from agent.batcher import StartBatcher
 from agent.config import DEFAULT_GAS_LIMIT
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
+from protogen.gonka.poc.v1 import poc_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
 from sdk.client.chain import Cached, ChainClient, M
 from sdk.client.rpc import RPCError
@@ -43,6 +45,7 @@ from x.inference.client import (
     refusal,
     start_message,
 )
+from x.poc.client.queries import hosts as poc_hosts
 
 INFERENCE, STAKE, EPOCHS = gonka("inference").query, gonka("stake").query, gonka("epochs").query
 PAGE_LIMIT = 1000
@@ -76,6 +79,7 @@ class ChainInferenceView(ChainClient):
         self._models = Cached(ttl_s, self._load_models, clock)
         self._nodes = Cached(ttl_s, self._load_nodes, clock)
         self._weights = Cached(ttl_s, self._load_weights, clock)
+        self._invalid = Cached(ttl_s, self._load_invalid, clock)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -124,11 +128,15 @@ class ChainInferenceView(ChainClient):
             ).powers
         return {w.operator: w.weight for w in weights}
 
+    def _load_invalid(self) -> frozenset[str]:
+        """The hosts found cheating at inference (x/poc ``INVALID``): the TA routes nothing to them."""
+        return frozenset(h.host for h in poc_hosts(self.querier, poc_pb2.HOST_STATUS_INVALID))
+
     def models(self) -> list[Model]:
         return list(self._models.get())
 
     def nodes(self, model_id: str) -> list[Node]:
-        weights = self._weights.get()
+        weights, invalid = self._weights.get(), self._invalid.get()
         return [
             Node(
                 n.operator,
@@ -140,7 +148,7 @@ class ChainInferenceView(ChainClient):
                 weights.get(n.operator, 0),
             )
             for n in self._nodes.get()
-            if model_id in n.models
+            if model_id in n.models and n.operator not in invalid
         ]
 
     def tas(self) -> list[str]:

@@ -26,6 +26,8 @@ from agent.view import ChainInferenceView
 from host import StartAdmission
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
+from protogen.gonka.poc.v1 import poc_pb2
+from protogen.gonka.poc.v1 import query_pb2 as poc_query
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
 from protogen.gonka.stake.v1 import stake_pb2
 from sdk.client.chain import ChainClient
@@ -240,6 +242,7 @@ def test_registry_weights_and_balances_cached_briefly(view: tuple[ChainInference
             "SpendableBalanceByDenom": lambda req: bank_query.QuerySpendableBalanceByDenomResponse(
                 balance={"denom": req.denom, "amount": "77" if req.address == address_of(USER) else "0"}
             ),
+            "Hosts": poc_query.QueryHostsResponse(),
         }
     )
     assert chain.models() == [Model("m@x", 64, 3)]
@@ -249,7 +252,7 @@ def test_registry_weights_and_balances_cached_briefly(view: tuple[ChainInference
     ]
     assert [n.node_id for n in chain.nodes("other")] == ["b", "c"]
     assert chain.models() and chain.nodes("m@x")
-    assert sorted(script.calls) == ["CurrentEpoch", "EpochWeights", "Models", "Nodes"]  # once each within the TTL
+    assert sorted(script.calls) == ["CurrentEpoch", "EpochWeights", "Hosts", "Models", "Nodes"]  # once each in the TTL
     assert chain.spendable(address_of(USER), "ngonka") == 77 and chain.spendable(HOSTS[0], "ngonka") == 0
     assert script.calls.count("SpendableBalanceByDenom") == 2  # never cached
     assert chain.tas() == ["http://other-ta"] and chain.chain_id() == "gonka-x"
@@ -261,6 +264,14 @@ def test_registry_weights_and_balances_cached_briefly(view: tuple[ChainInference
     )
     assert [n.weight for n in chain.nodes("m@x")] == [0, 40]
     assert script.calls.count("Nodes") == 2 and script.calls.count("ValidatorPowers") == 1
+    # a host x/poc holds INVALID is left out of routing, once the TA reads it
+    invalid = poc_pb2.HostRecord(host=HOSTS[2], status=poc_pb2.HOST_STATUS_INVALID)
+    script.answers["Hosts"] = lambda req: poc_query.QueryHostsResponse(
+        hosts=[invalid] if req.status == poc_pb2.HOST_STATUS_INVALID else []
+    )
+    assert [n.node_id for n in chain.nodes("m@x")] == ["a", "c"]  # cached within the TTL
+    script.now[0] = 5.0  # type: ignore[attr-defined]
+    assert [n.node_id for n in chain.nodes("m@x")] == ["a"] and [n.node_id for n in chain.nodes("other")] == ["b"]
 
 
 def test_agent_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:

@@ -51,7 +51,9 @@ from test_inference import (
 )
 from test_learning import events as tx_events
 from test_stake import GNK, KEYS, host_chain
+from test_stake import events as block_events
 
+from gonkad import genesis
 from protogen.gonka.inference.v1.inference_pb2 import STATUS_INVALIDATED
 from protogen.gonka.poc.v1 import poc_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
@@ -418,6 +420,7 @@ def test_cli_commands_parse() -> None:
         ["query", "poc", "validation", "00" * 32],
         ["query", "poc", "host", addr(HOST_A)],
         ["query", "poc", "assigned", addr(HOST_B)],
+        ["query", "poc", "hosts", "HOST_STATUS_INVALID"],
     ):
         assert callable(parser.parse_args(argv).func), argv
 
@@ -451,13 +454,17 @@ BY_ADDRESS = {addr(k): k for k in HOSTS}
 SLASHED_POOL = bech32.encode(module_address(slashing_keys.SLASHED_POOL))
 
 
-def four_hosts(path: Path, poc: dict[str, Any] | None = None, **params: Any) -> InProcessChain:
+def four_hosts(
+    path: Path, poc: dict[str, Any] | None = None, rewards: dict[str, Any] | None = None, **params: Any
+) -> InProcessChain:
     section = {
         "params": PARAMS,
         "models": [model("tiny-llama", SHA), model("other/model-v2", OTHER_SHA, 5)],
         "nodes": [node(k, f"node-{i}", [MODEL]) for i, k in enumerate(HOSTS)],
     }
     state = {"inference": section, "poc": poc or {"params": poc_params(**{**ALWAYS, **params})}}
+    if rewards is not None:
+        state["rewards"] = rewards
     return host_chain(path, COLLATERALS, extra=state, authority=raw(AUTH), check_invariants=True)
 
 
@@ -623,6 +630,40 @@ def test_invalidations_in_a_row_make_a_host_invalid_until_a_clean_epoch(tmp_path
         until_epoch(chain, executor.invalid_epoch + 2)
         executor = host(chain, HOST_A).host
         assert (executor.status, executor.consecutive_invalidations) == (poc_pb2.HOST_STATUS_ACTIVE, 0)
+
+
+def test_an_invalid_host_earns_nothing_for_the_epoch_and_the_tas_leave_it_out(tmp_path: Path) -> None:
+    """HOST_A made INVALID by two lost disputes, then finishing one more answer: at that epoch's end x/rewards
+    vests the others' shares and sends HOST_A's to the community pool (``withheld``); x/poc's Hosts query lists it
+    for the TAs."""
+    rewards = genesis.default_app_state()["rewards"]
+    rewards["params"]["initial_epoch_reward"] = str(1_000 * GNK)
+    with four_hosts(tmp_path / "db", rewards=rewards) as chain:
+        for n in range(2):
+            inference_id, _, voters = disputed(chain, f'{{"n":{n}}}'.encode())
+            for voter in voters:
+                if validation(chain, inference_id).status == poc_pb2.STATUS_DISPUTED:
+                    ok(verdict(chain, inference_id, key=voter, match=False))
+        invalid_epoch = host(chain, HOST_A).host.invalid_epoch
+        assert host(chain, HOST_A).host.status == poc_pb2.HOST_STATUS_INVALID
+        listed = chain.query(
+            QUERY + "Hosts",
+            query_pb2.QueryHostsRequest(status=poc_pb2.HOST_STATUS_INVALID),
+            query_pb2.QueryHostsResponse,
+        ).hosts
+        assert [h.host for h in listed] == [addr(HOST_A)]
+        worked, _ = finished(chain, b'{"n":"after"}')  # the chain still takes its work; the epoch pays it nothing
+        worked_epoch = get(chain, worked).epoch
+        assert invalid_epoch <= worked_epoch <= invalid_epoch + 1  # INVALID until a whole clean epoch passed
+        while True:
+            response = block(chain)
+            paid = [e for e in block_events(response, "rewards") if e["epoch"] == str(worked_epoch)]
+            if paid:
+                break
+        [paid_event] = paid
+        vested = {e["recipient"] for e in block_events(response, "vest")}
+        assert paid_event["withheld"] == addr(HOST_A) and addr(HOST_A) not in vested
+        assert vested and vested <= {addr(k) for k in HOSTS[1:]}
 
 
 def test_the_sequential_test_tells_a_cheating_rate_from_the_honest_one() -> None:

@@ -37,6 +37,7 @@ from test_stake import (
 
 from mlnode.sprint.binomial import threshold
 from mlnode.sprint.params import RACE_PRESETS, race_params_hash
+from protogen.gonka.poc.v1 import poc_pb2
 from protogen.gonka.sprint.v1 import query_pb2, sprint_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
 from sdk.address import module_address
@@ -161,6 +162,25 @@ def test_an_epoch_of_the_race_sets_the_weights_and_the_validator_set(tmp_path: P
         # The next epoch's race: a new seed, and its randomness once its validation stage begins.
         blocks_to(chain, race_start(2))
         assert race(chain, 2).seed not in (b"", seed.seed)
+
+
+def test_a_host_invalid_at_inference_gets_no_weight_whatever_it_raced(tmp_path: Path) -> None:
+    """x/poc holds HOSTS[3] INVALID (found cheating at inference): confirmed in the race, it weighs nothing at set
+    validators, and the others' weights go to x/stake."""
+    with sprint_chain(tmp_path / "db") as chain:
+        run_race(chain, [50, 60, 70, 80])
+        invalid = poc_pb2.HostRecord(host=address_of(HOSTS[3]), status=poc_pb2.HOST_STATUS_INVALID)
+        chain.block(during=lambda ctx: chain.app.poc_keeper.set_host(ctx, invalid))
+        validate_all(chain, 1)
+        blocks_to(chain, 12)
+        response = chain.block()  # 13: set validators
+        result = weights(chain, 1)
+        assert {h.host: (h.weight, h.outcome) for h in result.hosts} == {
+            address_of(k): (0 if i == 3 else 50 + 10 * i, sprint_pb2.OUTCOME_CONFIRMED) for i, k in enumerate(HOSTS)
+        }
+        assert events(response, "sprint_weight_withheld") == [{"epoch": "1", "host": address_of(HOSTS[3])}]
+        assert stake_weights(chain, 1) == {address_of(k): 50 + 10 * i for i, k in enumerate(HOSTS[:3])}
+        assert (consensus_key(3), 0) in updates(response)
 
 
 def test_fraud_is_slashed_jailed_and_paid_to_the_finders(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""``gonkad tx poc validate|update-params`` and ``gonkad query poc params|validation|host|assigned``. A validator host's
-program sends its verdicts by itself; these commands are for operators and tests."""
+"""``gonkad tx poc validate|update-params`` and ``gonkad query poc params|validation|host|assigned|hosts``. A
+validator host's program sends its verdicts by itself; these commands are for operators and tests."""
 
 from __future__ import annotations
 
@@ -51,8 +51,10 @@ def register_query(modules: argparse._SubParsersAction) -> None:
          query_pb2.QueryValidationRequest, query_pb2.QueryValidationResponse, ("inference_id",)),
         ("host", "a host's status, reputation and counts", "Host", query_pb2.QueryHostRequest,
          query_pb2.QueryHostResponse, ("address",)),
-        ("assigned", "the selected inferences awaiting a validator's verdict", "Assigned",
+        ("assigned", "the selected inferences awaiting a validator's verdict or vote", "Assigned",
          query_pb2.QueryAssignedRequest, query_pb2.QueryAssignedResponse, ("validator",)),
+        ("hosts", "the hosts of a status: HOST_STATUS_INVALID or HOST_STATUS_ACTIVE", "Hosts",
+         query_pb2.QueryHostsRequest, query_pb2.QueryHostsResponse, ("status",)),
     )  # fmt: skip
     for name, help_text, method, request, response, fields in commands:
         add_module_query(poc, name, help_text, query + method, request, response, fields)

@@ -16,25 +16,14 @@ Voters that did not vote by the close count as missed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protogen.gonka.poc.v1 import poc_pb2
 from sdk.context import Context
 from sdk.crypto import bech32
 from x.poc import standing, types
 from x.poc.errors import ErrAlreadyValidated, ErrNotAssigned, ErrNotDrawn, ErrWindowClosed
+from x.poc.keeper import PocKeeper
 from x.poc.params import slash_fraction
-
-if TYPE_CHECKING:
-    from x.poc.keeper import PocKeeper
-
-DECIDED = (poc_pb2.STATUS_INVALIDATED, poc_pb2.STATUS_CLEARED, poc_pb2.STATUS_UNDECIDED)
-"""A dispute's ends: settled records, pruned after ``retention_blocks``."""
-
-
-def awaited(record: poc_pb2.Validation) -> list[bytes]:
-    """The drawn voters that have not voted."""
-    return [bech32.decode(v.voter) for v in record.votes if v.verdict == poc_pb2.VERDICT_UNSPECIFIED]
+from x.poc.types import DECIDED, awaited
 
 
 def draw_voters(keeper: PocKeeper, ctx: Context, record: poc_pb2.Validation) -> None:

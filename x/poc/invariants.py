@@ -6,8 +6,8 @@ from protogen.gonka.poc.v1 import poc_pb2
 from sdk.context import Context
 from sdk.crypto import bech32
 from x.poc import keys
-from x.poc.disputes import DECIDED, awaited
 from x.poc.keeper import SETTLED, PocKeeper
+from x.poc.types import DECIDED, awaited
 
 VALIDATED_OR_AFTER = (
     poc_pb2.STATUS_SELECTED,

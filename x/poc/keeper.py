@@ -1,9 +1,7 @@
-"""PoC V2's sampling on chain (README.md): each finished inference queued for its draw, the draw in the end block
-after its beacon height, the drawn validator's verdict, and the missed windows; a mismatch's dispute is
-``disputes.py``, a host's standing ``standing.py``.
-
-x/inference calls ``on_inference_finished`` (app.py wires it as a finish hook); the end block runs
-``process_block``: draws due, disputes' voters drawn, windows closed, settled records pruned, in that order.
+"""PoC V2's state on chain (README.md): the records and their queues, each finished inference queued for its draw
+(``on_inference_finished``, x/inference's finish hook, wired in app.py), the draw itself and a missed window.
+What builds on it: the verdict (verdicts.py), a dispute (disputes.py), a host's standing (standing.py), the end
+block (blocks.py) and the epoch hooks (hooks.py).
 """
 
 from __future__ import annotations
@@ -16,15 +14,7 @@ from sdk.context import Context, PrefixStore
 from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
 from sdk.store import PRESENT
-from x.poc import disputes, keys, standing, types
-from x.poc.errors import (
-    ErrAlreadyValidated,
-    ErrNotAssigned,
-    ErrNotDrawn,
-    ErrNotSelected,
-    ErrUnknownInference,
-    ErrWindowClosed,
-)
+from x.poc import keys, types
 from x.poc.expected_keepers import (
     BlsKeeper,
     EpochsKeeper,
@@ -41,7 +31,7 @@ SETTLED = (
     poc_pb2.STATUS_VALIDATED,
     poc_pb2.STATUS_MISSED,
     poc_pb2.STATUS_NO_VALIDATOR,
-    *disputes.DECIDED,
+    *types.DECIDED,
 )
 """Statuses whose record is pruned ``retention_blocks`` after it settled (a dispute stays until decided)."""
 
@@ -102,7 +92,7 @@ class PocKeeper:
             store.set(keys.vote_draw_key(record.vote_draw_height, record.inference_id), PRESENT)
         elif record.status == poc_pb2.STATUS_DISPUTED:
             store.set(keys.deadline_key(record.vote_deadline_height, record.inference_id), PRESENT)
-            for voter in disputes.awaited(record):
+            for voter in types.awaited(record):
                 store.set(keys.assigned_key(voter, record.vote_deadline_height, record.inference_id), PRESENT)
         elif record.status in SETTLED:
             store.set(keys.prune_key(record.prune_height, record.inference_id), PRESENT)
@@ -118,7 +108,7 @@ class PocKeeper:
         """Take a disputed record out of the deadline queue and its voters' index (its decision)."""
         store = self._store(ctx)
         store.delete(keys.deadline_key(record.vote_deadline_height, record.inference_id))
-        for voter in disputes.awaited(record):
+        for voter in types.awaited(record):
             store.delete(keys.assigned_key(voter, record.vote_deadline_height, record.inference_id))
 
     def unqueue_vote(self, ctx: Context, record: poc_pb2.Validation, voter: bytes) -> None:
@@ -148,6 +138,10 @@ class PocKeeper:
 
     def set_host(self, ctx: Context, record: poc_pb2.HostRecord) -> None:
         self._store(ctx).set(keys.host_key(bech32.decode(record.host)), record.SerializeToString())
+
+    def is_invalid(self, ctx: Context, host: bytes) -> bool:
+        """Whether ``host`` is INVALID: x/rewards pays it nothing for the epoch, x/sprint gives it no weight."""
+        return self.get_host(ctx, host).status == poc_pb2.HOST_STATUS_INVALID
 
     def hosts(self, ctx: Context) -> list[poc_pb2.HostRecord]:
         return [poc_pb2.HostRecord.FromString(v) for _, v in self._store(ctx).iterate(keys.HOST_PREFIX)]
@@ -230,71 +224,9 @@ class PocKeeper:
 
     # --- the verdict ---------------------------------------------------------------------------------
 
-    def validate(
-        self, ctx: Context, inference_id: bytes, validator: bytes, verdict: poc_pb2.Verdict, score: int
-    ) -> poc_pb2.Validation:
-        """The drawn validator's verdict (verdict and score already checked statelessly): match grows the
-        executor's reputation, mismatch opens a dispute; both count as the validator's work. On a disputed
-        inference, a drawn voter's vote (``disputes.vote``)."""
-        record = self.get_validation(ctx, inference_id)
-        the_id = inference_id.hex()
-        if record is None:
-            raise ErrUnknownInference.wrap(f"no validation record for inference {the_id}")
-        if record.status == poc_pb2.STATUS_PENDING:
-            raise ErrNotDrawn.wrap(f"inference {the_id} is drawn after the beacon of height {record.draw_height}")
-        if record.status in (poc_pb2.STATUS_NOT_SELECTED, poc_pb2.STATUS_NO_VALIDATOR):
-            raise ErrNotSelected.wrap(f"inference {the_id} is {Status.Name(record.status)}")
-        if record.status == poc_pb2.STATUS_DISPUTED or record.status in disputes.DECIDED:
-            return disputes.vote(self, ctx, record, validator, verdict, score)
-        if bech32.decode(record.validator) != validator:
-            raise ErrNotAssigned.wrap(f"inference {the_id} is {record.validator}'s to validate")
-        if record.status == poc_pb2.STATUS_VALIDATED:
-            raise ErrAlreadyValidated.wrap(f"inference {the_id} is {Status.Name(record.status)}")
-        height = ctx.header.height
-        if record.status == poc_pb2.STATUS_MISSED or height > record.deadline_height:
-            raise ErrWindowClosed.wrap(f"inference {the_id}'s window closed at height {record.deadline_height}")
-        self.unqueue_selected(ctx, record)
-        record.verdict, record.score, record.verdict_height = verdict, score, height
-        validator_record = self.get_host(ctx, validator)
-        validator_record.validations += 1
-        self.set_host(ctx, validator_record)
-        self.report_validation_work(ctx, record, validator)
-        if verdict == poc_pb2.VERDICT_MATCH:
-            record.status = poc_pb2.STATUS_VALIDATED
-            record.prune_height = height + self.get_params(ctx).retention_blocks
-            standing.validated(self, ctx, bech32.decode(record.executor))
-        else:
-            record.status = poc_pb2.STATUS_DISPUTED
-            record.vote_draw_height = height + self.get_params(ctx).draw_delay_blocks
-            executor_record = self.get_host(ctx, bech32.decode(record.executor))
-            executor_record.disputed += 1
-            self.set_host(ctx, executor_record)
-        self.set_validation(ctx, record)
-        ctx.emit(
-            "poc_validation",
-            id=the_id,
-            executor=record.executor,
-            validator=record.validator,
-            verdict=poc_pb2.Verdict.Name(verdict),
-            score=str(score),
-            status=Status.Name(record.status),
-        )
-        return record
-
     def report_validation_work(self, ctx: Context, record: poc_pb2.Validation, validator: bytes) -> None:
         """A verdict or a vote sent in time is the validator's work: the inference's tokens, as its executor's."""
         self.rewards.report_work(ctx, self.epochs.current_epoch(ctx).number, validator, record.work_units)
-
-    # --- epochs --------------------------------------------------------------------------------------
-
-    def on_epoch_end(self, ctx: Context, epoch: int) -> None:
-        return None
-
-    def on_epoch_start(self, ctx: Context, epoch: int) -> None:
-        standing.reinstate(self, ctx, epoch)
-
-    def on_stage(self, ctx: Context, epoch: int, stage: int) -> None:
-        return None
 
     # --- the end block -------------------------------------------------------------------------------
 
@@ -307,50 +239,3 @@ class PocKeeper:
         validator.missed += 1
         self.set_host(ctx, validator)
         ctx.emit("poc_missed", id=record.inference_id.hex(), executor=record.executor, validator=record.validator)
-
-    def process_draws(self, ctx: Context, height: int) -> None:
-        """Draw every pending record whose beacon height is before ``height`` (its certificate is carried by the
-        block after it)."""
-        store = self._store(ctx)
-        for draw_height, inference_id in self.queue(ctx, keys.DRAW_PREFIX, through=height - 1):
-            store.delete(keys.draw_key(draw_height, inference_id))
-            record = self.get_validation(ctx, inference_id)
-            if record is not None and record.status == poc_pb2.STATUS_PENDING:
-                self.draw(ctx, record)
-
-    def process_deadlines(self, ctx: Context, height: int) -> None:
-        """Every selected record whose last accepted height is ``height`` or before: missed; every dispute whose
-        voting closed: decided on the votes sent."""
-        store = self._store(ctx)
-        for deadline, inference_id in self.queue(ctx, keys.DEADLINE_PREFIX, through=height):
-            record = self.get_validation(ctx, inference_id)
-            if record is not None and record.status == poc_pb2.STATUS_SELECTED:
-                self.unqueue_selected(ctx, record)
-                self.miss(ctx, record)
-            elif record is not None and record.status == poc_pb2.STATUS_DISPUTED:
-                disputes.close(self, ctx, record)
-            else:
-                store.delete(keys.deadline_key(deadline, inference_id))
-
-    def process_pruning(self, ctx: Context, height: int) -> None:
-        store = self._store(ctx)
-        for prune_height, inference_id in self.queue(ctx, keys.PRUNE_PREFIX, through=height):
-            store.delete(keys.prune_key(prune_height, inference_id))
-            record = self.get_validation(ctx, inference_id)
-            if record is not None and record.status in SETTLED:
-                store.delete(keys.validation_key(inference_id))
-
-    def process_vote_draws(self, ctx: Context, height: int) -> None:
-        """Draw the voters of every dispute whose beacon height is before ``height``."""
-        store = self._store(ctx)
-        for draw_height, inference_id in self.queue(ctx, keys.VOTE_DRAW_PREFIX, through=height - 1):
-            store.delete(keys.vote_draw_key(draw_height, inference_id))
-            record = self.get_validation(ctx, inference_id)
-            if record is not None and record.status == poc_pb2.STATUS_DISPUTED and not record.vote_deadline_height:
-                disputes.draw_voters(self, ctx, record)
-
-    def process_block(self, ctx: Context, height: int) -> None:
-        self.process_draws(ctx, height)
-        self.process_vote_draws(ctx, height)
-        self.process_deadlines(ctx, height)
-        self.process_pruning(ctx, height)

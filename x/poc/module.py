@@ -1,5 +1,6 @@
 """x/poc wired as a module: the verdict message and the queries, genesis and invariants; the finish hook is
-handed to x/inference in app.py, and the end block draws, closes windows and prunes (keeper.process_block)."""
+handed to x/inference in app.py, the epoch hooks (hooks.py) to x/epochs, and the end block draws, closes windows
+and votes, and prunes (blocks.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.invariants import Invariant
 from sdk.module import BaseModule, MsgRoute, QueryRoute
-from x.poc import genesis, invariants, keys, msg_server, query_server
+from x.poc import blocks, genesis, invariants, keys, msg_server, query_server
 from x.poc.keeper import PocKeeper
 
 
@@ -30,7 +31,7 @@ class PocModule(BaseModule):
         return genesis.export_genesis(ctx, self.keeper)
 
     def end_block(self, ctx: Context, block: BlockInfo) -> None:
-        self.keeper.process_block(ctx, block.height)
+        blocks.process_block(self.keeper, ctx, block.height)
 
     def invariants(self) -> dict[str, Invariant]:
         return {

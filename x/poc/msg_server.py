@@ -7,7 +7,7 @@ from sdk.address import parse_address
 from sdk.context import Context
 from sdk.module import MsgRoute, type_url
 from sdk.params import update_params_route
-from x.poc import keys
+from x.poc import keys, verdicts
 from x.poc.errors import ErrBadInferenceId, ErrBadScore, ErrBadVerdict
 from x.poc.keeper import PocKeeper
 from x.poc.params import validate_params
@@ -29,7 +29,7 @@ def handle_validation(
     ctx: Context, keeper: PocKeeper, msg: tx_pb2.MsgValidateInference
 ) -> tx_pb2.MsgValidateInferenceResponse:
     validator = parse_address(msg.validator, "validator")
-    record = keeper.validate(ctx, msg.inference_id, validator, msg.verdict, msg.score)
+    record = verdicts.validate(keeper, ctx, msg.inference_id, validator, msg.verdict, msg.score)
     return tx_pb2.MsgValidateInferenceResponse(status=record.status)
 
 

@@ -1,5 +1,5 @@
 """``gonka.poc.v1.Query``: the params, an inference's validation record, a host's record, a validator's pending
-verdicts."""
+verdicts and votes, the hosts of a status."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class QueryServer:
             query + "Validation": QueryRoute(query_pb2.QueryValidationRequest, self.validation, bounded=True),
             query + "Host": QueryRoute(query_pb2.QueryHostRequest, self.host, bounded=True),
             query + "Assigned": QueryRoute(query_pb2.QueryAssignedRequest, self.assigned),
+            query + "Hosts": QueryRoute(query_pb2.QueryHostsRequest, self.hosts),
         }
 
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
@@ -49,3 +50,9 @@ class QueryServer:
     def assigned(self, ctx: Context, req: query_pb2.QueryAssignedRequest) -> query_pb2.QueryAssignedResponse:
         validator = parse_address(req.validator, "validator")
         return query_pb2.QueryAssignedResponse(validations=self.keeper.assigned(ctx, validator))
+
+    def hosts(self, ctx: Context, req: query_pb2.QueryHostsRequest) -> query_pb2.QueryHostsResponse:
+        records = self.keeper.hosts(ctx)
+        if req.status:
+            records = [r for r in records if r.status == req.status]
+        return query_pb2.QueryHostsResponse(hosts=records)

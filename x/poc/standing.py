@@ -5,15 +5,11 @@ a whole epoch without an invalidation."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protogen.gonka.poc.v1 import poc_pb2
 from sdk.context import Context
 from x.poc import types
+from x.poc.keeper import PocKeeper
 from x.poc.params import sprt
-
-if TYPE_CHECKING:
-    from x.poc.keeper import PocKeeper
 
 
 def this_epoch(keeper: PocKeeper, ctx: Context, host: bytes) -> poc_pb2.HostRecord:

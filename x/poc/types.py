@@ -24,11 +24,14 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from protogen.gonka.poc.v1 import poc_pb2
+from sdk.crypto import bech32
 
 SELECT_TAG = b"gonka/poc/v1/select"
 VALIDATOR_TAG = b"gonka/poc/v1/validator"
 VOTER_TAG = b"gonka/poc/v1/voter"
 FALLBACK_TAG = b"gonka/poc/v1/fallback"
+DECIDED = (poc_pb2.STATUS_INVALIDATED, poc_pb2.STATUS_CLEARED, poc_pb2.STATUS_UNDECIDED)
+"""A dispute's ends: settled records, pruned after ``retention_blocks``."""
 SCORE_SCALE = 1_000_000
 """A score is in parts per million: 1,000,000 is a perfect match."""
 
@@ -85,6 +88,11 @@ def fallback_beacon(chain_id: str, height: int, last_app_hash: bytes) -> bytes:
     """What stands in for the beacon of ``height`` when it has no certificate (vote extensions off): a hash of the
     last app hash at the draw, weaker (a proposer could grind it); the README says so."""
     return hashlib.sha256(FALLBACK_TAG + chain_id.encode() + height.to_bytes(8, "big") + last_app_hash).digest()
+
+
+def awaited(record: poc_pb2.Validation) -> list[bytes]:
+    """A dispute's drawn voters that have not voted."""
+    return [bech32.decode(v.voter) for v in record.votes if v.verdict == poc_pb2.VERDICT_UNSPECIFIED]
 
 
 def dispute_outcome(votes: Sequence[poc_pb2.Vote]) -> poc_pb2.Status | None:

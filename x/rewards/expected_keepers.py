@@ -41,3 +41,9 @@ class VestingKeeper(Protocol):
 
     def schedule_locked(self, ctx: Context, address: bytes) -> Mapping[str, int]:
         """What epoch schedules (``vest``) still lock of ``address``'s coins, by denom."""
+
+
+class Standing(Protocol):
+    """x/poc: a host found cheating (INVALID) earns no reward for the epoch; its share goes to the pool."""
+
+    def is_invalid(self, ctx: Context, host: bytes) -> bool: ...

@@ -5,7 +5,8 @@ transactions): mint min(R(e), cap − minted) into the ``rewards`` account (issu
 the fee collector holds (the fees of e's blocks); of each denom's total, ⌊total · community_pool_share⌋
 goes to the community pool; the rest is split by the work reported for e (``report_work``), or, when none
 was, by x/stake's recorded weights for e: host i gets ⌊rest · w_i / W⌋, vested (x/vesting) over
-``vesting_epochs``; the rounding dust, and everything when there are no hosts, goes to the pool too.
+``vesting_epochs``; the rounding dust, the share of a host x/poc holds INVALID at the epoch's end, and
+everything when there are no hosts, goes to the pool too.
 Nothing stays in the ``rewards`` account. Epoch 0 (the genesis epoch) pays nothing: no issuance, and its
 fees wait in the fee collector for epoch 1's end.
 """
@@ -27,6 +28,7 @@ from x.rewards.expected_keepers import (
     EpochsKeeper,
     PoolKeeper,
     StakeKeeper,
+    Standing,
     VestingKeeper,
 )
 from x.rewards.issuance import epoch_issuance
@@ -59,6 +61,11 @@ class RewardsKeeper:
         self.vesting = vesting
         self.authority = authority
         self.fee_collector = fee_collector
+        self.standing: Standing | None = None
+
+    def set_standing(self, standing: Standing) -> None:
+        """x/poc, built after this keeper (app.py): whose share of an epoch goes to the pool instead."""
+        self.standing = standing
 
     # --- params and totals --------------------------------------------------------------------------
 
@@ -162,6 +169,7 @@ class RewardsKeeper:
         params = self.get_params(ctx)
         denom = params.mint_denom
         recipients = self.recipients(ctx, epoch)
+        withheld = {h for h in recipients if self.standing is not None and self.standing.is_invalid(ctx, h)}
         self._drop_work(ctx, epoch)
         if epoch < 1:
             return
@@ -186,7 +194,7 @@ class RewardsKeeper:
             paid = 0
             for host, w in recipients.items():
                 part = rest * w // weight
-                if part:
+                if part and host not in withheld:
                     to_host.setdefault(host, []).append((coin_denom, part))
                     paid += part
             to_pool[coin_denom] = total - paid
@@ -205,6 +213,7 @@ class RewardsKeeper:
             fees=str(make_coins(list(fees))),
             pool=str(pool_coins),
             hosts=str(len(to_host)),
+            withheld=",".join(sorted(bech32.encode(h) for h in withheld)),
         )
 
     def _drop_work(self, ctx: Context, epoch: int) -> None:

@@ -57,3 +57,9 @@ class InferenceKeeper(Protocol):
     """The work side of an epoch's summary (x/inference's EpochWork; its on_epoch_end makes the roots final)."""
 
     def epoch_works_of(self, ctx: Context, epoch: int) -> list[inference_pb2.EpochWork]: ...
+
+
+class Standing(Protocol):
+    """x/poc: a host found cheating at inference (INVALID) gets weight 0 at the next set validators."""
+
+    def is_invalid(self, ctx: Context, host: bytes) -> bool: ...

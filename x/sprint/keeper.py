@@ -41,6 +41,7 @@ from x.sprint.expected_keepers import (
     InferenceKeeper,
     SlashingKeeper,
     StakeKeeper,
+    Standing,
 )
 from x.sprint.judge import fraud_finders, judge
 from x.sprint.params import default_params, false_flag, fraud_slash_fraction, honest_mismatch
@@ -69,10 +70,18 @@ class SprintKeeper:
         self.bls = bls
         self.authority = authority
         self.work: InferenceKeeper | None = None
+        self.standing: Standing | None = None
 
     def set_work_keeper(self, work: InferenceKeeper) -> None:
         """x/inference, built after this keeper (app.py): the work roots an epoch's summary carries."""
         self.work = work
+
+    def set_standing(self, standing: Standing) -> None:
+        """x/poc, built after this keeper (app.py): the hosts whose weight is withheld (INVALID)."""
+        self.standing = standing
+
+    def invalid(self, ctx: Context, host: bytes) -> bool:
+        return self.standing is not None and self.standing.is_invalid(ctx, host)
 
     # --- params and records -------------------------------------------------------------------------
 
@@ -241,11 +250,15 @@ class SprintKeeper:
         powers = self.stake.validator_powers(ctx)
         total = sum(powers.values())
         results = [judge(c, powers, total, params.weight_scale) for c in commitments]
+        for result in results:
+            if result.weight and self.invalid(ctx, bech32.decode(result.host)):
+                result.weight = 0  # found cheating at inference (x/poc): no weight, whatever it raced
+                ctx.emit("sprint_weight_withheld", epoch=str(epoch), host=result.host)
         weights = {bech32.decode(r.host): r.weight for r in results if r.weight}
         staying = sum(powers.get(host, 0) for host in weights)
         carried = 3 * staying <= 2 * total
         if carried:  # too little of the set in force confirmed to hand it over (README, "Safety")
-            weights = self.previous_weights(ctx)
+            weights = {h: w for h, w in self.previous_weights(ctx).items() if not self.invalid(ctx, h)}
             ctx.emit(
                 "sprint_carry_over", epoch=str(epoch), hosts=str(len(weights)), confirmed_power=f"{staying}/{total}"
             )

@@ -41,3 +41,10 @@ def validate_message(
 ) -> tx_pb2.MsgValidateInference:
     """``verdict``: ``poc_pb2.VERDICT_MATCH`` or ``VERDICT_MISMATCH``; ``score`` in parts per million."""
     return tx_pb2.MsgValidateInference(inference_id=inference_id, validator=validator, verdict=verdict, score=score)
+
+
+def hosts(querier: Querier, status: poc_pb2.HostStatus = poc_pb2.HOST_STATUS_UNSPECIFIED) -> list[poc_pb2.HostRecord]:
+    """The hosts' records with ``status`` (every record when unspecified), in address order."""
+    return list(
+        querier.query(QUERY + "Hosts", query_pb2.QueryHostsRequest(status=status), query_pb2.QueryHostsResponse).hosts
+    )
