@@ -53,6 +53,12 @@ class ExecutorConfig(BaseModel):
     sprint: Any = None
     """The race duties' ``host.sprint.EpochFollower``: its openings route (``GET /v1/sprint/openings``) and its
     counts (the ``"sprint"`` object of ``GET /v1/executor/status``); None: the host does not race."""
+    payloads: Any = None
+    """``host.poc.Payloads``: keeps every finished answer's payload for PoC V2 and serves it
+    (``POST /v1/poc/payload``); None: nothing kept (a drawn validator's check of this host's answers then fails)."""
+    poc: Any = None
+    """The PoC V2 validation duty's ``host.poc.PocFollower``: its counts join the ``"poc"`` object of
+    ``GET /v1/executor/status``; None: the host does not validate."""
     release_key: secp256k1.PrivateKey | None = None
     """The host's key: when its node fails before answering, the TA gets its release (``X-Release``) and may
     reassign the inference at once (x/inference README, "Reassignment"); without a key, only after the executor

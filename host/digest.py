@@ -1,4 +1,9 @@
-"""The finish of one answer, as the executor proxy derives it from what its ML node sent.
+"""The finish of one answer, as the executor proxy derives it from what its ML node sent, and the answer as the
+host keeps it for PoC V2 (``KeptAnswer``: what a validator re-executes, and what the hashes are over).
+
+The host asks its node for every answer's logprobs with their top ``TOP_LOGPROBS`` alternatives, whatever the
+client asked (``host/terms.py``), and the client gets only the logprobs it asked for (``host/shown.py``): so the
+kept answer, and the hashes, are the node's answer, which may carry more logprobs than the client got.
 
 What a finish says about an answer (``Digest``), the same for a stream and a whole answer:
 
@@ -10,10 +15,10 @@ What a finish says about an answer (``Digest``), the same for a stream and a who
   client gets (the usage-only last chunk dropped, ``usage`` removed from the others); a stream that still
   carries no usage counts one completion token per chunk with non-empty content, and 0 prompt tokens. A whole
   answer without usage is not finished;
-- ``logprobs_digest`` = sha256 of the canonical JSON (sorted keys, no spaces, ASCII) of the list, one entry per
-  choice in ascending ``index``, of that choice's token logprobs (``logprobs.content``; a stream: its chunks'
-  ``logprobs.content`` lists concatenated; [] for a choice without) — or sha256(b"") when no choice has
-  logprobs.
+- ``logprobs_digest`` = sha256 of the canonical JSON (sorted keys, no spaces, ASCII; Python's float repr) of the
+  list, one entry per choice in ascending ``index``, of that choice's token logprobs as the node sent them
+  (``logprobs.content``; a stream: its chunks' ``logprobs.content`` lists concatenated; [] for a choice without)
+  — or sha256(b"") when no choice has logprobs (a node that does not return them).
 """
 
 from __future__ import annotations
@@ -21,10 +26,42 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from sdk.client.signing import canonical_json
 from x.inference.client import Finish
 
 EMPTY_DIGEST = hashlib.sha256(b"").digest()
+
+
+class KeptChoice(BaseModel):
+    """One choice of an answer as kept: its text, its token logprobs as the node sent them (``logprobs.content``
+    entries, JSON values as they came; None when the node sent none for it) and its finish reason."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int
+    content: str
+    logprobs: list[Any] | None
+    finish_reason: str | None
+
+
+class KeptAnswer(BaseModel):
+    """An answer as the host keeps it for re-execution: its choices in ascending ``index`` and its usage. The
+    finish's hashes are functions of it alone, so a validator holding it checks them against the chain."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    choices: list[KeptChoice]
+    usage: dict[str, Any] | None
+
+    def response_hash(self) -> bytes:
+        return hashlib.sha256("".join(choice.content for choice in self.choices).encode()).digest()
+
+    def logprobs_digest(self) -> bytes:
+        if all(choice.logprobs is None for choice in self.choices):
+            return EMPTY_DIGEST
+        return hashlib.sha256(canonical_json([choice.logprobs or [] for choice in self.choices])).digest()
 
 
 class Digest:
@@ -32,8 +69,8 @@ class Digest:
 
     def __init__(self) -> None:
         self.text: dict[int, list[str]] = {}
-        self.logprobs: dict[int, list[Any]] = {}
-        self.has_logprobs = False
+        self.logprobs: dict[int, list[Any] | None] = {}
+        self.finish_reasons: dict[int, str] = {}
         self.usage: dict[str, Any] | None = None
         self.pieces = 0
         """Chunks with non-empty content: the completion count of a stream without usage."""
@@ -47,10 +84,16 @@ class Digest:
         else:
             self.text.setdefault(index, [])
         logprobs = choice.get("logprobs")
-        entries = self.logprobs.setdefault(index, [])
         if isinstance(logprobs, dict):
-            self.has_logprobs = True
+            entries = self.logprobs.get(index)
+            if entries is None:
+                entries = self.logprobs[index] = []
             entries.extend(logprobs.get("content") or [])
+        else:
+            self.logprobs.setdefault(index, None)
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str):
+            self.finish_reasons[index] = reason
 
     def answer(self, answer: dict[str, Any]) -> None:
         for choice in answer.get("choices") or []:
@@ -63,14 +106,26 @@ class Digest:
         if chunk.get("usage"):
             self.usage = chunk["usage"]
 
+    def kept(self) -> KeptAnswer:
+        """The answer as read so far, as the host keeps it."""
+        return KeptAnswer(
+            choices=[
+                KeptChoice(
+                    index=index,
+                    content="".join(self.text[index]),
+                    logprobs=self.logprobs[index],
+                    finish_reason=self.finish_reasons.get(index),
+                )
+                for index in sorted(self.text)
+            ],
+            usage=self.usage,
+        )
+
     def response_hash(self) -> bytes:
-        text = "".join("".join(self.text[index]) for index in sorted(self.text))
-        return hashlib.sha256(text.encode()).digest()
+        return self.kept().response_hash()
 
     def logprobs_digest(self) -> bytes:
-        if not self.has_logprobs:
-            return EMPTY_DIGEST
-        return hashlib.sha256(canonical_json([self.logprobs[index] for index in sorted(self.logprobs)])).digest()
+        return self.kept().logprobs_digest()
 
     def tokens(self, counted: bool) -> tuple[int, int] | None:
         """(prompt, completion) from the usage; when there is none, the counted pieces if ``counted``, else None."""
@@ -85,7 +140,8 @@ class Digest:
         tokens = self.tokens(counted)
         if tokens is None or min(tokens) < 0:
             return None
-        return Finish(inference_id, self.response_hash(), tokens[0], tokens[1], self.logprobs_digest())
+        kept = self.kept()
+        return Finish(inference_id, kept.response_hash(), tokens[0], tokens[1], kept.logprobs_digest())
 
 
 def finish_of_answer(inference_id: bytes, answer: dict[str, Any]) -> Finish | None:

@@ -7,10 +7,15 @@
                                               the chain will pay for it (the start the TA sent along,
                                               ``host.admission.StartAdmission``; 402 otherwise) on the terms its
                                               body asks (``host.terms.node_body``), sent to the ML node, its answer
-                                              relayed once the start is committed, and the finish derived from the
-                                              answer handed to the finisher (``host.finisher.Finisher``)
+                                              relayed once the start is committed (less what the client did not ask
+                                              for: ``host.shown``), the node's whole answer kept for PoC V2
+                                              (``host.poc.Payloads``) and its finish handed to the finisher
+                                              (``host.finisher.Finisher``)
     GET  /v1/executor/status                  the finisher's counts and last outcomes, and the proxy's (``Counts``);
-                                              ``"sprint"``: the race duties' (``host.sprint.SprintCounts``)
+                                              ``"sprint"``: the race duties' (``host.sprint.SprintCounts``);
+                                              ``"poc"``: PoC V2's (``host.poc``)
+    POST /v1/poc/payload                      an inference's payload (its request body, the node's answer), for the
+                                              validator the chain drew for it (``host.poc.Payloads``)
     GET  /v1/sprint/openings?epoch&validator  the leaves of this host's race commitment a validator samples
                                               (``host.sprint.openings``)
 
@@ -42,12 +47,14 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
 from host.config import ExecutorConfig
 from host.counters import Counts
-from host.digest import Digest, event_data, finish_of_answer
+from host.digest import Digest, event_data
+from host.shown import Shown
 from host.terms import node_body
 from sdk.client.rpc import RPCError
 from sdk.crypto.request import sign_release
@@ -55,11 +62,24 @@ from sdk.http.asgi import Receive, Scope, Send, read_body, send_error, send_json
 from sdk.http.errors import ApiError, stream_failure_event
 from sdk.http.signed import check_forwarded, header
 from sdk.http.upstream import Pool, Response, UpstreamError, next_chunk
-from x.inference.client import ChainError, ChatTerms, parse_request, parse_terms
+from x.inference.client import ChainError, parse_request, parse_terms
 
 log = logging.getLogger("gonka.executor")
 EVENT_END = re.compile(rb"\r?\n\r?\n")
 PASS_THROUGH = ("/health", "/v1/models", "/v1/node/info")
+PAYLOAD_REQUEST_BYTES = 4096
+"""A payload request is a few hundred bytes of JSON."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """One admitted request, as its answer is relayed, finished and kept."""
+
+    inference_id: bytes
+    ta: str
+    signed: bytes
+    """The bytes its requester signed (sha256: the chain's ``body_hash``): the body PoC V2 keeps."""
+    shown: Shown
 
 
 class Executor:
@@ -102,6 +122,8 @@ class Executor:
                 await self.pass_through(path, send)
             elif (method, path) == ("GET", "/v1/executor/status"):
                 await send_json(send, 200, self.status())
+            elif (method, path) == ("POST", "/v1/poc/payload") and self.config.payloads is not None:
+                await self.payload(receive, send)
             elif (method, path) == ("GET", "/v1/sprint/openings") and self.config.sprint is not None:
                 query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
                 serve = self.config.sprint.openings.serve
@@ -114,12 +136,25 @@ class Executor:
             await send_error(send, error)
 
     def status(self) -> dict[str, Any]:
-        """The finisher's status, the proxy's counts, and the race duties' when the host races."""
+        """The finisher's status, the proxy's counts, the race duties' when the host races, and PoC V2's (the
+        payloads kept and served, the validations) when it keeps payloads or validates."""
         status = getattr(self.finisher, "status", None)
         document = {**(status() if status is not None else {}), **self.counts.as_dict()}
         if self.config.sprint is not None:
             document["sprint"] = self.config.sprint.status()
+        poc = [part.status() for part in (self.config.payloads, self.config.poc) if part is not None]
+        if poc:
+            document["poc"] = {key: value for part in poc for key, value in part.items()}
         return document
+
+    async def payload(self, receive: Receive, send: Send) -> None:
+        """``POST /v1/poc/payload``: an inference's payload, for the validator the chain drew (``host.poc.Payloads``);
+        it reads the chain, so it runs on a thread."""
+        body = await read_body(receive, PAYLOAD_REQUEST_BYTES)
+        if body is None:
+            return
+        serve = self.config.payloads.serve
+        await send_json(send, 200, await asyncio.get_running_loop().run_in_executor(self.admitting, serve, body))
 
     async def pass_through(self, path: str, send: Send) -> None:
         timeout = self.config.pass_through_timeout_s
@@ -141,13 +176,14 @@ class Executor:
             return
         headers = dict(scope["headers"])
         try:
-            requester, ta = check_forwarded(headers, body)
+            requester, ta, signed = check_forwarded(headers, body)
         except ApiError:
             self.counts.refused += 1
             raise
         request = parse_request(body)
         terms = parse_terms(request)
         inference_id = requester.inference_id
+        served = Served(inference_id, ta, signed, Shown.of(request, terms))
         async with self.one_answer(inference_id):
             if await self.answer_again(inference_id, send):
                 return
@@ -168,7 +204,7 @@ class Executor:
                 node_request = node_body(request, terms, record, body)
                 if asking is None:
                     asking = asyncio.ensure_future(self._ask(node_request, terms.stream))
-                await self.answer(inference_id, ta, terms, asking, gone, send)
+                await self.answer(served, asking, gone, send)
             finally:
                 gone.cancel()
                 confirming.cancel()
@@ -206,16 +242,9 @@ class Executor:
                 503, f"The host's chain node did not answer: {error}", "server_error", "chain_unavailable"
             ) from None
 
-    async def answer(
-        self,
-        inference_id: bytes,
-        ta: str,
-        terms: ChatTerms,
-        asking: asyncio.Future[Any],
-        gone: asyncio.Future[Any],
-        send: Send,
-    ) -> None:
+    async def answer(self, served: Served, asking: asyncio.Future[Any], gone: asyncio.Future[Any], send: Send) -> None:
         """Relay the node's answer (paid for: confirmed on chain) unless the TA leaves first."""
+        inference_id = served.inference_id
         await asyncio.wait((asking, gone), return_when=asyncio.FIRST_COMPLETED)
         if gone.done():  # not answered, not finished: a finish here could beat a take-over by another TA
             if not asking.cancel() and asking.exception() is None:
@@ -244,9 +273,13 @@ class Executor:
                     "headers": [(b"content-type", content_type), *release],
                 }
             )
-            await send({"type": "http.response.body", "body": data})
-            if response.status == 200 and self._finish(inference_id, ta, data):
-                self._keep(inference_id, content_type, data)
+            if response.status != 200:
+                await send({"type": "http.response.body", "body": data})
+                return
+            digest, shown = self._read(served, data)
+            await send({"type": "http.response.body", "body": shown})
+            if self._finish(served, digest):
+                self._keep(inference_id, content_type, shown)
             return
         await send(
             {
@@ -255,7 +288,7 @@ class Executor:
                 "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
             }
         )
-        await self._relay(inference_id, ta, response, data, chunks, not terms.include_usage, gone, send)
+        await self._relay(served, response, data, chunks, gone, send)
 
     async def answer_again(self, inference_id: bytes, send: Send) -> bool:
         """The answer this host already gave to this signed request (its id: the requester's signature over the
@@ -318,34 +351,53 @@ class Executor:
         self.counts.abandoned += 1
         log.warning("inference %s: the TA left %s, nothing to finish", inference_id.hex(), when)
 
-    def _finish(self, inference_id: bytes, ta: str, data: bytes) -> bool:
-        """Hand the answer's finish to the finisher; whether it had one."""
+    @staticmethod
+    def _read(served: Served, data: bytes) -> tuple[Digest, bytes]:
+        """A whole answer read once: its digest (the node's answer, as kept) and the bytes the client gets."""
         try:
             answer = json.loads(data)
         except (ValueError, UnicodeDecodeError):
             answer = None
-        finish = finish_of_answer(inference_id, answer) if isinstance(answer, dict) else None
-        if finish is None:
-            log.warning("inference %s (TA %s): the answer has no usage, nothing to finish", inference_id.hex(), ta)
+        digest = Digest()
+        if not isinstance(answer, dict):
+            return digest, data
+        digest.answer(answer)
+        return digest, served.shown.answer(answer, data)
+
+    def _finish(self, served: Served, digest: Digest) -> bool:
+        """Hand a whole answer's finish to the finisher; whether it had one."""
+        if not self._hand_over(served, digest, counted=False):
+            log.warning(
+                "inference %s (TA %s): the answer has no usage, nothing to finish", served.inference_id.hex(), served.ta
+            )
             self.counts.unfinished += 1
             return False
+        return True
+
+    def _hand_over(self, served: Served, digest: Digest, counted: bool) -> bool:
+        """Keep the node's answer for PoC V2 (``ExecutorConfig.payloads``), then hand its finish to the finisher;
+        whether it had one. Kept first: once the finish is on chain, the drawn validator may ask for it."""
+        finish = digest.finish(served.inference_id, counted)
+        if finish is None:
+            return False
+        if self.config.payloads is not None:
+            self.config.payloads.keep(served.inference_id, served.signed, digest.kept())
         self.counts.served += 1
         self.finisher.submit(finish)
         return True
 
     async def _relay(
         self,
-        inference_id: bytes,
-        ta: str,
+        served: Served,
         response: Response,
         first: bytes,
         chunks: AsyncIterator[bytes],
-        strip_usage: bool,
         gone: asyncio.Future[Any],
         send: Send,
     ) -> None:
         """Relay the stream event by event, reading each event into the digest; finish once ``[DONE]`` came,
         unless ``gone`` (the TA left) first."""
+        inference_id = served.inference_id
         digest = Digest()
         buffer = b""
         relayed: list[bytes] = []
@@ -353,7 +405,7 @@ class Executor:
         timeout = self.config.upstream_timeout_s
         chunk = first
         while True:
-            out, buffer, ended, errored = self._events(buffer + chunk, digest, strip_usage)
+            out, buffer, ended, errored = self._events(buffer + chunk, digest, served.shown)
             done, failed = done or ended, failed or errored
             if gone.done():
                 response.close()  # closing the node's stream frees its slot
@@ -376,9 +428,9 @@ class Executor:
         if buffer:
             await send({"type": "http.response.body", "body": buffer, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
-        self._finish_stream(inference_id, digest, done and not failed, b"".join([*relayed, buffer]))
+        self._finish_stream(served, digest, done and not failed, b"".join([*relayed, buffer]))
 
-    def _events(self, buffer: bytes, digest: Digest, strip_usage: bool) -> tuple[list[bytes], bytes, bool, bool]:
+    def _events(self, buffer: bytes, digest: Digest, shown: Shown) -> tuple[list[bytes], bytes, bool, bool]:
         """The whole events at the head of ``buffer``: what of them goes to the client, the rest of ``buffer``,
         whether ``[DONE]`` was among them and whether an error event was."""
         out: list[bytes] = []
@@ -387,7 +439,7 @@ class Executor:
         for end in EVENT_END.finditer(buffer):
             event = buffer[start : end.end()]
             start = end.end()
-            kept = self._event(event, digest, strip_usage)
+            kept = self._event(event, digest, shown)
             if kept == b"[DONE]":
                 done = True
                 out.append(event)
@@ -398,23 +450,20 @@ class Executor:
                 out.append(kept)
         return out, buffer[start:], done, failed
 
-    def _finish_stream(self, inference_id: bytes, digest: Digest, whole: bool, body: bytes) -> None:
+    def _finish_stream(self, served: Served, digest: Digest, whole: bool, body: bytes) -> None:
         """Finish a relayed stream on chain and keep what was sent (``body``), if it ended ``whole``: ``[DONE]``
         came and no error event."""
         if not whole:
-            log.warning("inference %s: the stream did not end whole, nothing to finish", inference_id.hex())
+            log.warning("inference %s: the stream did not end whole, nothing to finish", served.inference_id.hex())
             self.counts.unfinished += 1
             return
-        finish = digest.finish(inference_id, counted=True)
-        if finish is not None:
-            self.counts.served += 1
-            self.finisher.submit(finish)
-            self._keep(inference_id, b"text/event-stream", body)
+        if self._hand_over(served, digest, counted=True):
+            self._keep(served.inference_id, b"text/event-stream", body)
 
     @staticmethod
-    def _event(event: bytes, digest: Digest, strip_usage: bool) -> bytes | None:
-        """What of ``event`` goes to the client: itself, rewritten (usage taken out), b"" (dropped), b"[DONE]" for
-        the end, or None for an error event (relayed as it is)."""
+    def _event(event: bytes, digest: Digest, shown: Shown) -> bytes | None:
+        """What of ``event`` goes to the client: itself, rewritten (what it did not ask for taken out: ``Shown``),
+        b"" (dropped), b"[DONE]" for the end, or None for an error event (relayed as it is)."""
         data = event_data(event)
         if data is None:
             return event
@@ -429,9 +478,9 @@ class Executor:
         if "error" in chunk:
             return None
         digest.event(chunk)
-        if not strip_usage or "usage" not in chunk:
-            return event
-        if not chunk.get("choices"):
+        changed = shown.chunk(chunk)
+        if changed is None:
             return b""  # the usage-only chunk the client did not ask for
-        del chunk["usage"]
+        if not changed:
+            return event
         return b"data: " + json.dumps(chunk, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"

@@ -5,6 +5,7 @@ serves them."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 import time
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.chain import ChainError, Model, Node, StartRequest
+from sdk.client.signing import canonical_json
 
 
 def start_tx(request: StartRequest) -> bytes:
@@ -146,6 +148,12 @@ class FakeNode:
             "top_logprobs": [{"token": word, "logprob": -0.5, "bytes": list(word.encode())}]
             * (request.get("top_logprobs") or 0),
         }
+
+    def logprobs_digest(self, top_logprobs: int) -> bytes:
+        """The finish's ``logprobs_digest`` (host/digest.py) of this node's answer to a request for logprobs with
+        ``top_logprobs`` alternatives."""
+        asked = {"logprobs": True, "top_logprobs": top_logprobs}
+        return hashlib.sha256(canonical_json([[self.logprob(word, asked) for word in self.words()]])).digest()
 
     async def complete(self, request: dict[str, Any], send: Any) -> None:
         while self.hold is not None and not self.hold.is_set():

@@ -41,6 +41,7 @@ from servers import serve
 
 from gonkad import genesis, localnet
 from gonkad.paths import pid_file
+from host.terms import TOP_LOGPROBS
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from sdk.abci.blocks import INJECTED_ENTRY_MAGIC
 from sdk.address import module_address
@@ -79,7 +80,6 @@ SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.gen
 ESCROW = bech32.encode(module_address("inference"))
 READY_TIMEOUT_S = 30
 ANSWER = hashlib.sha256(b"fake says hi").digest()
-NO_LOGPROBS = hashlib.sha256(b"").digest()
 PROMPT_TOKENS, COMPLETION_TOKENS = 5, 3
 """What the fake node reports in its usage."""
 HEIGHT_TIMEOUT_S = 30
@@ -308,7 +308,8 @@ def test_a_signed_chat_request_is_answered_started_and_finished_with_exact_amoun
         COMPLETION_TOKENS,
         payment,
     )
-    assert (record.response_hash, record.logprobs_digest) == (ANSWER, NO_LOGPROBS)
+    # the host asks its node for logprobs with TOP_LOGPROBS alternatives (PoC V2), whatever the client asked
+    assert (record.response_hash, record.logprobs_digest) == (ANSWER, net["fake"].logprobs_digest(TOP_LOGPROBS))
     assert balance(querier, requester) == before - payment  # escrowed MAX_TOKENS × FEE, the rest refunded
     assert balance(querier, ESCROW) == escrow_before
     assert balance(querier, host) == host_before + payment

@@ -23,12 +23,14 @@ import httpx
 import openai
 import pytest
 from agent_fakes import FakeNode, ScriptedChain, respond
+from executor_fakes import Recorder, forward
 from servers import serve
 
 from agent.chain import Model, Node
 from agent.config import AgentConfig
 from agent.server import Agent
 from host import Digest, Executor, ExecutorConfig, Finisher, FinishJournal, finish_of_answer
+from host.terms import TOP_LOGPROBS
 from mlnode.schemas import ChatCompletionRequest
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2
 from sdk.client.rpc import RPCError
@@ -36,7 +38,7 @@ from sdk.client.signer import Sent
 from sdk.client.signing import SignedRequests, canonical_json, request_headers
 from sdk.crypto import bech32, secp256k1
 from sdk.http.errors import ApiError
-from sdk.http.signed import check_forwarded, forward_headers, signed_headers, verify_signed, with_seed, without_seed
+from sdk.http.signed import check_forwarded, signed_headers, verify_signed, with_seed, without_seed
 from x.inference.client import ChainError, Finish, parse_terms
 
 USER = secp256k1.PrivateKey(hashlib.sha256(b"executor user").digest())
@@ -49,28 +51,6 @@ MODEL = Model("m1", context_length=512, price_per_token=2)
 CHAT: dict[str, Any] = {"model": "m1", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
 TEXT_HASH = hashlib.sha256(b"fake says hi").digest()
 EMPTY = hashlib.sha256(b"").digest()
-
-
-@dataclass
-class Recorder:
-    finishes: list[Finish] = field(default_factory=list)
-    changed: threading.Condition = field(default_factory=threading.Condition)
-
-    def submit(self, finish: Finish) -> bool:
-        with self.changed:
-            self.finishes.append(finish)
-            self.changed.notify_all()
-        return True
-
-    def settled(self, count: int, timeout_s: float = 5.0) -> list[Finish]:
-        """The finishes once there are ``count``: the executor hands an answer's finish over after the answer's
-        last byte went out, so the client may have it a moment before the finish exists."""
-        with self.changed:
-            assert self.changed.wait_for(lambda: len(self.finishes) >= count, timeout_s), self.finishes
-            return list(self.finishes)
-
-    def status(self) -> dict[str, Any]:
-        return {"pending": len(self.finishes)}
 
 
 @dataclass
@@ -142,11 +122,6 @@ def client(ta: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{ta}/v1", api_key="unused", http_client=http, max_retries=0)
 
 
-def lp_digest(words: list[str]) -> bytes:
-    entries = [{"token": w, "logprob": -0.5, "bytes": list(w.encode()), "top_logprobs": []} for w in words]
-    return hashlib.sha256(canonical_json([entries])).digest()
-
-
 def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
     fake = FakeNode("fake")
     with stack(fake) as (ta, proxy, recorder):
@@ -155,31 +130,38 @@ def test_answers_through_the_proxy_are_relayed_and_finished() -> None:
         assert raw.parse().choices[0].message.content == "fake says hi"
         whole = recorder.settled(1)[-1]
         assert whole.inference_id.hex() == raw.headers["x-inference-id"]
+        # Logprobs are asked of the node for PoC V2 (the digest covers them), and kept from the client.
         assert (whole.response_hash, whole.prompt_tokens, whole.completion_tokens, whole.logprobs_digest) == (
             TEXT_HASH,
             5,
             3,
-            EMPTY,
+            fake.logprobs_digest(TOP_LOGPROBS),
         )
+        assert raw.parse().choices[0].logprobs is None
+        assert (fake.served[-1]["logprobs"], fake.served[-1]["top_logprobs"]) == (True, TOP_LOGPROBS)
         assert fake.served[-1]["seed"] is not None  # the TA's seed reached the node through the proxy
 
-        # A stream that did not ask for usage: the node is asked, the client does not see it.
+        # A stream that did not ask for usage: the node is asked, the client does not see it; it asked for
+        # logprobs without alternatives: it gets none of the alternatives the node was asked for.
         chunks = list(chat.chat.completions.create(**CHAT, stream=True, logprobs=True))
         assert "".join(c.choices[0].delta.content or "" for c in chunks) == "fake says hi"
         assert all(c.choices and c.usage is None for c in chunks)
+        tokens = [t for c in chunks if c.choices[0].logprobs for t in c.choices[0].logprobs.content or []]
+        assert [t.token for t in tokens] == ["fake ", "says ", "hi"] and all(t.top_logprobs == [] for t in tokens)
         assert fake.served[-1]["stream_options"] == {"include_usage": True}
         streamed = recorder.settled(2)[-1]
         assert (streamed.response_hash, streamed.prompt_tokens, streamed.completion_tokens) == (TEXT_HASH, 5, 3)
-        assert streamed.logprobs_digest == lp_digest(["fake ", "says ", "hi"])
+        assert streamed.logprobs_digest == fake.logprobs_digest(TOP_LOGPROBS)
 
         # One that asked for usage gets it, unchanged.
         chunks = list(chat.chat.completions.create(**CHAT, stream=True, stream_options={"include_usage": True}))
         assert chunks[-1].choices == [] and chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 3
         assert (recorder.settled(3)[-1].prompt_tokens, recorder.finishes[-1].completion_tokens) == (5, 3)
 
-        # The same answer whole, with logprobs: the same digest as the stream's.
-        chat.chat.completions.create(**CHAT, logprobs=True)
-        assert recorder.settled(4)[-1].logprobs_digest == lp_digest(["fake ", "says ", "hi"])
+        # The same answer whole, with two alternatives: the same digest as the stream's, two alternatives shown.
+        shown = chat.chat.completions.create(**CHAT, logprobs=True, top_logprobs=2).choices[0].logprobs
+        assert shown is not None and [len(t.top_logprobs) for t in shown.content or []] == [2, 2, 2]
+        assert recorder.settled(4)[-1].logprobs_digest == fake.logprobs_digest(TOP_LOGPROBS)
         assert len(recorder.finishes) == 4 and len({f.inference_id for f in recorder.finishes}) == 4
 
         for path in ("/health", "/v1/models", "/v1/node/info"):
@@ -234,16 +216,9 @@ def test_a_ta_that_leaves_before_the_answer_gets_nothing_finished(stream: bool) 
         assert (status["abandoned"], status["served"], recorder.finishes) == (1, 0, [])
 
 
-def forwarded(
-    body: bytes, ta: str = TA_ADDRESS, key: secp256k1.PrivateKey = USER, seed: int | None = None
-) -> tuple[dict[str, str], bytes]:
-    """The headers and body a TA forwards for ``body`` signed by ``key`` for ``ta`` (seed spliced in if given)."""
-    signed = request_headers(key, body, ta)
-    parsed = {name.lower().encode(): value.encode() for name, value in signed.items()}
-    requester = verify_signed(*signed_headers(parsed), body, bech32.decode(ta))
-    lines = forward_headers(requester, TA_ADDRESS, seed).decode().strip().split("\r\n")
-    headers = dict(line.split(": ", 1) for line in lines)
-    return headers, body if seed is None else with_seed(body, seed)
+def forwarded(body: bytes, seed: int | None = None) -> tuple[dict[str, str], bytes]:
+    """The headers and body the TA forwards for ``body`` signed by the user (seed spliced in if given)."""
+    return forward(body, USER, TA_ADDRESS, seed)
 
 
 def test_the_proxy_refuses_what_no_requester_signed_and_forwards_nothing() -> None:
@@ -321,7 +296,7 @@ def test_the_seed_splice_gives_the_signed_body_back(body: bytes) -> None:
 def test_check_forwarded_returns_the_requester_and_ta() -> None:
     body = json.dumps(CHAT).encode()
     headers, content = forwarded(body, seed=5)
-    requester, ta = check_forwarded({k.encode(): v.encode() for k, v in headers.items()}, content)
+    requester, ta, signed = check_forwarded({k.encode(): v.encode() for k, v in headers.items()}, content)
     assert (requester.address, ta, requester.body_hash) == (USER_ADDRESS, TA_ADDRESS, hashlib.sha256(body).digest())
     with pytest.raises(ApiError) as error:
         check_forwarded({k.encode(): v.encode() for k, v in headers.items()}, body)
@@ -591,6 +566,7 @@ def test_executor_start_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         (["--from", "host", "--max-batch", "0"], "invalid --max-batch"),
         (["--from", "host", "--drain-s", "soon"], "invalid --drain-s"),
         (["--from", "host", "--sprint-chunk", "0"], "invalid --sprint-chunk"),
+        (["--from", "host", "--poc-retention-s", "0"], "invalid --poc-retention-s"),
         (["--from", "nobody"], "nobody"),
         (["--from", "host", "--node", f"tcp://127.0.0.1:{nowhere}", "--port", "0"], "unreachable"),
     ):

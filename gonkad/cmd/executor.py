@@ -4,8 +4,8 @@ the node served (``host.Finisher``), under uvicorn.
     gonkad executor start --home H --node tcp://127.0.0.1:26657 --grpc-addr 127.0.0.1:9090 --from HOSTKEY \
         --mlnode http://127.0.0.1:8080 --port 8100 [--keyring-backend test] [--host 127.0.0.1] [--chain-id ID] \
         [--gas N] [--fees COINS] [--max-batch N] [--drain-s S] [--sprint | --no-sprint] [--sprint-chunk N] \
-        [--sprint-max-nonces N] \
-        [--sprint-fault inflate|borrow|lazy-validator]
+        [--sprint-max-nonces N] [--sprint-fault inflate|borrow|lazy-validator] \
+        [--poc | --no-poc] [--poc-retention-s S] [--poc-fault accuse]
 
 The URL it prints is the one the host registers for its node (``gonkad tx inference register-node NODE_ID URL``).
 ``--from`` is the host's key (the inference's executor: the only signer the chain takes a finish from); its
@@ -24,6 +24,13 @@ thread, started and stopped with the server): it races on its ML node and commit
 serves ``GET /v1/sprint/openings``, and validates the other hosts in the race-validation stage, signing with the
 finisher's ``TxSigner`` (one locally counted sequence for the host key). Each epoch's race is journalled in
 ``H/sprint-E.json``. ``--sprint-fault`` is TEST ONLY (a localnet's cheating host or lazy validator).
+
+PoC V2 (``host.poc``): the proxy keeps the payload of every answer it finishes in ``H/poc-payloads.sqlite`` for
+``--poc-retention-s`` seconds (default 3600) and serves it on ``POST /v1/poc/payload`` to the validator the chain
+drew; with ``--poc`` (the default; ``--no-poc`` to leave the validations to others and miss them) the process also
+re-executes the inferences the chain draws for this host (``host.poc.PocFollower``, one thread), signing its
+verdicts with the same ``TxSigner``, journalled in ``H/poc-verdicts.json``. ``--poc-fault`` is TEST ONLY (a
+localnet's false accuser).
 """
 
 from __future__ import annotations
@@ -42,16 +49,19 @@ from sdk.services import gonka
 
 if TYPE_CHECKING:
     from host import Executor, Finisher
+    from host.poc import PocFollower
     from host.sprint import EpochFollower
 
 log = logging.getLogger("gonkad.executor")
 PID_NAME = "executor"
 JOURNAL_NAME = "executor-finishes.jsonl"
+PAYLOADS_NAME = "poc-payloads.sqlite"
 INFERENCE = gonka("inference").query
 
 
 def cmd_start(args: argparse.Namespace) -> None:
     from host import FINISH_GAS, Executor, ExecutorConfig, Finisher, StartAdmission  # loads for this command only
+    from host.poc import PayloadConfig, Payloads, PayloadStore, PocConfig, PocFollower
     from host.sprint import EpochFollower, SprintConfig
 
     port = parse_port(args.port)
@@ -68,6 +78,8 @@ def cmd_start(args: argparse.Namespace) -> None:
         max_nonces=_sprint_max_nonces(args.sprint_max_nonces),
         fault=args.sprint_fault,
     )
+    payload_config = PayloadConfig(retention_s=_retention_s(args.poc_retention_s))
+    poc = PocConfig(home=Path(args.home), fault=args.poc_fault)
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
     finisher = Finisher(
@@ -81,6 +93,12 @@ def cmd_start(args: argparse.Namespace) -> None:
         journal=Path(args.home) / JOURNAL_NAME,
     )
     follower = EpochFollower.of(finisher.querier, finisher.signer.submit, key, mlnode, sprint) if args.sprint else None
+    validator = (
+        PocFollower.of(finisher.querier, finisher.signer.submit, finisher.latest_height, key, mlnode, poc)
+        if args.poc
+        else None
+    )
+    store = PayloadStore(Path(args.home) / PAYLOADS_NAME, payload_config.retention_s, payload_config.prune_interval_s)
     try:
         chain_id = _check_chain(finisher)
         executor = Executor(
@@ -89,13 +107,16 @@ def cmd_start(args: argparse.Namespace) -> None:
                 finisher=finisher,
                 admission=StartAdmission(finisher),
                 sprint=follower,
+                payloads=Payloads(store, finisher.querier, finisher.address, payload_config),
+                poc=validator,
                 release_key=key,
                 host=args.host,
                 port=port,
             )
         )
-        _serve(args, executor, finisher, follower, port, {"chain_id": chain_id, "mlnode": mlnode}, drain_s)
+        _serve(args, executor, finisher, (follower, validator), port, {"chain_id": chain_id, "mlnode": mlnode}, drain_s)
     finally:
+        store.close()
         finisher.close()
     log.info("executor stopped: %s", finisher.status() | {"recent": None})
 
@@ -118,6 +139,16 @@ def _sprint_chunk(text: str) -> int:
     if not text.isdigit() or not 0 < int(text) <= 65536:
         raise ValueError(f"invalid --sprint-chunk {text!r}: nonces per ML node call, 1 to 65536")
     return int(text)
+
+
+def _retention_s(text: str) -> float:
+    try:
+        retention_s = float(text)
+    except ValueError:
+        retention_s = 0.0
+    if not retention_s > 0:
+        raise ValueError(f"invalid --poc-retention-s {text!r}: seconds a payload is kept, a positive number")
+    return retention_s
 
 
 def _drain_s(text: str) -> float:
@@ -149,19 +180,21 @@ def _serve(
     args: argparse.Namespace,
     executor: Executor,
     finisher: Finisher,
-    follower: EpochFollower | None,
+    duties: tuple[EpochFollower | None, PocFollower | None],
     port: int,
     shown: dict[str, str],
     drain_s: float,
 ) -> None:
     """Serve until stopped (printing the URL, the host's address and ``shown``), the finisher sending meanwhile and
-    for up to ``drain_s`` seconds after, the race duties' follower (when racing) running while the server does."""
+    for up to ``drain_s`` seconds after, the duties' threads (the race's, PoC V2's; None when off) running while the
+    server does."""
     from sdk.http.asgi import uvicorn_config
 
     listener, url = listen(args.host, port)
     finisher.start()
-    if follower is not None:
-        follower.start()
+    running = [duty for duty in duties if duty is not None]
+    for duty in running:
+        duty.start()
     try:
         serve(
             uvicorn_config(executor, args.host, port),
@@ -172,8 +205,8 @@ def _serve(
             "the executor proxy did not start (see the log above)",
         )
     finally:
-        if follower is not None:
-            follower.stop()
+        for duty in running:
+            duty.stop()
         finisher.stop(drain_s)
 
 
@@ -185,7 +218,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--home",
         default=str(DEFAULT_HOME),
-        help="the home whose keyring holds --from; the pid file, the finish journal",
+        help="the home whose keyring holds --from; the pid file, the journals, the PoC payloads",
     )
     p.add_argument("--node", default=DEFAULT_NODE, help="CometBFT RPC address: status and transactions")
     p.add_argument("--grpc-addr", default=None, help="the node's gRPC HOST:PORT for queries (else RPC)")
@@ -212,5 +245,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["inflate", "borrow", "lazy-validator"],
         default=None,
         help="TEST ONLY: race or validate dishonestly, for localnet tests of the chain's verdicts",
+    )
+    p.add_argument(
+        "--poc",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="re-execute the inferences the chain draws for this host and send the verdicts (default on)",
+    )
+    p.add_argument("--poc-retention-s", default="3600", help="seconds each answer's payload is kept for validators")
+    p.add_argument(
+        "--poc-fault",
+        choices=["accuse"],
+        default=None,
+        help="TEST ONLY: judge every inference drawn for this host a mismatch, for localnet tests of disputes",
     )
     p.set_defaults(func=cmd_start)

@@ -5,25 +5,23 @@ keep the host key's finishes, commits and validations in order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
 from protogen.gonka.epochs.v1 import epochs_pb2
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
-from protogen.gonka.inference.v1 import query_pb2 as inference_query
 from protogen.gonka.sprint.v1 import sprint_pb2
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
 from sdk.client.querier import Querier
-from sdk.client.signer import Sent
+from sdk.client.signer import Submit
 from sdk.services import gonka
+from x.inference.client import node_urls
 from x.sprint.client import queries
 
 STAGE_RACE = epochs_pb2.STAGE_RACE
 STAGE_RACE_VALIDATION = epochs_pb2.STAGE_RACE_VALIDATION
-Submit = Callable[[Sequence[Message], int], Sent]
-"""``TxSigner.submit``: one transaction of these messages with this gas limit; raises on a refusal."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +77,7 @@ class SprintChain:
 
     def urls(self, operator: str) -> list[str]:
         """The URLs ``operator`` registered for its nodes (its executor proxies)."""
-        got = self.querier.query(
-            gonka("inference").query + "Nodes",
-            inference_query.QueryNodesRequest(operator=operator),
-            inference_query.QueryNodesResponse,
-        )
-        return [node.url for node in got.nodes if node.operator == operator and node.url]
+        return node_urls(self.querier, operator)
 
     def send(self, messages: Sequence[Message], gas: int) -> str:
         """The transaction's hash once CheckTx took it."""

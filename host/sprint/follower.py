@@ -9,7 +9,7 @@ import logging
 import threading
 from typing import Any
 
-from host.sprint.chain import EpochNow, SprintChain, Submit
+from host.sprint.chain import EpochNow, SprintChain
 from host.sprint.config import SprintConfig
 from host.sprint.counts import SprintCounts
 from host.sprint.node import RaceNode
@@ -18,6 +18,7 @@ from host.sprint.race import RaceDuty
 from host.sprint.validation import ValidationDuty
 from protogen.gonka.epochs.v1 import epochs_pb2
 from sdk.client.querier import Querier
+from sdk.client.signer import Submit
 from sdk.client.txbuilder import address_of
 from sdk.crypto import secp256k1
 

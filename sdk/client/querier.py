@@ -11,7 +11,8 @@ from typing import TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from sdk.client.rpc import CometRPC, RPCError
+from sdk.client.rpc import CometRPC, RPCError, RPCNotFound
+from sdk.errors import ErrNotFound
 
 M = TypeVar("M", bound=Message)
 
@@ -30,7 +31,10 @@ class Querier:
                 return grpc_call(channel, path, data, self.timeout, height)
         reply = self.rpc.abci_query(path, data, height=height)
         if reply.get("code"):
-            raise RPCError(reply.get("log") or f"query failed with code {reply['code']}")
+            failure = reply.get("log") or f"query failed with code {reply['code']}"
+            if (reply.get("codespace"), int(reply["code"])) == (ErrNotFound.codespace, ErrNotFound.code):
+                raise RPCNotFound(failure)
+            raise RPCError(failure)
         return reply["value"]
 
     def query(self, path: str, request: Message, response_type: type[M], height: int = 0) -> M:
@@ -44,4 +48,5 @@ def grpc_call(channel: grpc.Channel, path: str, data: bytes, timeout: float, hei
     try:
         return call(data, timeout=timeout, metadata=metadata)
     except grpc.RpcError as exc:
-        raise RPCError(f"{exc.code().name}: {exc.details()}") from None
+        failure = RPCNotFound if exc.code() == grpc.StatusCode.NOT_FOUND else RPCError
+        raise failure(f"{exc.code().name}: {exc.details()}") from None

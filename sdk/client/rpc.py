@@ -18,6 +18,11 @@ class RPCUnreachable(RPCError):
     """No answer at all (connection refused, timeout), as opposed to an error the node answered with."""
 
 
+class RPCNotFound(RPCError):
+    """The node answered that what was asked does not exist (``sdk/38``; gRPC ``NOT_FOUND``), as opposed to a
+    failure: a caller can tell "no such record" from "no answer"."""
+
+
 class CometRPC:
     def __init__(self, address: str, timeout: float = 10.0) -> None:
         self.url = "http://" + address.split("://", 1)[-1]

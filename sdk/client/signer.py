@@ -39,6 +39,11 @@ class Sent(NamedTuple):
     raw: bytes
 
 
+Submit = Callable[[Sequence[Message], int], Sent]
+"""``TxSigner.submit`` as a program's background duties are handed it: one transaction of these messages with this
+gas limit; raises on a refusal."""
+
+
 class TxSigner:
     """Signs transactions with one key and sends them with ``broadcast_tx_sync``: the account number and next
     sequence are counted here and bumped for every accepted transaction, so many go out per block; one lock

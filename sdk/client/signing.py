@@ -54,7 +54,7 @@ class SignedRequests(httpx.Auth):
         yield request
 
 
-def canonical_json(document: dict[str, Any]) -> bytes:
+def canonical_json(document: Any) -> bytes:
     """Sorted keys, no spaces, ASCII: the bytes a TA signs (without the ``signature`` field)."""
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 

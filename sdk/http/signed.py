@@ -21,6 +21,7 @@ import base64
 import binascii
 import hashlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import inference_id, verify_request
@@ -134,10 +135,19 @@ def forward_headers(requester: Requester, ta_address: str, seed: int | None, sta
     return b"".join(line + b"\r\n" for line in lines)
 
 
-def check_forwarded(headers: dict[bytes, bytes], body: bytes) -> tuple[Requester, str]:
-    """The requester and the TA (bech32) of a request a TA forwarded; 401 (``ApiError``) unless the requester
-    signed this body (less the TA's seed, when ``X-Seed`` says the TA added one) for ``X-TA-Address`` with the key
-    of its address, and ``X-Inference-Id`` is its id. No time window and no replay cache: the chain's start
+class Forwarded(NamedTuple):
+    """A forwarded request whose signature checked: its requester, the TA (bech32) it was signed for, and the
+    bytes the requester signed (the body less the TA's seed), whose sha256 is the chain's ``body_hash``."""
+
+    requester: Requester
+    ta: str
+    signed: bytes
+
+
+def check_forwarded(headers: dict[bytes, bytes], body: bytes) -> Forwarded:
+    """The requester, the TA and the signed bytes of a request a TA forwarded; 401 (``ApiError``) unless the
+    requester signed this body (less the TA's seed, when ``X-Seed`` says the TA added one) for ``X-TA-Address`` with
+    the key of its address, and ``X-Inference-Id`` is its id. No time window and no replay cache: the chain's start
     (which checks the window and refuses a known id) is what the host's finish needs."""
     signature, address, pubkey, timestamp_ns = signed_headers(headers)
     ta_text = header(headers, b"x-ta-address")
@@ -157,4 +167,4 @@ def check_forwarded(headers: dict[bytes, bytes], body: bytes) -> tuple[Requester
     requester = verify_signed(signature, address, pubkey, timestamp_ns, signed, ta_address)
     if requester.inference_id.hex() != id_text.strip().lower():
         raise unauthorized("X-Inference-Id is not the id of this signed request.", "inference_id_mismatch")
-    return requester, ta_text
+    return Forwarded(requester, ta_text, signed)

@@ -23,6 +23,12 @@ def inference(querier: Querier, inference_id: bytes) -> inference_pb2.Inference 
         return None
 
 
+def node_urls(querier: Querier, operator: str) -> list[str]:
+    """The URLs ``operator`` registered for its nodes: its executor proxies, where other hosts reach it."""
+    got = querier.query(QUERY + "Nodes", query_pb2.QueryNodesRequest(operator=operator), query_pb2.QueryNodesResponse)
+    return [node.url for node in got.nodes if node.operator == operator and node.url]
+
+
 def start_message(ta: str, request: StartRequest) -> tx_pb2.MsgStartInference | tx_pb2.MsgReassignInference:
     """What ``request`` becomes on chain, sent by the TA ``ta``: a start, or the reassignment of the inference to a
     new executor."""
