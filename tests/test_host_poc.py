@@ -45,6 +45,7 @@ from sdk.client.rpc import RPCError, RPCNotFound
 from sdk.client.signer import Sent
 from sdk.crypto import bech32, secp256k1
 from x.inference.client import ChainError, parse_terms
+from x.poc.client.payload import deadline
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -86,9 +87,11 @@ class Chain:
         if method == "Assigned":
             awaiting = [
                 v for v in self.validations.values()
-                if v.validator == request.validator and v.status == poc_pb2.STATUS_SELECTED
+                if (v.validator == request.validator and v.status == poc_pb2.STATUS_SELECTED)
+                or (v.status == poc_pb2.STATUS_DISPUTED and any(
+                    b.voter == request.validator and not b.verdict for b in v.votes))
             ]  # fmt: skip
-            return poc_query.QueryAssignedResponse(validations=sorted(awaiting, key=lambda v: v.deadline_height))
+            return poc_query.QueryAssignedResponse(validations=sorted(awaiting, key=deadline))
         if method == "Validation":
             record = self.validations.get(bytes.fromhex(request.inference_id))
             if record is None:
@@ -121,6 +124,11 @@ class Chain:
     def deliver(self, signer: str, message: Message) -> None:
         assert isinstance(message, tx_pb2.MsgValidateInference) and message.validator == signer
         record = self.validations[message.inference_id]
+        if record.status == poc_pb2.STATUS_DISPUTED:  # a drawn voter's vote
+            [ballot] = [b for b in record.votes if b.voter == signer]
+            assert not ballot.verdict and self.height <= record.vote_deadline_height, "a vote lands once, in time"
+            ballot.verdict, ballot.score, ballot.height = message.verdict, message.score, self.height
+            return
         assert record.status == poc_pb2.STATUS_SELECTED, "a verdict lands once"
         assert record.validator == signer and self.height <= record.deadline_height
         record.verdict, record.score, record.verdict_height = message.verdict, message.score, self.height
@@ -344,10 +352,35 @@ def test_the_payload_route_refuses_whom_it_should(mlnode: str, tmp_path: Path) -
         served = ask(good, 200)
         assert served["inference_id"] == inference_id.hex()
         assert hashlib.sha256(base64.b64decode(served["body"])).digest() == (chain.inferences[inference_id].body_hash)
+        chain.validations[inference_id].votes.add(voter=address(STRANGER))  # drawn to vote on its dispute
+        assert ask(stranger_asks.request(inference_id, HOST_ADDRESS), 200)["body"] == served["body"]
         status = httpx.get(host.url + "/v1/executor/status", timeout=10).json()["poc"]
-        assert (status["payloads_served"], status["payloads_refused"]) == (1, 12)
+        assert (status["payloads_served"], status["payloads_refused"]) == (2, 12)
         judge_asks.close()
         stranger_asks.close()
+
+
+def test_a_drawn_voter_re_executes_a_disputed_answer_and_votes_by_the_vote_deadline(
+    mlnode: str, tmp_path: Path
+) -> None:
+    """Another host accused the answer; the judge, drawn to vote on the dispute, fetches the payload as a voter,
+    re-executes it and votes by the dispute's deadline (the accuser's own deadline has passed)."""
+    chain = Chain()
+    with executing(mlnode, chain, tmp_path / "host") as host:
+        inference_id = host.infer()[0]
+        record = chain.validations[inference_id]
+        record.validator, record.status = address(STRANGER), poc_pb2.STATUS_DISPUTED
+        record.verdict, record.deadline_height = poc_pb2.VERDICT_MISMATCH, chain.height - 1
+        record.vote_deadline_height = chain.height + WINDOW
+        record.votes.add(voter=JUDGE_ADDRESS, power=10)
+        duty = judge(chain, mlnode, tmp_path / "judge")
+        run(duty)
+        [ballot] = record.votes
+        assert ballot.verdict == poc_pb2.VERDICT_MATCH and ballot.score >= 990_000, ballot
+        assert duty.status()["late"] == 0
+        run(duty)  # voted: nothing more to send
+        assert len(chain.txs) == 1
+        duty.stop()
 
 
 def test_a_restarted_validator_resends_its_journal_without_re_executing(mlnode: str, tmp_path: Path) -> None:

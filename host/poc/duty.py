@@ -24,6 +24,7 @@ from host.poc.journal import Verdict, VerdictJournal
 from host.poc.judge import check_payload, score_ppm, verify_body
 from host.poc.node import Refused, VerifyNode
 from protogen.gonka.poc.v1 import poc_pb2
+from x.poc.client.payload import deadline
 from x.poc.client.queries import VERDICTS, validate_message
 
 logger = logging.getLogger("gonka.host.poc")
@@ -59,8 +60,8 @@ class PocDuty:
         height = self.chain.height()
         awaiting = [record for record in self.chain.assigned() if self._awaits(record)]
         self._forget({record.inference_id for record in awaiting})
-        due = [record for record in awaiting if record.deadline_height > height]
-        self._count_late(record for record in awaiting if record.deadline_height <= height)
+        due = [record for record in awaiting if deadline(record) > height]
+        self._count_late(record for record in awaiting if deadline(record) <= height)
         now = self.clock()
         judging = [
             r for r in due if self.journal.get(r.inference_id) is None and self.retry_at.get(r.inference_id, 0) <= now
@@ -132,7 +133,7 @@ class PocDuty:
         payload = self.fetcher.fetch(self.chain.urls(record.executor), record.executor, inference_id)
         if payload is None:
             tries = self.tries[inference_id] = self.tries.get(inference_id, 0) + 1
-            if tries < self.config.fetch_attempts and record.deadline_height - height > self.config.margin_blocks:
+            if tries < self.config.fetch_attempts and deadline(record) - height > self.config.margin_blocks:
                 self.retry_at[inference_id] = self.clock() + self.config.retry_s
                 return None
             self.counts.unserved += 1

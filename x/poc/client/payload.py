@@ -44,7 +44,13 @@ def verify_payload_request(
 
 
 def may_fetch(record: poc_pb2.Validation, address: str) -> bool:
-    """Whether ``address`` may fetch the payload of ``record``'s inference: the validator the chain drew for it.
-    The voters drawn for its dispute, once x/poc records them, re-execute it too and join here; anyone else is
-    refused, so an executor hands its users' requests and answers only to the hosts the chain appointed."""
-    return bool(address) and record.validator == address
+    """Whether ``address`` may fetch the payload of ``record``'s inference: the validator the chain drew for it,
+    or a voter drawn for its dispute (they re-execute it too); anyone else is refused, so an executor hands its
+    users' requests and answers only to the hosts the chain appointed."""
+    return bool(address) and (record.validator == address or any(v.voter == address for v in record.votes))
+
+
+def deadline(record: poc_pb2.Validation) -> int:
+    """The last height this host's verdict on ``record`` is accepted at: the vote deadline of a dispute (its voters
+    are the ones it is listed for), else the drawn validator's."""
+    return record.vote_deadline_height if record.status == poc_pb2.STATUS_DISPUTED else record.deadline_height
