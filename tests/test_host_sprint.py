@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -334,9 +334,20 @@ def test_a_commit_never_shrinks_below_the_chains_and_the_thread_races(mlnodes: t
     assert chain.commits(host) and chain.commits(host) == sorted(chain.commits(host))
 
 
-def test_a_refused_validation_is_sent_again_with_the_same_verdicts(mlnodes: tuple[str, str], tmp_path: Path) -> None:
+@dataclass
+class Judging:
+    """A prover that raced, serving its openings, and a judge's follower in the validation stage."""
+
+    chain: Chain
+    prover: str
+    judge: str
+    duty: EpochFollower
+
+
+@contextmanager
+def judging(mlnodes: tuple[str, str], tmp_path: Path, judge_name: str) -> Iterator[Judging]:
     chain = Chain()
-    prover_key, judge_key = key_of("prover"), key_of("judge again")
+    prover_key, judge_key = key_of("prover"), key_of(judge_name)
     prover, judge = chain.add(prover_key), chain.add(judge_key)
     prover_duty = follower(chain, prover_key, mlnodes[0], tmp_path / "prover")
     race(prover_duty, 2)
@@ -344,18 +355,23 @@ def test_a_refused_validation_is_sent_again_with_the_same_verdicts(mlnodes: tupl
     with serve(proxy(prover_duty, mlnodes[0])) as url:
         chain.urls[prover] = url
         duty = follower(chain, judge_key, mlnodes[1], tmp_path / "judge")
-        fetched: list[tuple[int, str]] = []
-        fetch = duty.validation._fetch
-        duty.validation._fetch = lambda epoch, host: fetched.append((epoch, host)) or fetch(epoch, host)  # type: ignore[method-assign]
-        chain.refuse = 1
-        assert not duty.step()
-        assert duty.status()["errors"] == 1 and duty.status()["validations_sent"] == 0
-        assert not duty.step()
-    assert fetched == [(EPOCH, prover)]  # judged once, sent twice
-    assert [(v.validator, v.host, v.failures) for v in chain.validations] == [(judge, prover, 0)]
-    assert duty.status()["validations_sent"] == 1
+        yield Judging(chain, prover, judge, duty)
     for each in (prover_duty, duty):
         each.stop()
+
+
+def test_a_refused_validation_is_sent_again_with_the_same_verdicts(mlnodes: tuple[str, str], tmp_path: Path) -> None:
+    with judging(mlnodes, tmp_path, "judge again") as j:
+        fetched: list[tuple[int, str]] = []
+        fetch = j.duty.validation._fetch
+        j.duty.validation._fetch = lambda epoch, host: fetched.append((epoch, host)) or fetch(epoch, host)  # type: ignore[method-assign]
+        j.chain.refuse = 1
+        assert not j.duty.step()
+        assert j.duty.status()["errors"] == 1 and j.duty.status()["validations_sent"] == 0
+        assert not j.duty.step()
+        assert fetched == [(EPOCH, j.prover)]  # judged once, sent twice
+        assert [(v.validator, v.host, v.failures) for v in j.chain.validations] == [(j.judge, j.prover, 0)]
+        assert j.duty.status()["validations_sent"] == 1
 
 
 def test_a_validation_that_never_lands_is_sent_again_after_a_few_blocks(
@@ -363,15 +379,8 @@ def test_a_validation_that_never_lands_is_sent_again_after_a_few_blocks(
 ) -> None:
     """CheckTx took the transaction but it never made it into a block: the pairs still missing go out again
     ``RESEND_BLOCKS`` after it (not before), judged once, and once on chain the epoch is done."""
-    chain = Chain()
-    prover_key, judge_key = key_of("prover"), key_of("judge lost")
-    prover, judge = chain.add(prover_key), chain.add(judge_key)
-    prover_duty = follower(chain, prover_key, mlnodes[0], tmp_path / "prover")
-    race(prover_duty, 2)
-    chain.stage, chain.race.randomness = STAGE_RACE_VALIDATION, RANDOMNESS
-    with serve(proxy(prover_duty, mlnodes[0])) as url:
-        chain.urls[prover] = url
-        duty = follower(chain, judge_key, mlnodes[1], tmp_path / "judge")
+    with judging(mlnodes, tmp_path, "judge lost") as j:
+        chain, duty = j.chain, j.duty
         judged: list[str] = []
         judge_once = duty.validation._judge
         duty.validation._judge = lambda c, r, s: judged.append(c.host) or judge_once(c, r, s)  # type: ignore[method-assign]
@@ -383,11 +392,9 @@ def test_a_validation_that_never_lands_is_sent_again_after_a_few_blocks(
         assert not duty.step() and len(chain.txs) == before + 1  # it may still land: not sent yet
         chain.height = sent_at + RESEND_BLOCKS
         assert not duty.step() and len(chain.txs) == before + 2
-    assert judged == [prover]
-    assert [(v.validator, v.host, v.failures) for v in chain.validations] == [(judge, prover, 0)]
-    assert chain.txs[before][1] == chain.txs[before + 1][1]  # the same verdict, sent again
-    chain.height += RESEND_BLOCKS
-    assert not duty.step() and len(chain.txs) == before + 2 and EPOCH in duty.validation.done
-    assert duty.status()["validations_sent"] == 2
-    for each in (prover_duty, duty):
-        each.stop()
+        assert judged == [j.prover]
+        assert [(v.validator, v.host, v.failures) for v in chain.validations] == [(j.judge, j.prover, 0)]
+        assert chain.txs[before][1] == chain.txs[before + 1][1]  # the same verdict, sent again
+        chain.height += RESEND_BLOCKS
+        assert not duty.step() and len(chain.txs) == before + 2 and EPOCH in duty.validation.done
+        assert duty.status()["validations_sent"] == 2

@@ -61,6 +61,7 @@ from sdk.crypto import bech32
 from sdk.services import gonka
 from x.poc import genesis as poc_genesis
 from x.poc import invariants, keys, types
+from x.poc.client import queries as poc_queries
 from x.poc.client.queries import validate_message
 from x.slashing import keys as slashing_keys
 
@@ -108,23 +109,15 @@ def finished(chain: InProcessChain, body: bytes = b'{"messages":[]}') -> tuple[b
 
 
 def validation(chain: InProcessChain, inference_id: bytes) -> poc_pb2.Validation:
-    return chain.query(
-        QUERY + "Validation",
-        query_pb2.QueryValidationRequest(inference_id=inference_id.hex()),
-        query_pb2.QueryValidationResponse,
-    ).validation
+    return poc_queries.validation(chain, inference_id)  # type: ignore[arg-type]
 
 
 def host(chain: InProcessChain, key: Any) -> query_pb2.QueryHostResponse:
-    return chain.query(QUERY + "Host", query_pb2.QueryHostRequest(address=addr(key)), query_pb2.QueryHostResponse)
+    return poc_queries.host(chain, addr(key))  # type: ignore[arg-type]
 
 
 def assigned(chain: InProcessChain, key: Any) -> list[poc_pb2.Validation]:
-    return list(
-        chain.query(
-            QUERY + "Assigned", query_pb2.QueryAssignedRequest(validator=addr(key)), query_pb2.QueryAssignedResponse
-        ).validations
-    )
+    return poc_queries.assigned(chain, addr(key))  # type: ignore[arg-type]
 
 
 def verdict(
@@ -646,11 +639,7 @@ def test_an_invalid_host_earns_nothing_for_the_epoch_and_the_tas_leave_it_out(tm
                     ok(verdict(chain, inference_id, key=voter, match=False))
         invalid_epoch = host(chain, HOST_A).host.invalid_epoch
         assert host(chain, HOST_A).host.status == poc_pb2.HOST_STATUS_INVALID
-        listed = chain.query(
-            QUERY + "Hosts",
-            query_pb2.QueryHostsRequest(status=poc_pb2.HOST_STATUS_INVALID),
-            query_pb2.QueryHostsResponse,
-        ).hosts
+        listed = poc_queries.hosts(chain, poc_pb2.HOST_STATUS_INVALID)  # type: ignore[arg-type]
         assert [h.host for h in listed] == [addr(HOST_A)]
         worked, _ = finished(chain, b'{"n":"after"}')  # the chain still takes its work; the epoch pays it nothing
         worked_epoch = get(chain, worked).epoch

@@ -125,12 +125,6 @@ def value_at(segments: list[Segment], epoch: int) -> int:
     return next((value for start, end, value in segments if start <= epoch < end), 0)
 
 
-def segment_values(segments: list[Segment], last: int) -> list[tuple[int, int]]:
-    """(epoch, value) at each run's first epoch and after its last, from ``last`` + 1 on."""
-    points = {last + 1} | {start for start, _, _ in segments} | {end for _, end, _ in segments}
-    return [(epoch, value_at(segments, epoch)) for epoch in sorted(points)]
-
-
 def timed_locked(timed: vesting_pb2.TimedVesting, time_ns: int) -> Amounts:
     """What a genesis vesting account still has locked at block time ``time_ns`` (compared in whole unix
     seconds, as the SDK compares ``blockTime.Unix()``): delayed, all of it before ``end_time``; continuous,
@@ -387,10 +381,10 @@ class VestingKeeper:
         last = self.last_release_epoch(ctx)
         rate, changes = self.get_rate(ctx, owner), self.changes(ctx, owner)
         segments = cut_tail(schedule_segments(denom, last, rate, changes), take)
-        values = dict(segment_values(segments, last))
-        rate[denom] = values.get(last + 1, 0)
+        rate[denom] = value_at(segments, last + 1)
         self._set_rate(ctx, owner, {d: a for d, a in rate.items() if a})
-        for epoch in sorted({e for e, _ in changes} | {e for e in values if e > last + 1}):
+        bounds = {edge for start, end, _ in segments for edge in (start, end) if edge > last + 1}
+        for epoch in sorted({e for e, _ in changes} | bounds):  # the old changes and the runs' new edges
             change = self.get_change(ctx, epoch, owner)
             change[denom] = value_at(segments, epoch) - value_at(segments, epoch - 1)
             self._set_change(ctx, epoch, owner, {d: a for d, a in change.items() if a})
