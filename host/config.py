@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from host.faults import AnswerFault
 from sdk.crypto import secp256k1
 from x.inference.client import Finish
 
@@ -71,5 +72,7 @@ class ExecutorConfig(BaseModel):
     pass_through_timeout_s: float = Field(5.0, gt=0)
     max_body_bytes: int = Field(4 << 20, ge=1024)
     admission_threads: int = Field(64, ge=1)
+    fault: AnswerFault | None = None
+    """TEST ONLY (``host.faults``): never set on a real host; a dispute invalidates such answers and slashes it."""
     kept_answers: int = Field(4096, ge=0)
     """Recent answers kept to serve again to the same signed request (a client's failover, ``answer_again``)."""

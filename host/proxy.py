@@ -54,6 +54,7 @@ from urllib.parse import parse_qs
 from host.config import ExecutorConfig
 from host.counters import Counts
 from host.digest import Digest, event_data
+from host.faults import forge, forged
 from host.shown import Shown
 from host.terms import node_body
 from sdk.client.rpc import RPCError
@@ -80,6 +81,8 @@ class Served:
     signed: bytes
     """The bytes its requester signed (sha256: the chain's ``body_hash``): the body PoC V2 keeps."""
     shown: Shown
+    forged: bool = False
+    """TEST ONLY (``host.faults``): the node's logprobs are replaced by made-up ones before anything reads them."""
 
 
 class Executor:
@@ -183,7 +186,7 @@ class Executor:
         request = parse_request(body)
         terms = parse_terms(request)
         inference_id = requester.inference_id
-        served = Served(inference_id, ta, signed, Shown.of(request, terms))
+        served = Served(inference_id, ta, signed, Shown.of(request, terms), forged(self.config.fault, inference_id))
         async with self.one_answer(inference_id):
             if await self.answer_again(inference_id, send):
                 return
@@ -361,6 +364,9 @@ class Executor:
         digest = Digest()
         if not isinstance(answer, dict):
             return digest, data
+        if served.forged:
+            forge(answer.get("choices"))
+            data = json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode()
         digest.answer(answer)
         return digest, served.shown.answer(answer, data)
 
@@ -405,7 +411,7 @@ class Executor:
         timeout = self.config.upstream_timeout_s
         chunk = first
         while True:
-            out, buffer, ended, errored = self._events(buffer + chunk, digest, served.shown)
+            out, buffer, ended, errored = self._events(buffer + chunk, digest, served)
             done, failed = done or ended, failed or errored
             if gone.done():
                 response.close()  # closing the node's stream frees its slot
@@ -430,7 +436,7 @@ class Executor:
         await send({"type": "http.response.body", "body": b""})
         self._finish_stream(served, digest, done and not failed, b"".join([*relayed, buffer]))
 
-    def _events(self, buffer: bytes, digest: Digest, shown: Shown) -> tuple[list[bytes], bytes, bool, bool]:
+    def _events(self, buffer: bytes, digest: Digest, served: Served) -> tuple[list[bytes], bytes, bool, bool]:
         """The whole events at the head of ``buffer``: what of them goes to the client, the rest of ``buffer``,
         whether ``[DONE]`` was among them and whether an error event was."""
         out: list[bytes] = []
@@ -439,7 +445,7 @@ class Executor:
         for end in EVENT_END.finditer(buffer):
             event = buffer[start : end.end()]
             start = end.end()
-            kept = self._event(event, digest, shown)
+            kept = self._event(event, digest, served)
             if kept == b"[DONE]":
                 done = True
                 out.append(event)
@@ -461,7 +467,7 @@ class Executor:
             self._keep(served.inference_id, b"text/event-stream", body)
 
     @staticmethod
-    def _event(event: bytes, digest: Digest, shown: Shown) -> bytes | None:
+    def _event(event: bytes, digest: Digest, served: Served) -> bytes | None:
         """What of ``event`` goes to the client: itself, rewritten (what it did not ask for taken out: ``Shown``),
         b"" (dropped), b"[DONE]" for the end, or None for an error event (relayed as it is)."""
         data = event_data(event)
@@ -477,10 +483,12 @@ class Executor:
             return event
         if "error" in chunk:
             return None
+        if served.forged:
+            forge(chunk.get("choices"))
         digest.event(chunk)
-        changed = shown.chunk(chunk)
+        changed = served.shown.chunk(chunk)
         if changed is None:
             return b""  # the usage-only chunk the client did not ask for
-        if not changed:
+        if not changed and not served.forged:
             return event
         return b"data: " + json.dumps(chunk, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"

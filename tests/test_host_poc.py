@@ -26,6 +26,7 @@ from servers import serve
 
 from host import Executor, ExecutorConfig
 from host.digest import KeptAnswer
+from host.faults import AnswerFault, forged
 from host.poc import PayloadConfig, Payloads, PayloadStore, PocConfig, PocFollower
 from host.poc.config import Fault
 from host.poc.fetch import PayloadFetcher
@@ -215,12 +216,13 @@ def mlnode() -> Iterator[str]:
 
 
 @contextmanager
-def executing(mlnode: str, chain: Chain, home: Path) -> Iterator[ExecutingHost]:
-    """The executing host's proxy, keeping payloads in ``home``, its URL registered on ``chain``."""
+def executing(mlnode: str, chain: Chain, home: Path, fault: AnswerFault | None = None) -> Iterator[ExecutingHost]:
+    """The executing host's proxy, keeping payloads in ``home``, its URL registered on ``chain``; ``fault``: its
+    test-only answer fault."""
     store = PayloadStore(home / "poc-payloads.sqlite", retention_s=3600, prune_interval_s=60)
     payloads = Payloads(store, chain, HOST_ADDRESS, PayloadConfig())  # type: ignore[arg-type]
     recorder, admission = Recorder(), Confirming()
-    config = ExecutorConfig(mlnode=mlnode, finisher=recorder, admission=admission, payloads=payloads)
+    config = ExecutorConfig(mlnode=mlnode, finisher=recorder, admission=admission, payloads=payloads, fault=fault)
     with serve(Executor(config), lifespan="on") as url:
         chain.urls[HOST_ADDRESS] = url
         yield ExecutingHost(url, payloads, recorder, admission, chain)
@@ -295,6 +297,28 @@ def test_a_payload_that_is_not_what_the_chain_committed_to_is_a_mismatch(mlnode:
         reasons = [entry["reason"] for entry in duty.status()["last"]]
         assert reasons[:2] == ["payload: body_hash", "payload: response_hash"] and "low_score" in reasons[2]
         assert (duty.status()["tampered"], duty.status()["mismatched"]) == (2, 1)
+        duty.stop()
+
+
+def test_a_host_that_forges_logprobs_is_caught_on_exactly_the_answers_it_forged(mlnode: str, tmp_path: Path) -> None:
+    """The test-only ``forge`` fault: the client, the finish and the kept payload all carry the made-up list
+    (consistent with the chain's hashes), so only the re-execution finds those answers wrong; the others match."""
+    chain = Chain()
+    with executing(mlnode, chain, tmp_path / "host", fault="forge") as host:
+        answers = [host.infer(logprobs=True, stream=i % 2 == 1) for i in range(6)]
+        lying = {inference_id for inference_id, _ in answers if forged("forge", inference_id)}
+        assert 0 < len(lying) < len(answers), "the seeds give both kinds"
+        for inference_id, answer in answers:
+            body, kept = host.payloads.store.get(inference_id) or pytest.fail("not kept")
+            assert kept.logprobs_digest() == chain.inferences[inference_id].logprobs_digest
+            if not answer.headers["content-type"].startswith("text/event-stream"):
+                shown = answer.json()["choices"][0]["logprobs"]["content"]
+                assert [t["logprob"] for t in shown] == [t["logprob"] for t in kept.choices[0].logprobs or []]
+        duty = judge(chain, mlnode, tmp_path / "judge")
+        run(duty)
+        verdicts = {i: chain.validations[i].verdict for i, _ in answers}
+        assert {i for i, v in verdicts.items() if v == poc_pb2.VERDICT_MISMATCH} == lying, verdicts
+        assert all(v == poc_pb2.VERDICT_MATCH for i, v in verdicts.items() if i not in lying)
         duty.stop()
 
 

@@ -5,7 +5,7 @@ the node served (``host.Finisher``), under uvicorn.
         --mlnode http://127.0.0.1:8080 --port 8100 [--keyring-backend test] [--host 127.0.0.1] [--chain-id ID] \
         [--gas N] [--fees COINS] [--max-batch N] [--drain-s S] [--sprint | --no-sprint] [--sprint-chunk N] \
         [--sprint-max-nonces N] [--sprint-fault inflate|borrow|lazy-validator] \
-        [--poc | --no-poc] [--poc-retention-s S] [--poc-fault accuse]
+        [--poc | --no-poc] [--poc-retention-s S] [--poc-fault accuse] [--answer-fault forge]
 
 The URL it prints is the one the host registers for its node (``gonkad tx inference register-node NODE_ID URL``).
 ``--from`` is the host's key (the inference's executor: the only signer the chain takes a finish from); its
@@ -30,7 +30,8 @@ PoC V2 (``host.poc``): the proxy keeps the payload of every answer it finishes i
 drew; with ``--poc`` (the default; ``--no-poc`` to leave the validations to others and miss them) the process also
 re-executes the inferences the chain draws for this host (``host.poc.PocFollower``, one thread), signing its
 verdicts with the same ``TxSigner``, journalled in ``H/poc-verdicts.json``. ``--poc-fault`` is TEST ONLY (a
-localnet's false accuser).
+localnet's false accuser), and so is ``--answer-fault`` (a localnet's host answering with made-up logprobs:
+``host.faults``).
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ def cmd_start(args: argparse.Namespace) -> None:
                 payloads=Payloads(store, finisher.querier, finisher.address, payload_config),
                 poc=validator,
                 release_key=key,
+                fault=args.answer_fault,
                 host=args.host,
                 port=port,
             )
@@ -258,5 +260,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["accuse"],
         default=None,
         help="TEST ONLY: judge every inference drawn for this host a mismatch, for localnet tests of disputes",
+    )
+    p.add_argument(
+        "--answer-fault",
+        choices=["forge"],
+        default=None,
+        help="TEST ONLY: answer one request in two with made-up logprobs, for localnet tests of PoC V2",
     )
     p.set_defaults(func=cmd_start)
