@@ -54,6 +54,7 @@ from test_stake import GNK, KEYS, host_chain
 from test_stake import events as block_events
 
 from gonkad import genesis
+from host.poc.config import VOTE_GAS, VOTE_GAS_PER_VOTER
 from protogen.gonka.inference.v1.inference_pb2 import STATUS_INVALIDATED
 from protogen.gonka.poc.v1 import poc_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
@@ -519,6 +520,7 @@ def test_the_voters_uphold_a_mismatch_the_executor_is_invalidated_and_slashed(tm
         ok(result)
         assert reply_of(result, tx_pb2.MsgValidateInferenceResponse).status == poc_pb2.STATUS_INVALIDATED
         record = validation(chain, inference_id)
+        assert result.gas_used <= VOTE_GAS + VOTE_GAS_PER_VOTER * len(record.votes)  # what a host's vote carries
         taken = before // 5
         assert (record.status, record.slashed, record.decided_height) == (
             poc_pb2.STATUS_INVALIDATED,

@@ -158,6 +158,12 @@ class PocDuty:
             self.counts.mismatched += 1
         return Verdict(found.match, score_ppm(found.score), ",".join(found.reasons) or ("match" if found.match else ""))
 
+    def _gas(self, record: poc_pb2.Validation) -> int:
+        """A verdict's gas; a vote's covers settling the dispute, which the last vote does (``PocConfig``)."""
+        if record.status != poc_pb2.STATUS_DISPUTED:
+            return self.config.validate_gas
+        return self.config.vote_gas + self.config.vote_gas_per_voter * len(record.votes)
+
     def _send(self, ready: list[poc_pb2.Validation], height: int) -> None:
         ids = [record.inference_id for record in ready]
         messages = []
@@ -169,7 +175,7 @@ class PocDuty:
                 )
             )
         again = sum(1 for inference_id in ids if self.journal.verdicts[inference_id].sent_height)
-        tx = self.chain.send(messages, self.config.validate_gas * len(messages))
+        tx = self.chain.send(messages, sum(self._gas(record) for record in ready))
         self.journal.sent(ids, height, tx)
         self.counts.verdicts_sent += len(messages)
         logger.info("%d verdict(s) sent (%d again) in tx %s", len(messages), again, tx)
