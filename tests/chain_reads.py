@@ -15,6 +15,7 @@ from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 from cosmpy.protos.cosmos.gov.v1 import query_pb2 as gov_query
 
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2
+from protogen.gonka.stake.v1 import query_pb2 as stake_query
 from protogen.gonka.vesting.v1 import query_pb2 as vesting_query
 from sdk.address import module_address
 from sdk.client.querier import Querier
@@ -24,6 +25,43 @@ from sdk.services import gonka
 
 DENOM = "ngonka"
 QUERY = gonka("inference").query
+
+
+def wait_height(rpc: CometRPC, height: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if rpc.height() >= height:
+                return
+        except RPCError:
+            pass
+        assert time.monotonic() < deadline, f"height {height} not reached in {timeout_s}s"
+        time.sleep(0.2)
+
+
+def block_events(rpc: CometRPC, height: int, event_type: str) -> list[dict[str, str]]:
+    """The attributes of the ``event_type`` events of block ``height``'s own (FinalizeBlock's, outside its txs)."""
+    events = rpc.call("block_results", height=str(height))["finalize_block_events"] or []
+    return [{a["key"]: a["value"] for a in e["attributes"]} for e in events if e["type"] == event_type]
+
+
+def event_runs(rpc: CometRPC, height: int) -> list[list[tuple[str, dict[str, str]]]]:
+    """Block ``height``'s events as (type, attributes), one list per transaction in block order, then the block's
+    own: each list in the order its code emitted them."""
+    results = rpc.call("block_results", height=str(height))
+    runs = [tx.get("events") or [] for tx in results.get("txs_results") or []]
+    runs.append(results.get("finalize_block_events") or [])
+    return [[(e["type"], {a["key"]: a["value"] for a in e["attributes"]}) for e in run] for run in runs]
+
+
+def collateral_at(q: Querier, operator: str, height: int) -> int:
+    reply = q.query(
+        "/gonka.stake.v1.Query/Host",
+        stake_query.QueryHostRequest(operator=operator),
+        stake_query.QueryHostResponse,
+        height,
+    )
+    return int(reply.host.collateral)
 
 
 def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
@@ -64,11 +102,13 @@ def vesting(querier: Querier, address: str) -> int:
     return sum(int(coin.amount) for coin in reply.vesting if coin.denom == DENOM)
 
 
-def supply(querier: Querier) -> int:
+def supply(querier: Querier, height: int = 0) -> int:
+    """The supply at ``height`` (0: now)."""
     reply = querier.query(
         "/cosmos.bank.v1beta1.Query/SupplyOf",
         bank_query.QuerySupplyOfRequest(denom=DENOM),
         bank_query.QuerySupplyOfResponse,
+        height,
     )
     return int(reply.amount.amount)
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from gonkad import localnet
+from gonkad import localnet, localnet_services
 from gonkad.paths import pid_file
 from sdk.client.process import live_pid
 
@@ -38,3 +38,25 @@ def kill_node(root: Path, name: str, processes: tuple[str, ...] = PROCESSES) -> 
     while any(live_pid(pid_file(home, p), p) for p in PROCESSES):
         assert time.monotonic() < deadline, f"{name} did not go down"
         time.sleep(0.1)
+
+
+def service(root: Path, name: str) -> localnet_services.ServiceSpec:
+    spec = localnet.load(root).services
+    assert spec is not None
+    return next(s for s in spec.services if s.name == name)
+
+
+def restart_executors(root: Path, flags: dict[int, list[str]]) -> None:
+    """Executors ``i`` stopped and started again with ``flags[i]`` added (a test fault), all serving before it
+    returns."""
+    spec = localnet.load(root)
+    assert spec.services is not None
+    executors = {i: service(root, f"executor{i}") for i in flags}
+    for executor in executors.values():
+        localnet_services.stop_service(executor)
+    for i, executor in executors.items():
+        node = spec.node(executor.node)
+        localnet_services.start_service(
+            executor, spec.services.settings, node.rpc, f"127.0.0.1:{node.grpc_port}", extra=flags[i]
+        )
+    localnet_services.wait_until_serving(list(executors.values()), 60)

@@ -26,16 +26,15 @@ import hashlib
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
-from chain_reads import finished
+from chain_reads import block_events, collateral_at, finished, wait_height
 from google.protobuf import json_format
-from nodes import running_localnet
+from nodes import restart_executors, running_localnet, service
 
 from gonka import Gonka
 from gonkad import genesis, localnet, localnet_services
@@ -118,18 +117,6 @@ def operators(root: Path) -> list[str]:
     return [address_of(localnet.load_key(root, f"val{i}")) for i in HOSTS]
 
 
-def wait_height(rpc: CometRPC, height: int, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            if rpc.height() >= height:
-                return
-        except RPCError:
-            pass
-        assert time.monotonic() < deadline, f"height {height} not reached in {timeout_s}s"
-        time.sleep(0.2)
-
-
 def cometbft_set(rpc: CometRPC, height: int) -> dict[str, int]:
     reply = rpc.call("validators", height=str(height), per_page="100")
     return {v["address"].upper(): int(v["voting_power"]) for v in reply["validators"]}
@@ -159,16 +146,6 @@ def with_power(root: Path, epoch: int) -> list[int]:
     return [i for i, op in enumerate(operators(root)) if op in table]
 
 
-def collateral_at(q: Querier, operator: str, height: int) -> int:
-    reply = q.query(
-        "/gonka.stake.v1.Query/Host",
-        stake_query.QueryHostRequest(operator=operator),
-        stake_query.QueryHostResponse,
-        height,
-    )
-    return int(reply.host.collateral)
-
-
 def gonkad_json(*args: str) -> Any:
     done = subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -178,11 +155,6 @@ def gonkad_json(*args: str) -> Any:
 def stake_host(rpc: CometRPC, operator: str) -> dict[str, Any]:
     """The host's record by ``gonkad query stake host`` (JSON: collateral as a string, ``jailed`` when true)."""
     return gonkad_json("query", "stake", "host", operator, "--node", rpc.url, "--output", "json")["host"]
-
-
-def block_events(rpc: CometRPC, height: int, event_type: str) -> list[dict[str, str]]:
-    events = rpc.call("block_results", height=str(height))["finalize_block_events"] or []
-    return [{a["key"]: a["value"] for a in e["attributes"]} for e in events if e["type"] == event_type]
 
 
 def results(q: Querier, epoch: int) -> dict[str, sprint_pb2.HostResult]:
@@ -259,28 +231,6 @@ def test_two_epochs_of_the_race_set_the_validator_set(net: Path) -> None:
     assert status["race"]["epoch"] == first + 1
     shown = {h["host"]: h["weight"] for h in status["race"]["hosts"]}
     assert shown == {h.host: h.weight for h in weights(querier(net), first + 1).hosts}
-
-
-def service(root: Path, name: str) -> localnet_services.ServiceSpec:
-    spec = localnet.load(root).services
-    assert spec is not None
-    return next(s for s in spec.services if s.name == name)
-
-
-def restart_executors(root: Path, flags: dict[int, list[str]]) -> None:
-    """Executors ``i`` stopped and started again with ``flags[i]`` added (a test fault), all serving before it
-    returns."""
-    spec = localnet.load(root)
-    assert spec.services is not None
-    executors = {i: service(root, f"executor{i}") for i in flags}
-    for executor in executors.values():
-        localnet_services.stop_service(executor)
-    for i, executor in executors.items():
-        node = spec.node(executor.node)
-        localnet_services.start_service(
-            executor, spec.services.settings, node.rpc, f"127.0.0.1:{node.grpc_port}", extra=flags[i]
-        )
-    localnet_services.wait_until_serving(list(executors.values()), 60)
 
 
 def test_a_host_without_its_ml_node_loses_its_weight_and_regains_it(net: Path) -> None:
