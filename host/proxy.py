@@ -15,7 +15,7 @@
                                               ``"sprint"``: the race duties' (``host.sprint.SprintCounts``);
                                               ``"poc"``: PoC V2's (``host.poc``)
     POST /v1/poc/payload                      an inference's payload (its request body, the node's answer), for the
-                                              validator the chain drew for it (``host.poc.Payloads``)
+                                              hosts the chain drew to re-execute it (``host.poc.Payloads``)
     GET  /v1/sprint/openings?epoch&validator  the leaves of this host's race commitment a validator samples
                                               (``host.sprint.openings``)
 

@@ -3,8 +3,10 @@ under uvicorn), the executing host's proxy in front of it keeping every answer's
 duty over a scripted chain that answers x/poc's, x/inference's queries and records the verdicts its transactions
 carry. An honest answer is matched with a high score; a payload that is not what the chain's hashes commit to, or a
 forged answer consistent with its own hashes, is a mismatch; an executor that does not serve the payload is judged
-after its tries; the payload route refuses what it should with 400, 401, 403 and 404; a restarted validator sends
-its journalled verdicts again without re-executing; nothing lands twice; a passed deadline sends nothing."""
+after its tries; the payload route refuses what it should with 400, 401, 403 and 404; an executor gone during its
+dispute is judged on the copy its accuser kept, which the voters fetch from the accuser's host (a tampered copy
+refused, a host not drawn refused by the accuser's route); a restarted validator sends its journalled verdicts again
+without re-executing; nothing lands twice; a passed deadline sends nothing."""
 
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ from sdk.client.rpc import RPCError, RPCNotFound
 from sdk.client.signer import Sent
 from sdk.crypto import bech32, secp256k1
 from x.inference.client import ChainError, parse_terms
-from x.poc.client.payload import deadline
+from x.poc.client.payload import deadline, may_fetch
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -67,6 +69,7 @@ def address(key: secp256k1.PrivateKey) -> str:
 
 USER, TA, HOST, JUDGE, STRANGER = (key_of(name) for name in ("user", "ta", "host", "judge", "stranger"))
 TA_ADDRESS, HOST_ADDRESS, JUDGE_ADDRESS = address(TA), address(HOST), address(JUDGE)
+VOTERS = (key_of("voter 1"), key_of("voter 2"))
 
 
 @dataclass
@@ -216,23 +219,68 @@ def mlnode() -> Iterator[str]:
 
 
 @contextmanager
-def executing(mlnode: str, chain: Chain, home: Path, fault: AnswerFault | None = None) -> Iterator[ExecutingHost]:
-    """The executing host's proxy, keeping payloads in ``home``, its URL registered on ``chain``; ``fault``: its
-    test-only answer fault."""
+def executing(
+    mlnode: str, chain: Chain, home: Path, host: str = HOST_ADDRESS, fault: AnswerFault | None = None
+) -> Iterator[ExecutingHost]:
+    """The proxy of the host ``host`` (by default the executing one), keeping payloads in ``home``, its URL
+    registered on ``chain``; ``fault``: its test-only answer fault."""
     store = PayloadStore(home / "poc-payloads.sqlite", retention_s=3600, prune_interval_s=60)
-    payloads = Payloads(store, chain, HOST_ADDRESS, PayloadConfig())  # type: ignore[arg-type]
+    payloads = Payloads(store, chain, host, PayloadConfig())  # type: ignore[arg-type]
     recorder, admission = Recorder(), Confirming()
     config = ExecutorConfig(mlnode=mlnode, finisher=recorder, admission=admission, payloads=payloads, fault=fault)
     with serve(Executor(config), lifespan="on") as url:
-        chain.urls[HOST_ADDRESS] = url
+        chain.urls[host] = url
         yield ExecutingHost(url, payloads, recorder, admission, chain)
     store.close()
 
 
-def judge(chain: Chain, mlnode: str, home: Path, fault: Fault | None = None, attempts: int = 2) -> PocFollower:
+def judge(
+    chain: Chain,
+    mlnode: str,
+    home: Path,
+    fault: Fault | None = None,
+    attempts: int = 2,
+    key: secp256k1.PrivateKey = JUDGE,
+    payloads: Payloads | None = None,
+) -> PocFollower:
+    """The validation duty of the host ``key`` (by default the judge), keeping what it checks in ``payloads``."""
     config = PocConfig(home=home, fetch_attempts=attempts, retry_s=0, fetch_timeout_s=5, fault=fault)
     querier: Any = chain
-    return PocFollower.of(querier, chain.submitter(JUDGE_ADDRESS), lambda: chain.height, JUDGE, mlnode, config)
+    submit = chain.submitter(address(key))
+    return PocFollower.of(querier, submit, lambda: chain.height, key, mlnode, config, payloads)
+
+
+def forge(host: ExecutingHost, inference_id: bytes) -> None:
+    """Make ``inference_id``'s kept answer a forgery consistent with its own hashes: its logprobs moved, as if the
+    host had finished with those (only a re-execution tells)."""
+    body, answer = host.payloads.store.get(inference_id) or pytest.fail("not kept")
+    moved = [{**t, "logprob": t["logprob"] - 0.5} for t in answer.choices[0].logprobs or []]
+    lying = KeptAnswer(choices=[answer.choices[0].model_copy(update={"logprobs": moved})], usage=answer.usage)
+    host.payloads.store.put(inference_id, body, lying)
+    host.chain.inferences[inference_id].logprobs_digest = lying.logprobs_digest()
+
+
+def draw_voters(chain: Chain, inference_id: bytes, *voters: str) -> poc_pb2.Validation:
+    """The chain's draw of ``voters`` for the dispute on ``inference_id`` (the accuser's own deadline passed)."""
+    record = chain.validations[inference_id]
+    assert record.status == poc_pb2.STATUS_DISPUTED
+    record.deadline_height, record.vote_deadline_height = chain.height - 1, chain.height + WINDOW
+    for voter in voters:
+        record.votes.add(voter=voter, power=10)
+    return record
+
+
+def ask(url: str, body: Any, status: int, code: str | None = None, param: str | None = None) -> dict[str, Any]:
+    """``POST /v1/poc/payload`` at ``url`` with ``body`` (bytes, or a JSON document): its answer must be
+    ``status``, an error body with ``code`` and ``param`` unless 200."""
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    response = httpx.post(url + "/v1/poc/payload", content=content, timeout=10)
+    assert response.status_code == status, response.text
+    document: dict[str, Any] = response.json()
+    if status != 200:
+        error = document["error"]
+        assert error["message"] and (error["code"], error["param"]) == (code, param), error
+    return document
 
 
 def run(follower: PocFollower, steps: int = 10) -> None:
@@ -282,11 +330,7 @@ def test_a_payload_that_is_not_what_the_chain_committed_to_is_a_mismatch(mlnode:
         body, answer = store.get(other_answer) or pytest.fail("not kept")
         altered = answer.model_copy(update={"choices": [answer.choices[0].model_copy(update={"content": "hello"})]})
         store.put(other_answer, body, altered)
-        body, answer = store.get(forged) or pytest.fail("not kept")
-        moved = [{**t, "logprob": t["logprob"] - 0.5} for t in answer.choices[0].logprobs or []]
-        lying = KeptAnswer(choices=[answer.choices[0].model_copy(update={"logprobs": moved})], usage=answer.usage)
-        store.put(forged, body, lying)
-        chain.inferences[forged].logprobs_digest = lying.logprobs_digest()  # as if it had finished with these
+        forge(host, forged)
 
         duty = judge(chain, mlnode, tmp_path / "judge")
         run(duty)
@@ -346,38 +390,30 @@ def test_the_payload_route_refuses_whom_it_should(mlnode: str, tmp_path: Path) -
     with executing(mlnode, chain, tmp_path / "host") as host:
         inference_id = host.infer()[0]
         unkept = b"\x05" * 32
-        chain.validations[unkept] = poc_pb2.Validation(inference_id=unkept, validator=JUDGE_ADDRESS)
+        chain.validations[unkept] = poc_pb2.Validation(
+            inference_id=unkept, executor=HOST_ADDRESS, validator=JUDGE_ADDRESS
+        )
         judge_asks, stranger_asks = PayloadFetcher(JUDGE, 5), PayloadFetcher(STRANGER, 5)
-
-        def ask(body: Any, status: int, code: str | None = None, param: str | None = None) -> dict[str, Any]:
-            content = body if isinstance(body, bytes) else json.dumps(body).encode()
-            response = httpx.post(host.url + "/v1/poc/payload", content=content, timeout=10)
-            assert response.status_code == status, response.text
-            document: dict[str, Any] = response.json()
-            if status != 200:
-                error = document["error"]
-                assert error["message"] and (error["code"], error["param"]) == (code, param), error
-            return document
-
         good = judge_asks.request(inference_id, HOST_ADDRESS)
-        ask(b"{not json", 400)
-        ask({**good, "inference_id": "zz"}, 400, None, "inference_id")
-        ask({**good, "signature": "c2hvcnQ="}, 400, None, "signature")
-        ask({**good, "validator": "gonka1notanaddress"}, 400, None, "validator")
-        ask({**good, "extra": 1}, 400, None, "extra")
-        ask({**good, "pubkey": STRANGER.public_key.hex()}, 401, "address_mismatch")
-        ask(judge_asks.request(inference_id, JUDGE_ADDRESS), 401, "invalid_signature")  # signed for another host
-        ask({**good, "timestamp_ns": good["timestamp_ns"] + 1}, 401, "invalid_signature")
+        ask(host.url, b"{not json", 400)
+        ask(host.url, {**good, "inference_id": "zz"}, 400, None, "inference_id")
+        ask(host.url, {**good, "signature": "c2hvcnQ="}, 400, None, "signature")
+        ask(host.url, {**good, "validator": "gonka1notanaddress"}, 400, None, "validator")
+        ask(host.url, {**good, "extra": 1}, 400, None, "extra")
+        ask(host.url, {**good, "pubkey": STRANGER.public_key.hex()}, 401, "address_mismatch")
+        signed_for_another = judge_asks.request(inference_id, JUDGE_ADDRESS)
+        ask(host.url, signed_for_another, 401, "invalid_signature")
+        ask(host.url, {**good, "timestamp_ns": good["timestamp_ns"] + 1}, 401, "invalid_signature")
         stale = PayloadFetcher(JUDGE, 5, clock=lambda: time.time() - 120).request(inference_id, HOST_ADDRESS)
-        ask(stale, 401, "stale_request")
-        ask(stranger_asks.request(inference_id, HOST_ADDRESS), 403, "not_assigned")
-        ask(judge_asks.request(b"\x09" * 32, HOST_ADDRESS), 404, "unknown_inference")
-        ask(judge_asks.request(unkept, HOST_ADDRESS), 404, "no_payload")
-        served = ask(good, 200)
+        ask(host.url, stale, 401, "stale_request")
+        ask(host.url, stranger_asks.request(inference_id, HOST_ADDRESS), 403, "not_assigned")
+        ask(host.url, judge_asks.request(b"\x09" * 32, HOST_ADDRESS), 404, "unknown_inference")
+        ask(host.url, judge_asks.request(unkept, HOST_ADDRESS), 404, "no_payload")
+        served = ask(host.url, good, 200)
         assert served["inference_id"] == inference_id.hex()
         assert hashlib.sha256(base64.b64decode(served["body"])).digest() == (chain.inferences[inference_id].body_hash)
         chain.validations[inference_id].votes.add(voter=address(STRANGER))  # drawn to vote on its dispute
-        assert ask(stranger_asks.request(inference_id, HOST_ADDRESS), 200)["body"] == served["body"]
+        assert ask(host.url, stranger_asks.request(inference_id, HOST_ADDRESS), 200)["body"] == served["body"]
         status = httpx.get(host.url + "/v1/executor/status", timeout=10).json()["poc"]
         assert (status["payloads_served"], status["payloads_refused"]) == (2, 12)
         judge_asks.close()
@@ -394,9 +430,8 @@ def test_a_drawn_voter_re_executes_a_disputed_answer_and_votes_by_the_vote_deadl
         inference_id = host.infer()[0]
         record = chain.validations[inference_id]
         record.validator, record.status = address(STRANGER), poc_pb2.STATUS_DISPUTED
-        record.verdict, record.deadline_height = poc_pb2.VERDICT_MISMATCH, chain.height - 1
-        record.vote_deadline_height = chain.height + WINDOW
-        record.votes.add(voter=JUDGE_ADDRESS, power=10)
+        record.verdict = poc_pb2.VERDICT_MISMATCH
+        draw_voters(chain, inference_id, JUDGE_ADDRESS)
         duty = judge(chain, mlnode, tmp_path / "judge")
         run(duty)
         [ballot] = record.votes
@@ -405,6 +440,98 @@ def test_a_drawn_voter_re_executes_a_disputed_answer_and_votes_by_the_vote_deadl
         run(duty)  # voted: nothing more to send
         assert len(chain.txs) == 1
         duty.stop()
+
+
+def accuse(chain: Chain, mlnode: str, home: Path, accuser: ExecutingHost) -> None:
+    """The judge, drawn for every inference on ``chain``, checks each payload and keeps it in its own host's store
+    (``accuser``'s), but its node (as if broken) finds every answer mismatched: each verdict opens a dispute."""
+    duty = judge(chain, mlnode, home, payloads=accuser.payloads)
+    duty.duty.node.verify = lambda body: Reexecution(False, 0.0, ("low_score",))  # type: ignore[method-assign]
+    run(duty)
+    duty.stop()
+    assert {record.status for record in chain.validations.values()} == {poc_pb2.STATUS_DISPUTED}
+
+
+def test_an_executor_gone_during_its_dispute_is_judged_on_what_the_voters_re_execute(
+    mlnode: str, tmp_path: Path
+) -> None:
+    """The judge accuses an honest answer and a forged one (its logprobs moved, consistent with its hashes), keeping
+    both payloads; the executor's host goes away; each voter, refused a connection by the executor, fetches the
+    payload from the accuser's host, checks it against the chain's hashes and votes on what its node re-executed:
+    the honest answer matched, the forged one not."""
+    chain = Chain()
+    with executing(mlnode, chain, tmp_path / "accuser", JUDGE_ADDRESS) as accuser:
+        with executing(mlnode, chain, tmp_path / "host") as host:
+            honest, forged = host.infer()[0], host.infer()[0]
+            forge(host, forged)
+            accuse(chain, mlnode, tmp_path / "judge", accuser)
+        assert httpx.get(accuser.url + "/v1/executor/status", timeout=10).json()["poc"]["payloads_kept"] == 2
+        for inference_id in (honest, forged):
+            draw_voters(chain, inference_id, *(address(voter) for voter in VOTERS))
+        for voter in VOTERS:
+            duty = judge(chain, mlnode, tmp_path / address(voter), key=voter)
+            run(duty)
+            status = duty.status()
+            counted = (status["accuser_served"], status["unserved"], status["matched"], status["mismatched"])
+            assert counted == (2, 0, 1, 1)
+            assert all(entry["reason"].endswith("(the accuser's copy)") for entry in status["last"])
+            duty.stop()
+        for inference_id, verdict in ((honest, poc_pb2.VERDICT_MATCH), (forged, poc_pb2.VERDICT_MISMATCH)):
+            for ballot in chain.validations[inference_id].votes:
+                assert ballot.verdict == verdict and (ballot.score >= 990_000) == (verdict == poc_pb2.VERDICT_MATCH)
+        served = httpx.get(accuser.url + "/v1/executor/status", timeout=10).json()["poc"]
+        assert (served["payloads_served"], served["payloads_refused"]) == (4, 0)
+
+
+def test_a_tampered_copy_from_the_accuser_is_refused_and_its_route_serves_only_the_voters(
+    mlnode: str, tmp_path: Path
+) -> None:
+    """The accuser's route refuses, with 403 ``not_assigned``, a host no dispute drew (a stranger, a voter before
+    the draw, the accuser itself); and a copy the accuser altered does not match the chain's hashes, so the voter
+    refuses it: with the executor gone, the payload is served by no one, judged as today (MISMATCH, score 0, after
+    its tries)."""
+    chain = Chain()
+    with executing(mlnode, chain, tmp_path / "accuser", JUDGE_ADDRESS) as accuser:
+        with executing(mlnode, chain, tmp_path / "host") as host:
+            inference_id = host.infer()[0]
+            accuse(chain, mlnode, tmp_path / "judge", accuser)
+        voter, stranger, itself = (PayloadFetcher(key, 5) for key in (VOTERS[0], STRANGER, JUDGE))
+        for asker in (voter, stranger, itself):
+            ask(accuser.url, asker.request(inference_id, JUDGE_ADDRESS), 403, "not_assigned")
+        draw_voters(chain, inference_id, address(VOTERS[0]))
+        for asker in (stranger, itself):
+            ask(accuser.url, asker.request(inference_id, JUDGE_ADDRESS), 403, "not_assigned")
+            asker.close()
+        ask(accuser.url, voter.request(inference_id, JUDGE_ADDRESS), 200)  # drawn now: served
+        voter.close()
+        body, answer = accuser.payloads.store.get(inference_id) or pytest.fail("not kept")
+        accuser.payloads.store.put(inference_id, body.replace(b"story", b"poem"), answer)
+
+        duty = judge(chain, mlnode, tmp_path / "voter", key=VOTERS[0], attempts=2)
+        assert not duty.duty.step()  # a first try: the executor gone, the accuser's copy refused
+        assert not duty.duty.step()  # its second: judged
+        [ballot] = chain.validations[inference_id].votes
+        assert (ballot.verdict, ballot.score) == (poc_pb2.VERDICT_MISMATCH, 0)
+        status = duty.status()
+        counted = (status["accuser_tampered"], status["accuser_served"], status["unserved"], status["tampered"])
+        assert counted == (2, 0, 1, 0)
+        assert status["last"][-1]["reason"] == "payload not served (2 tries)"
+        duty.stop()
+
+
+def test_only_the_executor_and_the_accuser_serve_a_payload_and_the_accuser_only_to_voters() -> None:
+    """``may_fetch``: the executor serves its drawn validator and the dispute's voters, the accuser the voters alone,
+    any other host no one; an empty address is no one."""
+    record = poc_pb2.Validation(executor=HOST_ADDRESS, validator=JUDGE_ADDRESS)
+    record.votes.add(voter=address(VOTERS[0]))
+    voter, stranger = address(VOTERS[0]), address(STRANGER)
+    allowed = {
+        (asker, host)
+        for asker in (voter, stranger, JUDGE_ADDRESS, HOST_ADDRESS, "")
+        for host in (HOST_ADDRESS, JUDGE_ADDRESS, stranger, "")
+        if may_fetch(record, asker, host)
+    }
+    assert allowed == {(voter, HOST_ADDRESS), (JUDGE_ADDRESS, HOST_ADDRESS), (voter, JUDGE_ADDRESS)}
 
 
 def test_a_restarted_validator_resends_its_journal_without_re_executing(mlnode: str, tmp_path: Path) -> None:

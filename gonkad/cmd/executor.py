@@ -94,12 +94,13 @@ def cmd_start(args: argparse.Namespace) -> None:
         journal=Path(args.home) / JOURNAL_NAME,
     )
     follower = EpochFollower.of(finisher.querier, finisher.signer.submit, key, mlnode, sprint) if args.sprint else None
+    store = PayloadStore(Path(args.home) / PAYLOADS_NAME, payload_config.retention_s, payload_config.prune_interval_s)
+    payloads = Payloads(store, finisher.querier, finisher.address, payload_config)
     validator = (
-        PocFollower.of(finisher.querier, finisher.signer.submit, finisher.latest_height, key, mlnode, poc)
+        PocFollower.of(finisher.querier, finisher.signer.submit, finisher.latest_height, key, mlnode, poc, payloads)
         if args.poc
         else None
     )
-    store = PayloadStore(Path(args.home) / PAYLOADS_NAME, payload_config.retention_s, payload_config.prune_interval_s)
     try:
         chain_id = _check_chain(finisher)
         executor = Executor(
@@ -108,7 +109,7 @@ def cmd_start(args: argparse.Namespace) -> None:
                 finisher=finisher,
                 admission=StartAdmission(finisher),
                 sprint=follower,
-                payloads=Payloads(store, finisher.querier, finisher.address, payload_config),
+                payloads=payloads,
                 poc=validator,
                 release_key=key,
                 fault=args.answer_fault,

@@ -29,9 +29,10 @@ class PayloadConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     retention_s: float = Field(3600.0, gt=0)
-    """How long a payload is kept after its answer: far above what a validator needs (x/poc's draw delay and
-    validation window, 1 + 20 blocks by default: under two minutes at a few seconds a block, 21 minutes even at a
-    minute a block), and above a dispute's window once disputes re-execute too."""
+    """How long a payload is kept after its answer (or, by an accuser, after it checked it): far above what a
+    validator and a dispute's voters need (x/poc's draw delay, validation window, voters' draw delay and dispute
+    window, 1 + 20 + 1 + 20 blocks by default: a few minutes at a few seconds a block, 42 minutes even at a minute
+    a block)."""
     prune_interval_s: float = Field(60.0, gt=0)
     """How often keeping a payload also deletes those past ``retention_s``."""
     request_window_s: float = Field(60.0, gt=0)

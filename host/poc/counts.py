@@ -1,5 +1,6 @@
-"""What PoC V2 did in this host, the ``"poc"`` object of ``GET /v1/executor/status``: as an executor, the payloads
-it kept and served (``PayloadCounts``); as a validator, the verdicts it reached and sent (``PocCounts``)."""
+"""What PoC V2 did in this host, the ``"poc"`` object of ``GET /v1/executor/status``: the payloads it kept and
+served, as an executor or as an accuser (``PayloadCounts``); as a validator or voter, the verdicts it reached and
+sent (``PocCounts``)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from typing import Any
 @dataclass
 class PayloadCounts:
     payloads_kept: int = 0
-    """Answers whose payload this process kept."""
+    """Payloads this process kept: of the answers it finished, and of those it checked as the drawn validator
+    (for its dispute's voters)."""
     payloads_not_kept: int = 0
-    """Answers whose payload could not be written (each logged): their validations will fail."""
+    """Payloads that could not be written (each logged): the validations of those answers will fail."""
     payloads_served: int = 0
     payloads_refused: int = 0
-    """Payload requests refused (malformed, unsigned, not the drawn validator's, unknown id)."""
+    """Payload requests refused (malformed, unsigned, not from a host drawn to fetch it here, unknown id)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -32,6 +34,12 @@ class PocCounts:
     tampered: int = 0
     """Payloads that were not what the chain's hashes commit to, or not an answer one can re-execute (MISMATCH,
     score 0)."""
+    accuser_served: int = 0
+    """Votes judged on the payload a dispute's accuser kept, the executor serving none that matches the chain's
+    hashes."""
+    accuser_tampered: int = 0
+    """Payloads a dispute's accuser served that did not match the chain's hashes: refused (the executor is not
+    judged on them)."""
     verdicts_sent: int = 0
     """``MsgValidateInference``s in transactions CheckTx took (a verdict sent again counts again)."""
     late: int = 0

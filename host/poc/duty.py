@@ -5,6 +5,13 @@ its own ML node (``/v1/verify``), and sends ``MsgValidateInference`` with the no
 deadline. A payload the executor does not serve after ``fetch_attempts`` tries (or by ``margin_blocks`` before the
 deadline), or one that is not what the chain's hashes commit to, is a failed validation: MISMATCH, score 0.
 
+A payload that matches the chain's hashes is kept (``Payloads.keep``, the host's payload store) when this host is
+the drawn validator, so that, should its verdict open a dispute, its host serves the payload to the voters. A
+voter asks the executor's host first, then the accuser's (``_sources``), and re-executes the first payload that
+matches the chain's hashes: an executor that goes away during a dispute is judged on what the voters re-execute.
+An accuser's payload that does not match is refused (the executor is not judged on it); one served by no one is
+as above.
+
 Every verdict is journalled before it is sent (``VerdictJournal``), so a restart sends it again without
 re-executing; a verdict whose inference left ``Assigned`` (landed, or its window closed) is never sent again; one
 still awaited ``resend_blocks`` after its transaction went out (CheckTx took it, but it failed in its block or fell
@@ -21,8 +28,11 @@ from host.poc.config import PocConfig
 from host.poc.counts import PocCounts
 from host.poc.fetch import PayloadFetcher
 from host.poc.journal import Verdict, VerdictJournal
-from host.poc.judge import check_payload, score_ppm, verify_body
+from host.poc.judge import check_payload, hash_mismatch, score_ppm, verify_body
 from host.poc.node import Refused, VerifyNode
+from host.poc.route import Payloads
+from host.poc.wire import Payload
+from protogen.gonka.inference.v1 import inference_pb2
 from protogen.gonka.poc.v1 import poc_pb2
 from x.poc.client.payload import deadline
 from x.poc.client.queries import VERDICTS, validate_message
@@ -45,10 +55,14 @@ class PocDuty:
         journal: VerdictJournal,
         config: PocConfig,
         counts: PocCounts,
+        payloads: Payloads | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.chain, self.node, self.fetcher, self.journal = chain, node, fetcher, journal
         self.config, self.counts, self.clock = config, counts, clock
+        self.payloads = payloads
+        """Where this host keeps the payloads it checked as the drawn validator (None: kept nowhere, so its
+        dispute's voters can only ask the executor)."""
         self.tries: dict[bytes, int] = {}
         """Inference id → fetches that found no payload so far."""
         self.retry_at: dict[bytes, float] = {}
@@ -130,14 +144,28 @@ class PocDuty:
         chained = self.chain.inference(inference_id)
         if chained is None:
             raise ChainUnclear(f"inference {inference_id.hex()}: the chain's record could not be read")
-        payload = self.fetcher.fetch(self.chain.urls(record.executor), record.executor, inference_id)
+        payload, served_by, missed = self._fetch(record, chained)
         if payload is None:
+            if missed is not None:
+                self.counts.tampered += 1
+                return Verdict(False, 0, f"payload: {missed}")
             tries = self.tries[inference_id] = self.tries.get(inference_id, 0) + 1
             if tries < self.config.fetch_attempts and deadline(record) - height > self.config.margin_blocks:
                 self.retry_at[inference_id] = self.clock() + self.config.retry_s
                 return None
             self.counts.unserved += 1
             return Verdict(False, 0, f"payload not served ({tries} tries)")
+        if record.validator == self.chain.address and self.payloads is not None:
+            self.payloads.keep(inference_id, payload.body, payload.answer)
+        verdict = self._reexecute(payload, chained)
+        if served_by != record.executor:
+            self.counts.accuser_served += 1
+            verdict.reason += " (the accuser's copy)"
+        return verdict
+
+    def _reexecute(self, payload: Payload, chained: inference_pb2.Inference) -> Verdict:
+        """The verdict on a payload that matches the chain's hashes: MISMATCH, score 0, when its answer cannot be
+        re-executed; else the ML node's."""
         problem = check_payload(payload, chained)
         if problem is None:
             try:
@@ -163,6 +191,36 @@ class PocDuty:
         if record.status != poc_pb2.STATUS_DISPUTED:
             return self.config.validate_gas
         return self.config.vote_gas + self.config.vote_gas_per_voter * len(record.votes)
+
+    def _sources(self, record: poc_pb2.Validation) -> list[str]:
+        """The hosts to ask for ``record``'s payload, in order: its executor; and, for a dispute this host votes on,
+        then the accuser, which kept the payload it checked."""
+        if record.status == poc_pb2.STATUS_DISPUTED and record.validator and record.validator != self.chain.address:
+            return [record.executor, record.validator]
+        return [record.executor]
+
+    def _fetch(
+        self, record: poc_pb2.Validation, chained: inference_pb2.Inference
+    ) -> tuple[Payload | None, str, str | None]:
+        """The first payload a source serves that matches the chain's hashes, and its host; else no payload and
+        which hash the executor's own payload missed (its answer's fault), or None when it served none."""
+        inference_id, missed = record.inference_id, None
+        for host in self._sources(record):
+            payload = self.fetcher.fetch(self.chain.urls(host), host, inference_id)
+            if payload is None:
+                continue
+            mismatch = hash_mismatch(payload, chained)
+            if mismatch is None:
+                return payload, host, None
+            if host == record.executor:
+                missed = mismatch
+            else:
+                self.counts.accuser_tampered += 1
+                logger.warning(
+                    "inference %s: the accuser %s served a payload that does not match the chain's %s: refused",
+                    inference_id.hex(), host, mismatch,
+                )  # fmt: skip
+        return None, "", missed
 
     def _send(self, ready: list[poc_pb2.Validation], height: int) -> None:
         ids = [record.inference_id for record in ready]

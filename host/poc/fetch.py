@@ -1,6 +1,6 @@
-"""``PayloadFetcher``: a validator asking the executor's host for an inference's payload (``POST
-/v1/poc/payload`` on each URL the executor registered for its nodes), signed with the validator's account key
-(``x.poc.client.payload``)."""
+"""``PayloadFetcher``: a drawn validator or voter asking a host for an inference's payload (``POST
+/v1/poc/payload`` on each URL that host registered for its nodes: the executor's, or during a dispute the
+accuser's), signed with the asker's account key (``x.poc.client.payload``)."""
 
 from __future__ import annotations
 
@@ -29,10 +29,10 @@ class PayloadFetcher:
     def close(self) -> None:
         self.client.close()
 
-    def request(self, inference_id: bytes, executor: str) -> dict[str, object]:
-        """The signed request body for ``inference_id`` at ``executor``'s host, stamped now."""
+    def request(self, inference_id: bytes, host: str) -> dict[str, object]:
+        """The signed request body for ``inference_id`` at the host ``host`` (its account address), stamped now."""
         timestamp_ns = int(self.clock() * 1e9)
-        signature = sign_payload_request(self.key, inference_id, bech32.decode(executor), timestamp_ns)
+        signature = sign_payload_request(self.key, inference_id, bech32.decode(host), timestamp_ns)
         return {
             "inference_id": inference_id.hex(),
             "validator": self.validator,
@@ -41,14 +41,12 @@ class PayloadFetcher:
             "signature": base64.b64encode(signature).decode(),
         }
 
-    def fetch(self, urls: list[str], executor: str, inference_id: bytes) -> Payload | None:
-        """The payload from the first of ``urls`` that serves one for this id; None when none does (each failure
-        logged)."""
+    def fetch(self, urls: list[str], host: str, inference_id: bytes) -> Payload | None:
+        """The payload from the first of ``urls`` (the host ``host``'s) that serves one for this id; None when none
+        does (each failure logged)."""
         for url in urls:
             try:
-                response = self.client.post(
-                    url.rstrip("/") + "/v1/poc/payload", json=self.request(inference_id, executor)
-                )
+                response = self.client.post(url.rstrip("/") + "/v1/poc/payload", json=self.request(inference_id, host))
                 if response.status_code != 200:
                     logger.info(
                         "inference %s: %s refused its payload: %d %s",

@@ -16,6 +16,7 @@ from host.poc.duty import PocDuty
 from host.poc.fetch import PayloadFetcher
 from host.poc.journal import VerdictJournal
 from host.poc.node import VerifyNode
+from host.poc.route import Payloads
 from sdk.client.querier import Querier
 from sdk.client.signer import Submit
 from sdk.client.txbuilder import address_of
@@ -45,9 +46,11 @@ class PocFollower:
         key: secp256k1.PrivateKey,
         mlnode: str,
         config: PocConfig,
+        payloads: Payloads | None = None,
     ) -> PocFollower:
         """The duty of the host ``key``: its queries, its transactions through ``submit`` (the process's one
-        ``TxSigner``, shared with the finisher), re-executing on its ML node ``mlnode``."""
+        ``TxSigner``, shared with the finisher), re-executing on its ML node ``mlnode``, keeping the payloads it
+        checks as the drawn validator in ``payloads`` (the proxy's, which serves them to its disputes' voters)."""
         duty = PocDuty(
             PocChain(querier, submit, address_of(key), height),
             VerifyNode(mlnode, config.verify_timeout_s),
@@ -55,6 +58,7 @@ class PocFollower:
             VerdictJournal(config.home / JOURNAL_NAME),
             config,
             PocCounts(),
+            payloads,
         )
         return cls(duty, config)
 

@@ -37,15 +37,24 @@ def _text_of(entries: list[Any]) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def check_payload(payload: Payload, record: inference_pb2.Inference) -> str | None:
-    """Why ``payload`` is not the answer ``record`` commits to, or not one to re-execute; None when it is."""
+def hash_mismatch(payload: Payload, record: inference_pb2.Inference) -> str | None:
+    """The first of the chain's hashes ``payload`` does not match; None when it is the payload ``record`` commits
+    to, whichever host served it (the executor, or the accuser that kept it)."""
     if hashlib.sha256(payload.body).digest() != record.body_hash:
         return "body_hash"
-    answer = payload.answer
-    if answer.response_hash() != record.response_hash:
+    if payload.answer.response_hash() != record.response_hash:
         return "response_hash"
-    if answer.logprobs_digest() != record.logprobs_digest:
+    if payload.answer.logprobs_digest() != record.logprobs_digest:
         return "logprobs_digest"
+    return None
+
+
+def check_payload(payload: Payload, record: inference_pb2.Inference) -> str | None:
+    """Why ``payload`` is not the answer ``record`` commits to, or not one to re-execute; None when it is."""
+    mismatch = hash_mismatch(payload, record)
+    if mismatch is not None:
+        return mismatch
+    answer = payload.answer
     if len(answer.choices) != 1:
         return "not_one_choice"
     choice = answer.choices[0]

@@ -1,16 +1,19 @@
-"""``Payloads``: the executor's side of PoC V2 (host/README.md, "PoC V2 duties"). The proxy hands it the payload
-of every answer it finishes (``keep``: the bytes the requester signed and the node's whole answer); ``POST
-/v1/poc/payload`` (``serve``) gives one to the host the chain drew to re-execute it, and to no one else.
+"""``Payloads``: the serving side of PoC V2 (host/README.md, "PoC V2 duties"). The proxy hands it the payload
+of every answer it finishes (``keep``: the bytes the requester signed and the node's whole answer), and the
+validation duty the payloads it checked as a drawn validator (into the same store); ``POST /v1/poc/payload``
+(``serve``) gives one to the hosts the chain drew to re-execute it, and to no one else: as the executor, to the
+drawn validator and the dispute's voters; as the accuser, to the voters (so the dispute is judged even when the
+executor is gone).
 
-The request (``host.poc.wire.PayloadRequest``) must be signed by the validator's account key over the inference
+The request (``host.poc.wire.PayloadRequest``) must be signed by the asker's account key over the inference
 id, this host's address and a timestamp within ``request_window_s`` of this host's clock
-(``x.poc.client.payload``), and the chain's x/poc record of the inference must name the signer
+(``x.poc.client.payload``), and the chain's x/poc record of the inference must name the signer for this host
 (``may_fetch``). Refusals, in this order, with OpenAI's error body: 400 a body that is not such a request
 (``param`` names the field), 401 a key that is not the address's, a timestamp outside the window or a signature
 that does not verify, 404 ``unknown_inference`` when the chain has no x/poc record of the id, 403
-``not_assigned`` when the record does not name the signer, 404 ``no_payload`` when this host kept none (it did
-not serve that answer, or pruned it); 503 when its chain node does not answer. The chain's record is read before
-the store, so a stranger learns of an id no more than the chain tells anyone."""
+``not_assigned`` when the record does not name the signer for this host, 404 ``no_payload`` when this host kept
+none (it did not serve that answer, or pruned it); 503 when its chain node does not answer. The chain's record is
+read before the store, so a stranger learns of an id no more than the chain tells anyone."""
 
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ def parse_request(raw: bytes) -> PayloadRequest:
 
 class Payloads:
     """Keeps and serves this host's payloads (``store``), checking requests against the chain (``querier``);
-    ``address`` is this host's (the executor's) account address."""
+    ``address`` is this host's account address (the executor's or the accuser's, as the record says)."""
 
     def __init__(
         self,
@@ -60,7 +63,7 @@ class Payloads:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store, self.querier, self.config, self.clock = store, querier, config, clock
-        self.executor = bech32.decode(address)
+        self.address, self.host = address, bech32.decode(address)
         self.counts = PayloadCounts()
 
     def status(self) -> dict[str, Any]:
@@ -100,10 +103,11 @@ class Payloads:
             raise ApiError(
                 503, f"The host's chain node did not answer: {error}", "server_error", "chain_unavailable"
             ) from None
-        if not may_fetch(record, request.validator):
+        if not may_fetch(record, request.validator, self.address):
             raise ApiError(
                 403,
-                f"{request.validator} is not drawn to validate inference {request.inference_id.hex()}.",
+                f"{request.validator} is not drawn to re-execute inference {request.inference_id.hex()} with its"
+                " payload from this host.",
                 "permission_error",
                 "not_assigned",
             )
@@ -134,7 +138,7 @@ class Payloads:
                 "stale_request",
             )
         if not verify_payload_request(
-            request.pubkey, request.inference_id, self.executor, request.timestamp_ns, request.signature
+            request.pubkey, request.inference_id, self.host, request.timestamp_ns, request.signature
         ):
             raise unauthorized(
                 "The signature does not verify for this inference, this host and timestamp.", "invalid_signature"

@@ -1,6 +1,6 @@
-"""What two hosts say to each other about a payload (``POST /v1/poc/payload`` on the executor's proxy): the
-validator's signed request (``PayloadRequest``; x/poc/client/payload.py signs and checks it) and the executor's
-answer (``Payload``)."""
+"""What two hosts say to each other about a payload (``POST /v1/poc/payload`` on the executor's proxy, or the
+accuser's during a dispute): the asker's signed request (``PayloadRequest``; x/poc/client/payload.py signs and
+checks it) and the answer (``Payload``)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ Base64 = Annotated[
 
 
 class PayloadRequest(BaseModel):
-    """A validator's request for an inference's payload, signed by its account key over
-    ``x.poc.client.payload.payload_request_bytes(inference_id, executor, timestamp_ns)``."""
+    """A drawn validator's or voter's request for an inference's payload, signed by its account key over
+    ``x.poc.client.payload.payload_request_bytes(inference_id, host asked, timestamp_ns)``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
