@@ -78,6 +78,9 @@ class Chain:
     inferences: dict[bytes, inference_pb2.Inference] = field(default_factory=dict)
     validations: dict[bytes, poc_pb2.Validation] = field(default_factory=dict)
     urls: dict[str, str] = field(default_factory=dict)
+    thresholds: dict[str, int] = field(default_factory=dict)
+    """x/inference's models by id, as their verification threshold (ppm); a model not here is not registered."""
+    model_queries: int = 0
     txs: list[tuple[str, list[Message]]] = field(default_factory=list)
     lose: int = 0
     """Transactions still to take but never deliver (failed in their block, or dropped from the mempool)."""
@@ -102,6 +105,13 @@ class Chain:
             if inference is None:
                 raise RPCNotFound("unknown inference")
             return inference_query.QueryInferenceResponse(inference=inference)
+        if method == "Model":
+            self.model_queries += 1
+            if request.id not in self.thresholds:
+                raise RPCNotFound("model not found")
+            return inference_query.QueryModelResponse(
+                model=inference_pb2.Model(id=request.id, verify_threshold=self.thresholds[request.id])
+            )
         if method == "Nodes":
             url = self.urls.get(request.operator, "")
             nodes = [inference_pb2.MlNode(operator=request.operator, node_id="n", url=url)] if url else []
@@ -380,6 +390,40 @@ def test_a_drawn_voter_re_executes_a_disputed_answer_and_votes_by_the_vote_deadl
         assert duty.status()["late"] == 0
         run(duty)  # voted: nothing more to send
         assert len(chain.txs) == 1
+        duty.stop()
+
+
+def test_the_validator_judges_with_the_models_threshold_on_chain(mlnode: str, tmp_path: Path) -> None:
+    """The model's threshold on chain (x/inference's Model query, read once per model until ``threshold_ttl_s``
+    passes) goes to the judge's ML node as ``/v1/verify``'s ``threshold``, so each verdict is a MATCH exactly when
+    its score reaches the chain's threshold (what x/poc accepts); a model the chain does not know is judged with
+    the default, as x/poc judges it."""
+    chain = Chain(thresholds={MODEL: 999_999})
+    with executing(mlnode, chain, tmp_path / "host") as host:
+        first, second = host.infer()[0], host.infer()[0]
+        duty = judge(chain, mlnode, tmp_path / "judge")
+        now = [1000.0]
+        duty.duty.clock = lambda: now[0]
+        asked: list[dict[str, Any]] = []
+        verify = duty.duty.node.verify
+
+        def verifying(body: dict[str, Any]) -> Reexecution:
+            asked.append(body)
+            return verify(body)
+
+        duty.duty.node.verify = verifying  # type: ignore[method-assign]
+        run(duty)
+        assert [body["threshold"] for body in asked] == [0.999999] * 2 and chain.model_queries == 1
+        assert {inference_id for inference_id, _, _ in chain.verdicts()} == {first, second}
+        for inference_id, verdict, score in chain.verdicts():
+            assert (verdict == poc_pb2.VERDICT_MATCH) == (score >= 999_999), (inference_id.hex(), verdict, score)
+
+        third = host.infer()[0]
+        del chain.thresholds[MODEL]  # no longer registered (or the query fails as not found): the default
+        now[0] += PocConfig(home=tmp_path).threshold_ttl_s
+        run(duty)
+        assert asked[-1]["threshold"] == 0.8 and chain.model_queries == 2
+        assert chain.verdicts()[-1][:2] == (third, poc_pb2.VERDICT_MATCH)
         duty.stop()
 
 

@@ -57,3 +57,6 @@ class PocConfig(BaseModel):
     validate_gas: int = Field(VALIDATE_GAS, ge=1)
     fault: Fault | None = None
     """TEST ONLY (``FAULTS``): never set on a real host; a false accusation is what a dispute slashes."""
+    threshold_ttl_s: float = Field(60.0, ge=0)
+    """How long a model's verification threshold read from the chain is used before it is read again: governance
+    may change it, and a verdict judged with an older, lower one could be refused (``poc/11``)."""

@@ -53,6 +53,8 @@ class PocDuty:
         """Inference id → fetches that found no payload so far."""
         self.retry_at: dict[bytes, float] = {}
         self.late: set[bytes] = set()
+        self.thresholds: dict[str, tuple[int, float]] = {}
+        """Model id → its verification threshold (parts per million) and when it was read from the chain."""
 
     def step(self) -> bool:
         """Judge the first inference awaiting a verdict (if any is due for judging) and send every verdict due;
@@ -141,7 +143,7 @@ class PocDuty:
         problem = check_payload(payload, chained)
         if problem is None:
             try:
-                body = verify_body(payload, chained)
+                body = verify_body(payload, chained, self._threshold(chained.model))
             except ValueError as error:
                 problem = f"body: {error}"
         if problem is not None:
@@ -157,6 +159,15 @@ class PocDuty:
         else:
             self.counts.mismatched += 1
         return Verdict(found.match, score_ppm(found.score), ",".join(found.reasons) or ("match" if found.match else ""))
+
+    def _threshold(self, model: str) -> int:
+        """``model``'s threshold on chain, read again once ``threshold_ttl_s`` old (a failed read raises: the
+        inference is judged again at the next step)."""
+        now = self.clock()
+        cached = self.thresholds.get(model)
+        if cached is None or now - cached[1] >= self.config.threshold_ttl_s:
+            cached = self.thresholds[model] = (self.chain.threshold(model), now)
+        return cached[0]
 
     def _send(self, ready: list[poc_pb2.Validation], height: int) -> None:
         ids = [record.inference_id for record in ready]
