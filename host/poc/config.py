@@ -14,8 +14,14 @@ FAULTS: tuple[Fault, ...] = ("accuse",)
 """TEST ONLY. ``accuse``: judge every inference drawn for this host MISMATCH (score 0), fetching and re-executing
 nothing, honest or not."""
 
-VALIDATE_GAS = 150_000
-"""Gas per ``MsgValidateInference`` in a verdict transaction."""
+VALIDATE_GAS = 390_000
+"""Gas per ``MsgValidateInference`` in a verdict transaction: 1.5x the most one message was measured to use, rounded
+up (``bench/bench_verdict_gas.py``, bench/RESULTS.md "Gas of a verdict"). Per message, a transaction's gas used over
+its messages: a verdict 57,342 (MATCH) / 54,801 (MISMATCH) alone in its transaction, 46,998 / 44,145 four to a
+transaction, 44,325 / 41,472 sixteen; a vote that decides nothing 54,702-62,431; the vote that decides a dispute
+161,205-163,954 (CLEARED: the accuser slashed and paid out) and 255,331-258,212 (INVALIDATED: the payment taken
+back through x/vesting too), with 2 and 3 voters. Any vote may be the deciding one, so every message gets the
+most."""
 
 
 class PayloadConfig(BaseModel):
@@ -55,8 +61,8 @@ class PocConfig(BaseModel):
     max_batch: int = Field(16, ge=1)
     """Verdicts per transaction at most."""
     validate_gas: int = Field(VALIDATE_GAS, ge=1)
-    fault: Fault | None = None
-    """TEST ONLY (``FAULTS``): never set on a real host; a false accusation is what a dispute slashes."""
     threshold_ttl_s: float = Field(60.0, ge=0)
     """How long a model's verification threshold read from the chain is used before it is read again: governance
     may change it, and a verdict judged with an older, lower one could be refused (``poc/11``)."""
+    fault: Fault | None = None
+    """TEST ONLY (``FAULTS``): never set on a real host; a false accusation is what a dispute slashes."""
