@@ -82,6 +82,9 @@ class Chain:
     inferences: dict[bytes, inference_pb2.Inference] = field(default_factory=dict)
     validations: dict[bytes, poc_pb2.Validation] = field(default_factory=dict)
     urls: dict[str, str] = field(default_factory=dict)
+    thresholds: dict[str, int] = field(default_factory=dict)
+    """x/inference's models by id, as their verification threshold (ppm); a model not here is not registered."""
+    model_queries: int = 0
     txs: list[tuple[str, list[Message]]] = field(default_factory=list)
     lose: int = 0
     """Transactions still to take but never deliver (failed in their block, or dropped from the mempool)."""
@@ -106,6 +109,13 @@ class Chain:
             if inference is None:
                 raise RPCNotFound("unknown inference")
             return inference_query.QueryInferenceResponse(inference=inference)
+        if method == "Model":
+            self.model_queries += 1
+            if request.id not in self.thresholds:
+                raise RPCNotFound("model not found")
+            return inference_query.QueryModelResponse(
+                model=inference_pb2.Model(id=request.id, verify_threshold=self.thresholds[request.id])
+            )
         if method == "Nodes":
             url = self.urls.get(request.operator, "")
             nodes = [inference_pb2.MlNode(operator=request.operator, node_id="n", url=url)] if url else []
@@ -349,9 +359,11 @@ def test_a_host_that_forges_logprobs_is_caught_on_exactly_the_answers_it_forged(
     (consistent with the chain's hashes), so only the re-execution finds those answers wrong; the others match."""
     chain = Chain()
     with executing(mlnode, chain, tmp_path / "host", fault="forge") as host:
-        answers = [host.infer(logprobs=True, stream=i % 2 == 1) for i in range(6)]
+        answers: list[tuple[bytes, httpx.Response]] = []
+        while len(answers) < 24 and not 2 <= sum(forged("forge", i) for i, _ in answers) <= len(answers) - 2:
+            answers.append(host.infer(logprobs=True, stream=len(answers) % 2 == 1))  # ids vary with the time
         lying = {inference_id for inference_id, _ in answers if forged("forge", inference_id)}
-        assert 0 < len(lying) < len(answers), "the seeds give both kinds"
+        assert 2 <= len(lying) <= len(answers) - 2, "both kinds, whole and streamed"
         for inference_id, answer in answers:
             body, kept = host.payloads.store.get(inference_id) or pytest.fail("not kept")
             assert kept.logprobs_digest() == chain.inferences[inference_id].logprobs_digest
@@ -532,6 +544,40 @@ def test_only_the_executor_and_the_accuser_serve_a_payload_and_the_accuser_only_
         if may_fetch(record, asker, host)
     }
     assert allowed == {(voter, HOST_ADDRESS), (JUDGE_ADDRESS, HOST_ADDRESS), (voter, JUDGE_ADDRESS)}
+
+
+def test_the_validator_judges_with_the_models_threshold_on_chain(mlnode: str, tmp_path: Path) -> None:
+    """The model's threshold on chain (x/inference's Model query, read once per model until ``threshold_ttl_s``
+    passes) goes to the judge's ML node as ``/v1/verify``'s ``threshold``, so each verdict is a MATCH exactly when
+    its score reaches the chain's threshold (what x/poc accepts); a model the chain does not know is judged with
+    the default, as x/poc judges it."""
+    chain = Chain(thresholds={MODEL: 999_999})
+    with executing(mlnode, chain, tmp_path / "host") as host:
+        first, second = host.infer()[0], host.infer()[0]
+        duty = judge(chain, mlnode, tmp_path / "judge")
+        now = [1000.0]
+        duty.duty.clock = lambda: now[0]
+        asked: list[dict[str, Any]] = []
+        verify = duty.duty.node.verify
+
+        def verifying(body: dict[str, Any]) -> Reexecution:
+            asked.append(body)
+            return verify(body)
+
+        duty.duty.node.verify = verifying  # type: ignore[method-assign]
+        run(duty)
+        assert [body["threshold"] for body in asked] == [0.999999] * 2 and chain.model_queries == 1
+        assert {inference_id for inference_id, _, _ in chain.verdicts()} == {first, second}
+        for inference_id, verdict, score in chain.verdicts():
+            assert (verdict == poc_pb2.VERDICT_MATCH) == (score >= 999_999), (inference_id.hex(), verdict, score)
+
+        third = host.infer()[0]
+        del chain.thresholds[MODEL]  # no longer registered (or the query fails as not found): the default
+        now[0] += PocConfig(home=tmp_path).threshold_ttl_s
+        run(duty)
+        assert asked[-1]["threshold"] == 0.8 and chain.model_queries == 2
+        assert chain.verdicts()[-1][:2] == (third, poc_pb2.VERDICT_MATCH)
+        duty.stop()
 
 
 def test_a_restarted_validator_resends_its_journal_without_re_executing(mlnode: str, tmp_path: Path) -> None:

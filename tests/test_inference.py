@@ -35,6 +35,7 @@ from sdk.errors import ABCIError
 from sdk.services import gonka
 from x.epochs import schedule
 from x.inference.msg_server import validate_model, validate_node
+from x.inference.types import DEFAULT_VERIFY_THRESHOLD
 from x.inference.work import work_leaf
 
 HOST_A, HOST_B, ALICE, BOB, TA, STRANGER, TA2, AUTH = KEYS
@@ -242,6 +243,7 @@ def test_models_are_registered_by_the_authority_only(tmp_path: Path) -> None:
             "price": dict(price_per_token=0),
             "context": dict(context_length=0),
             "long": dict(name="x" * 65, id=f"{'x' * 65}@sha256:{sha}"),
+            "threshold": dict(verify_threshold=1_000_001),
         }
         for what, change in bad.items():
             broken = inference_pb2.Model()
@@ -251,18 +253,28 @@ def test_models_are_registered_by_the_authority_only(tmp_path: Path) -> None:
             result, _ = deliver(chain, AUTH, tx_pb2.MsgRegisterModel(authority=addr(AUTH), model=broken))
             refused(result, "inference", 2)
             assert query_code(chain, "Model", query_pb2.QueryModelRequest(id=broken.id)) == ("sdk", 38), what
+        assert "verify_threshold 1000001 exceeds 1,000,000" in result.log
         result, response = deliver(chain, AUTH, tx_pb2.MsgRegisterModel(authority=addr(AUTH), model=new))
         ok(result)
-        assert events(response, "register_model") == [{"id": new.id, "context_length": "32768", "price_per_token": "7"}]
-        # an update of the same id replaces it
-        new.price_per_token = 9
-        ok(deliver(chain, AUTH, tx_pb2.MsgRegisterModel(authority=addr(AUTH), model=new))[0])
-        assert (
-            chain.query(QUERY + "Model", query_pb2.QueryModelRequest(id=new.id), query_pb2.QueryModelResponse).model
-            == new
-        )
+        assert events(response, "register_model") == [
+            {"id": new.id, "context_length": "32768", "price_per_token": "7", "verify_threshold": "800000"}
+        ]
+        shown = chain.query(QUERY + "Model", query_pb2.QueryModelRequest(id=new.id), query_pb2.QueryModelResponse)
+        assert shown.model.verify_threshold == DEFAULT_VERIFY_THRESHOLD  # none set: the default in force
+        assert chain.app.inference_keeper.get_model(chain.context(), new.id) == new  # stored as sent: 0
+        # an update of the same id replaces it; the threshold may be anything up to 1,000,000 ppm
+        for threshold in (1_000_000, 999_999):
+            new.price_per_token, new.verify_threshold = 9, threshold
+            ok(deliver(chain, AUTH, tx_pb2.MsgRegisterModel(authority=addr(AUTH), model=new))[0])
+            assert (
+                chain.query(QUERY + "Model", query_pb2.QueryModelRequest(id=new.id), query_pb2.QueryModelResponse).model
+                == new
+            )
+        assert chain.app.inference_keeper.verify_threshold(chain.context(), new.id) == 999_999
+        assert chain.app.inference_keeper.verify_threshold(chain.context(), "unknown@sha256:00") == 800_000
         models = chain.query(QUERY + "Models", query_pb2.QueryModelsRequest(), query_pb2.QueryModelsResponse).models
         assert [m.id for m in models] == sorted([MODEL, OTHER, new.id])
+        assert {m.id: m.verify_threshold for m in models} == {MODEL: 800_000, OTHER: 800_000, new.id: 999_999}
 
 
 def test_nodes_are_registered_by_hosts_replaced_and_removed(tmp_path: Path) -> None:
@@ -817,6 +829,10 @@ def test_params_by_the_authority_and_export_import_round_trip(tmp_path: Path) ->
             chain.query(QUERY + "Params", query_pb2.QueryParamsRequest(), query_pb2.QueryParamsResponse).params
             == params
         )
+        strict = inference_pb2.Model()
+        strict.CopyFrom(chain.app.inference_keeper.get_model(chain.context(), OTHER))
+        strict.verify_threshold = 950_000
+        ok(deliver(chain, AUTH, tx_pb2.MsgRegisterModel(authority=addr(AUTH), model=strict))[0])
         done, pending = start(chain, body=b"done"), start(chain, BOB, executor=HOST_B, body=b"pending")
         ok(deliver(chain, TA, done, pending)[0])
         ok(deliver(chain, HOST_A, finish(id_of(done)))[0])
@@ -826,6 +842,8 @@ def test_params_by_the_authority_and_export_import_round_trip(tmp_path: Path) ->
         section = exported["inference"]
         assert len(section["inferences"]) == 2 and len(section["models"]) == 2 and len(section["nodes"]) == 2
         assert len(section["block_work"]) == 1 and len(section["epoch_work"]) == 1 and len(section["leaves"]) == 1
+        thresholds = {m["id"]: m.get("verify_threshold") for m in section["models"]}
+        assert thresholds == {MODEL: None, OTHER: 950_000}  # kept as stored: 0 (the default) is left out
         height, escrow = chain.height, chain.balance(ESCROW)
         assert escrow == 100 * PRICE
         # an escrow that does not match the started inferences is refused
@@ -851,6 +869,7 @@ def test_params_by_the_authority_and_export_import_round_trip(tmp_path: Path) ->
         authority=raw(AUTH),
     ) as new:
         assert new.app.export_app_state()["inference"] == exported["inference"]
+        assert new.app.inference_keeper.verify_threshold(new.context(), OTHER) == 950_000
         assert new.balance(ESCROW) == escrow
         # the chain goes on: the pending inference finishes and proves into its epoch
         ok(deliver(new, HOST_B, finish(id_of(pending), HOST_B, completion=7))[0])
@@ -1019,6 +1038,21 @@ def test_cli_commands_parse() -> None:
     for argv in (
         ["tx", "inference", "remove-node", "node-a", "--from", "val0"],
         ["tx", "inference", "update-params", "p.json", "--from", "val0"],
+        [
+            "tx",
+            "inference",
+            "register-model",
+            "m",
+            SHA,
+            "--context-length",
+            "8",
+            "--price-per-token",
+            "1",
+            "--verify-threshold",
+            "900000",
+            "--from",
+            "val0",
+        ],  # fmt: skip
         ["query", "inference", "models"],
         ["query", "inference", "model", MODEL],
         ["query", "inference", "nodes", "--model", MODEL],
@@ -1040,7 +1074,12 @@ def test_governance_registers_a_model(tmp_path: Path) -> None:
 
     sha = hashlib.sha256(b"gov weights").hexdigest()
     new = inference_pb2.Model(
-        id=f"gov-model@sha256:{sha}", name="gov-model", weights_sha256=sha, context_length=4096, price_per_token=3
+        id=f"gov-model@sha256:{sha}",
+        name="gov-model",
+        weights_sha256=sha,
+        context_length=4096,
+        price_per_token=3,
+        verify_threshold=900_000,
     )
     with GovChain(tmp_path / "db") as chain:
         pid = chain.submit(VALIDATORS[0], [tx_pb2.MsgRegisterModel(authority=GOV, model=new)])

@@ -55,6 +55,8 @@ from test_stake import events as block_events
 
 from gonkad import genesis
 from host.poc.config import VOTE_GAS, VOTE_GAS_PER_VOTER
+from protogen.gonka.inference.v1 import inference_pb2
+from protogen.gonka.inference.v1 import tx_pb2 as inference_tx
 from protogen.gonka.inference.v1.inference_pb2 import STATUS_INVALIDATED
 from protogen.gonka.poc.v1 import poc_pb2, query_pb2, tx_pb2
 from sdk.address import module_address
@@ -283,6 +285,47 @@ def test_invalid_verdicts_are_refused_with_their_codes_and_change_nothing(tmp_pa
         before = poc_state(chain)
         refused(verdict(chain, unselected), "poc", 4, "NOT_SELECTED")
         assert poc_state(chain) == before
+
+
+def set_threshold(chain: InProcessChain, threshold: int) -> None:
+    """The authority sets MODEL's verification threshold (parts per million)."""
+    changed = inference_pb2.Model()
+    changed.CopyFrom(chain.app.inference_keeper.get_model(chain.context(), MODEL))
+    changed.verify_threshold = threshold
+    ok(deliver(chain, AUTH, inference_tx.MsgRegisterModel(authority=addr(AUTH), model=changed))[0])
+
+
+def test_a_match_must_score_the_models_threshold(tmp_path: Path) -> None:
+    """A MATCH below the model's threshold (the default 800,000 ppm while it sets none, then its own) is refused
+    with poc/11 and changes nothing; at exactly the threshold it is accepted; a MISMATCH stands at any score. A
+    stranger's low MATCH is still only "not yours" (poc/5)."""
+    with make_chain(tmp_path / "db") as chain:
+        default, _ = finished(chain, b'{"n":1}')
+        own, _ = finished(chain, b'{"n":2}')
+        mismatched, _ = finished(chain, b'{"n":3}')
+        block(chain)
+        block(chain)  # every draw done
+        before = poc_state(chain)
+        refused(
+            verdict(chain, default, score=799_999),
+            "poc",
+            11,
+            f"scored 799999, below model {MODEL!r}'s threshold 800000",
+        )
+        refused(verdict(chain, default, key=STRANGER, score=1), "poc", 5, addr(HOST_B))
+        assert poc_state(chain) == before
+        ok(verdict(chain, default, score=800_000))
+        assert validation(chain, default).status == poc_pb2.STATUS_VALIDATED
+
+        set_threshold(chain, 999_999)
+        before = poc_state(chain)
+        refused(verdict(chain, own, score=999_998), "poc", 11, "scored 999998, below")
+        refused(verdict(chain, own, score=800_000), "poc", 11, "threshold 999999")
+        assert poc_state(chain) == before
+        ok(verdict(chain, own, score=999_999))
+        assert (validation(chain, own).status, validation(chain, own).score) == (poc_pb2.STATUS_VALIDATED, 999_999)
+        ok(verdict(chain, mismatched, match=False, score=1_000_000))  # a wrong token fails an answer at any score
+        assert validation(chain, mismatched).status == poc_pb2.STATUS_DISPUTED
 
 
 def test_settled_records_are_pruned_and_a_dispute_with_no_one_to_vote_is_undecided(tmp_path: Path) -> None:
@@ -607,6 +650,22 @@ def test_votes_are_refused_with_their_codes_and_a_dispute_closes_undecided(tmp_p
         before = poc_state(chain)
         refused(verdict(chain, inference_id, key=large), "poc", 7, "closed")  # after the close
         assert poc_state(chain) == before
+
+
+def test_a_vote_to_match_must_score_the_models_threshold(tmp_path: Path) -> None:
+    """A drawn voter's MATCH below the model's threshold is refused with poc/11 and changes nothing (the vote is
+    still awaited); at exactly the threshold it counts."""
+    with four_hosts(tmp_path / "db") as chain:
+        inference_id, _, (small, large) = disputed(chain, b'{"n":1}')
+        set_threshold(chain, 950_000)
+        before = poc_state(chain)
+        refused(verdict(chain, inference_id, key=small, score=949_999), "poc", 11, "threshold 950000")
+        assert poc_state(chain) == before
+        assert inference_id in [r.inference_id for r in assigned(chain, small)]
+        ok(verdict(chain, inference_id, key=small, score=950_000))
+        ok(verdict(chain, inference_id, key=large, match=False, score=999_000))  # a MISMATCH at any score
+        [ballot] = [v for v in validation(chain, inference_id).votes if v.voter == addr(small)]
+        assert (ballot.verdict, ballot.score) == (poc_pb2.VERDICT_MATCH, 950_000)
 
 
 def test_invalidations_in_a_row_make_a_host_invalid_until_a_clean_epoch(tmp_path: Path) -> None:

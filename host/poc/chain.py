@@ -1,7 +1,7 @@
 """``PocChain``: what the validation duty reads from the chain and sends to it. Reads go through the client
-library (x/poc's ``Assigned``, x/inference's record and the executor's node URLs); transactions through the ONE
-``TxSigner`` of the process (the finisher's), so the host key's finishes, race commits and verdicts share one
-locally counted sequence."""
+library (x/poc's ``Assigned``, x/inference's record, the executor's node URLs and the model's verification
+threshold); transactions through the ONE ``TxSigner`` of the process (the finisher's), so the host key's
+finishes, race commits and verdicts share one locally counted sequence."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from protogen.gonka.inference.v1 import inference_pb2
 from protogen.gonka.poc.v1 import poc_pb2
 from sdk.client.querier import Querier
 from sdk.client.signer import Submit
-from x.inference.client import inference, node_urls
+from x.inference.client import inference, node_urls, verify_threshold
 from x.poc.client.queries import assigned
 
 
@@ -33,6 +33,10 @@ class PocChain:
 
     def urls(self, operator: str) -> list[str]:
         return node_urls(self.querier, operator)
+
+    def threshold(self, model: str) -> int:
+        """``model``'s verification threshold in parts per million, as x/poc checks a MATCH against it."""
+        return verify_threshold(self.querier, model)
 
     def send(self, messages: Sequence[Message], gas: int) -> str:
         """The transaction's hash once CheckTx took it."""

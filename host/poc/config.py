@@ -15,14 +15,16 @@ FAULTS: tuple[Fault, ...] = ("accuse",)
 nothing, honest or not."""
 
 VALIDATE_GAS = 150_000
-"""Gas per ``MsgValidateInference`` in a verdict transaction: the drawn validator's verdict (a match grows the
-executor's record, a mismatch opens the dispute and draws its voters)."""
+"""Gas per ``MsgValidateInference`` that is the drawn validator's verdict (a match grows the executor's record, a
+mismatch opens the dispute): measured 57,342 (MATCH) / 54,801 (MISMATCH) alone in a transaction, less per message
+in larger ones (``bench/bench_verdict_gas.py``, bench/RESULTS.md "Gas of a verdict")."""
 VOTE_GAS = 400_000
 VOTE_GAS_PER_VOTER = 25_000
-"""Gas per dispute vote: ``VOTE_GAS`` + ``VOTE_GAS_PER_VOTER`` × the dispute's voters. The vote that decides a
-dispute settles it in the same message: the slash, a pay-out per winning voter and, when the executor loses, the
-refund clawed back from its vesting (measured on the in-process chain with 2 voters: 255,331 gas for an
-invalidation, 176,724 for a cleared accusation, against ~55,000 for a vote that decides nothing)."""
+"""Gas per dispute vote: ``VOTE_GAS`` + ``VOTE_GAS_PER_VOTER`` × the dispute's voters. Any vote may be the one that
+decides the dispute, and that one settles it in the same message: the slash, a pay-out per winning voter and, when
+the executor loses, the payment clawed back through x/vesting. Measured with 2 and 3 voters: 54,702–62,431 for a
+vote that decides nothing, 161,205–163,954 for one that clears the executor, 255,331–258,212 for one that
+invalidates the answer (about 3,000 more per voter)."""
 
 
 class PayloadConfig(BaseModel):
@@ -65,5 +67,8 @@ class PocConfig(BaseModel):
     validate_gas: int = Field(VALIDATE_GAS, ge=1)
     vote_gas: int = Field(VOTE_GAS, ge=1)
     vote_gas_per_voter: int = Field(VOTE_GAS_PER_VOTER, ge=0)
+    threshold_ttl_s: float = Field(60.0, ge=0)
+    """How long a model's verification threshold read from the chain is used before it is read again: governance
+    may change it, and a verdict judged with an older, lower one could be refused (``poc/11``)."""
     fault: Fault | None = None
     """TEST ONLY (``FAULTS``): never set on a real host; a false accusation is what a dispute slashes."""

@@ -67,6 +67,8 @@ class PocDuty:
         """Inference id → fetches that found no payload so far."""
         self.retry_at: dict[bytes, float] = {}
         self.late: set[bytes] = set()
+        self.thresholds: dict[str, tuple[int, float]] = {}
+        """Model id → its verification threshold (parts per million) and when it was read from the chain."""
 
     def step(self) -> bool:
         """Judge the first inference awaiting a verdict (if any is due for judging) and send every verdict due;
@@ -166,10 +168,11 @@ class PocDuty:
     def _reexecute(self, payload: Payload, chained: inference_pb2.Inference) -> Verdict:
         """The verdict on a payload that matches the chain's hashes: MISMATCH, score 0, when its answer cannot be
         re-executed; else the ML node's."""
+        threshold = self._threshold(chained.model)  # read before judging: a failed read is no verdict yet
         problem = check_payload(payload, chained)
         if problem is None:
             try:
-                body = verify_body(payload, chained)
+                body = verify_body(payload, chained, threshold)
             except ValueError as error:
                 problem = f"body: {error}"
         if problem is not None:
@@ -221,6 +224,15 @@ class PocDuty:
                     inference_id.hex(), host, mismatch,
                 )  # fmt: skip
         return None, "", missed
+
+    def _threshold(self, model: str) -> int:
+        """``model``'s threshold on chain, read again once ``threshold_ttl_s`` old (a failed read raises: the
+        inference is judged again at the next step)."""
+        now = self.clock()
+        cached = self.thresholds.get(model)
+        if cached is None or now - cached[1] >= self.config.threshold_ttl_s:
+            cached = self.thresholds[model] = (self.chain.threshold(model), now)
+        return cached[0]
 
     def _send(self, ready: list[poc_pb2.Validation], height: int) -> None:
         ids = [record.inference_id for record in ready]

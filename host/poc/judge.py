@@ -70,11 +70,12 @@ def check_payload(payload: Payload, record: inference_pb2.Inference) -> str | No
     return None
 
 
-def verify_body(payload: Payload, record: inference_pb2.Inference) -> dict[str, Any]:
+def verify_body(payload: Payload, record: inference_pb2.Inference, threshold_ppm: int) -> dict[str, Any]:
     """The ``/v1/verify`` body re-executing a payload ``check_payload`` passed: the request's messages and sampling
     as its requester signed them, the model, max_tokens and seed the chain escrowed (those the executor's node was
-    held to), the answer's finish reason and its logprobs, each list cut to ``TOP_LOGPROBS``; ValueError when the
-    body is no chat request."""
+    held to), the answer's finish reason and its logprobs, each list cut to ``TOP_LOGPROBS``, and the model's
+    threshold on chain (``threshold_ppm``, as the node's [0, 1] float), so the node's match is the one x/poc
+    accepts; ValueError when the body is no chat request."""
     request = json.loads(payload.body)
     if not isinstance(request, dict):
         raise ValueError("the body is not a JSON object")
@@ -85,6 +86,7 @@ def verify_body(payload: Payload, record: inference_pb2.Inference) -> dict[str, 
         "max_tokens": record.max_tokens,
         "seed": record.seed,
         "finish_reason": choice.finish_reason,
+        "threshold": threshold_ppm / PPM,
         "logprobs": [
             {**entry, "top_logprobs": entry["top_logprobs"][:TOP_LOGPROBS]} for entry in choice.logprobs or []
         ],

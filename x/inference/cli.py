@@ -17,6 +17,7 @@ from sdk.cli.tx import broadcast_messages
 from sdk.client.querier import Querier
 from sdk.services import gonka
 from x.inference.msg_server import model_id
+from x.inference.types import DEFAULT_VERIFY_THRESHOLD, MAX_VERIFY_THRESHOLD
 
 
 def parse_uint(text: str, what: str) -> int:
@@ -53,12 +54,16 @@ def cmd_remove_node(args: argparse.Namespace) -> None:
 def cmd_register_model(args: argparse.Namespace) -> None:
     context = parse_uint(args.context_length, "--context-length")
     price = parse_uint(args.price_per_token, "--price-per-token")
+    threshold = parse_uint(args.verify_threshold, "--verify-threshold")
+    if threshold > MAX_VERIFY_THRESHOLD:  # the chain's rule (validate_model), said before the uint32 overflows
+        raise ValueError(f"invalid --verify-threshold {threshold}: at most {MAX_VERIFY_THRESHOLD} (parts per million)")
     model = inference_pb2.Model(
         id=model_id(args.name, args.weights_sha256),
         name=args.name,
         weights_sha256=args.weights_sha256,
         context_length=context,
         price_per_token=price,
+        verify_threshold=threshold,
     )
     broadcast_messages(args, lambda authority: [tx_pb2.MsgRegisterModel(authority=authority, model=model)])
 
@@ -89,6 +94,12 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p.add_argument("weights_sha256")
     p.add_argument("--context-length", required=True)
     p.add_argument("--price-per-token", required=True, help="ngonka per token")
+    p.add_argument(
+        "--verify-threshold",
+        default="0",
+        help="the score (parts per million) at or above which a re-execution of its answers matches; "
+        f"0: the default, {DEFAULT_VERIFY_THRESHOLD}",
+    )
     add_tx_flags(p)
     p.set_defaults(func=cmd_register_model)
     add_update_params_command(inference, tx_pb2.MsgUpdateParams)

@@ -18,7 +18,7 @@ from sdk.context import Context, PrefixStore
 from sdk.crypto import bech32, merkle
 from sdk.params import GOV_AUTHORITY
 from sdk.store import PRESENT
-from x.inference import keys
+from x.inference import keys, types
 from x.inference.expected_keepers import (
     AccountKeeper,
     BankKeeper,
@@ -87,6 +87,11 @@ class InferenceKeeper:
     def set_model(self, ctx: Context, model: inference_pb2.Model) -> None:
         """Store ``model`` (its fields checked by the caller: msg_server.validate_model)."""
         self._store(ctx).set(keys.model_key(model.id), model.SerializeToString())
+
+    def verify_threshold(self, ctx: Context, model: str) -> int:
+        """The score in parts per million a MATCH of ``model``'s answers must reach (types.verify_threshold: the
+        default for a model that sets none or is not registered); x/poc's check of a verdict."""
+        return types.verify_threshold(self.get_model(ctx, model))
 
     def models(self, ctx: Context) -> list[inference_pb2.Model]:
         """Every model in id order."""

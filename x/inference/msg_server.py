@@ -32,6 +32,7 @@ from x.inference.errors import (
 )
 from x.inference.keeper import InferenceKeeper
 from x.inference.params import validate_params
+from x.inference.types import MAX_VERIFY_THRESHOLD, verify_threshold
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._/-]{1,64}\Z")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
@@ -64,6 +65,10 @@ def validate_model(model: inference_pb2.Model) -> None:
         raise ErrInvalidModel.wrap("context_length must be positive")
     if model.price_per_token < 1:
         raise ErrInvalidModel.wrap("price_per_token must be positive")
+    if model.verify_threshold > MAX_VERIFY_THRESHOLD:
+        raise ErrInvalidModel.wrap(
+            f"verify_threshold {model.verify_threshold} exceeds {MAX_VERIFY_THRESHOLD:,} (parts per million)"
+        )
 
 
 def validate_url(url: str) -> None:
@@ -209,6 +214,7 @@ def handle_register_model(
         id=model.id,
         context_length=str(model.context_length),
         price_per_token=str(model.price_per_token),
+        verify_threshold=str(verify_threshold(model)),
     )
     return tx_pb2.MsgRegisterModelResponse()
 

@@ -11,7 +11,7 @@ from sdk.errors import ErrInvalidRequest, ErrNotFound
 from sdk.module import QueryRoute
 from sdk.pagination import paginate
 from sdk.services import gonka
-from x.inference import keys, work
+from x.inference import keys, types, work
 from x.inference.keeper import InferenceKeeper
 
 T = TypeVar("T")
@@ -32,6 +32,14 @@ def parse_id(text: str) -> bytes:
     if len(raw) != 32:
         raise ErrInvalidRequest.wrap(f"inference id {text!r} must be 64 hex characters")
     return raw
+
+
+def shown(model: inference_pb2.Model) -> inference_pb2.Model:
+    """``model`` as the queries answer it: with the threshold in force (a stored 0 is the default's)."""
+    answer = inference_pb2.Model()
+    answer.CopyFrom(model)
+    answer.verify_threshold = types.verify_threshold(model)
+    return answer
 
 
 class QueryServer:
@@ -58,12 +66,12 @@ class QueryServer:
     def models(self, ctx: Context, req: query_pb2.QueryModelsRequest) -> query_pb2.QueryModelsResponse:
         items, page = paginate(ctx.kv(keys.STORE_PREFIX), keys.MODEL_PREFIX, req.pagination)
         return query_pb2.QueryModelsResponse(
-            models=[inference_pb2.Model.FromString(v) for _, v in items], pagination=page
+            models=[shown(inference_pb2.Model.FromString(v)) for _, v in items], pagination=page
         )
 
     def model(self, ctx: Context, req: query_pb2.QueryModelRequest) -> query_pb2.QueryModelResponse:
         return query_pb2.QueryModelResponse(
-            model=kept(self.keeper.get_model(ctx, req.id), f"model {req.id!r} not found")
+            model=shown(kept(self.keeper.get_model(ctx, req.id), f"model {req.id!r} not found"))
         )
 
     def nodes(self, ctx: Context, req: query_pb2.QueryNodesRequest) -> query_pb2.QueryNodesResponse:

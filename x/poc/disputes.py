@@ -59,7 +59,8 @@ def vote(
     verdict: poc_pb2.Verdict,
     score: int,
 ) -> poc_pb2.Validation:
-    """A drawn voter's vote on a dispute; the dispute is decided as soon as the votes settle it."""
+    """A drawn voter's vote on a dispute (a match at least the model's threshold, as a verdict); the dispute is
+    decided as soon as the votes settle it."""
     the_id, address = record.inference_id.hex(), bech32.encode(voter)
     if address == record.validator:
         raise ErrAlreadyValidated.wrap(f"inference {the_id} is disputed on {address}'s own verdict")
@@ -74,6 +75,7 @@ def vote(
         raise ErrAlreadyValidated.wrap(f"{address} has voted on inference {the_id}")
     if record.status in DECIDED or ctx.header.height > record.vote_deadline_height:
         raise ErrWindowClosed.wrap(f"inference {the_id}'s dispute closed at height {record.vote_deadline_height}")
+    keeper.check_score(ctx, record, verdict, score)
     ballot.verdict, ballot.score, ballot.height = verdict, score, ctx.header.height
     keeper.unqueue_vote(ctx, record, voter)
     host = keeper.get_host(ctx, voter)

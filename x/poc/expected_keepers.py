@@ -20,10 +20,13 @@ class BlsKeeper(Protocol):
 
 
 class InferenceKeeper(Protocol):
-    """Which hosts can re-execute an inference (those with a node serving its model), and the refund of an
-    answer found wrong."""
+    """Which hosts can re-execute an inference (those with a node serving its model), the score a match of its
+    model must reach, and the refund of an answer found wrong."""
 
     def serves(self, ctx: Context, operator: bytes, model: str) -> bool: ...
+
+    def verify_threshold(self, ctx: Context, model: str) -> int:
+        """The model's threshold in parts per million (its governance parameter, or the default)."""
 
     def invalidate(
         self, ctx: Context, inference_id: bytes, executor: bytes, requester: bytes, denom: str, payment: int

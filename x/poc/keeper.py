@@ -15,6 +15,7 @@ from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
 from sdk.store import PRESENT
 from x.poc import keys, types
+from x.poc.errors import ErrScoreBelowThreshold
 from x.poc.expected_keepers import (
     BlsKeeper,
     EpochsKeeper,
@@ -223,6 +224,19 @@ class PocKeeper:
         )
 
     # --- the verdict ---------------------------------------------------------------------------------
+
+    def check_score(self, ctx: Context, record: poc_pb2.Validation, verdict: poc_pb2.Verdict, score: int) -> None:
+        """A MATCH (a verdict or a vote) must score at least its model's threshold (x/inference's governance
+        parameter): one below says match for a re-execution the model's own rule calls a mismatch (``poc/11``).
+        A MISMATCH stands at any score: a wrong token fails an answer however close its logprobs."""
+        if verdict != poc_pb2.VERDICT_MATCH:
+            return
+        threshold = self.inference.verify_threshold(ctx, record.model)
+        if score < threshold:
+            raise ErrScoreBelowThreshold.wrap(
+                f"inference {record.inference_id.hex()}: a match scored {score}, below model {record.model!r}'s "
+                f"threshold {threshold} (parts per million)"
+            )
 
     def report_validation_work(self, ctx: Context, record: poc_pb2.Validation, validator: bytes) -> None:
         """A verdict or a vote sent in time is the validator's work: the inference's tokens, as its executor's."""

@@ -22,9 +22,10 @@ from x.poc.types import DECIDED
 def validate(
     keeper: PocKeeper, ctx: Context, inference_id: bytes, validator: bytes, verdict: poc_pb2.Verdict, score: int
 ) -> poc_pb2.Validation:
-    """The drawn validator's verdict (verdict and score already checked statelessly): match grows the
-    executor's reputation, mismatch opens a dispute; both count as the validator's work. On a disputed
-    inference, a drawn voter's vote (``disputes.vote``)."""
+    """The drawn validator's verdict (verdict and score already checked statelessly; a match's score against the
+    model's threshold checked last, so a stranger learns only "not yours"): match grows the executor's reputation,
+    mismatch opens a dispute; both count as the validator's work. On a disputed inference, a drawn voter's vote
+    (``disputes.vote``)."""
     record = keeper.get_validation(ctx, inference_id)
     the_id = inference_id.hex()
     if record is None:
@@ -42,6 +43,7 @@ def validate(
     height = ctx.header.height
     if record.status == poc_pb2.STATUS_MISSED or height > record.deadline_height:
         raise ErrWindowClosed.wrap(f"inference {the_id}'s window closed at height {record.deadline_height}")
+    keeper.check_score(ctx, record, verdict, score)
     keeper.unqueue_selected(ctx, record)
     record.verdict, record.score, record.verdict_height = verdict, score, height
     validator_record = keeper.get_host(ctx, validator)

@@ -3,8 +3,9 @@
 - ``chain_types.py``: the data the TA's ``agent.chain.ChainView`` speaks in (``Model``, ``Node``,
   ``StartRequest``, ``ChainError``, ``REFUSALS``), the executor's ``Finish``, and ``refusal`` (a CheckTx refusal
   as ``ChainError``, for a ``sdk.client.signer.TxSigner``);
-- ``queries.py``: the inference record (``inference``), a host's node URLs (``node_urls``), and the start and
-  finish messages as the TA and the host build them;
+- ``queries.py``: the inference record (``inference``), a host's node URLs (``node_urls``), a model's
+  verification threshold in force (``verify_threshold``), and the start and finish messages as the TA and the
+  host build them;
 - ``verify.py``: what a start transaction says of one inference for one host (``named_escrow``, ``Named``);
 - ``terms.py``: what a chat request commits to (``parse_terms``, ``ChatTerms.params_hash``), read the same way by
   the TA and the host.
@@ -15,7 +16,7 @@ what is this package's own business.
 """
 
 from x.inference.client.chain_types import REFUSALS, ChainError, Finish, Model, Node, StartRequest, refusal
-from x.inference.client.queries import finish_message, inference, node_urls, start_message
+from x.inference.client.queries import finish_message, inference, node_urls, start_message, verify_threshold
 from x.inference.client.terms import ChatTerms, parse_request, parse_terms
 from x.inference.client.verify import Named, named_escrow
 
@@ -36,4 +37,5 @@ __all__ = [
     "parse_terms",
     "refusal",
     "start_message",
+    "verify_threshold",
 ]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from sdk.client.querier import Querier
-from sdk.client.rpc import RPCError
+from sdk.client.rpc import RPCError, RPCNotFound
 from sdk.services import gonka
 from x.inference.client.chain_types import Finish, StartRequest
+from x.inference.types import verify_threshold as threshold_of
 
 QUERY = gonka("inference").query
 
@@ -21,6 +22,17 @@ def inference(querier: Querier, inference_id: bytes) -> inference_pb2.Inference 
         ).inference
     except RPCError:
         return None
+
+
+def verify_threshold(querier: Querier, model_id: str) -> int:
+    """The score in parts per million at or above which a re-execution of ``model_id``'s answers matches, as x/poc
+    judges a verdict: the model's own threshold, or the default for one the chain does not know. ``RPCError`` when
+    the node cannot tell (the caller asks again)."""
+    try:
+        found = querier.query(QUERY + "Model", query_pb2.QueryModelRequest(id=model_id), query_pb2.QueryModelResponse)
+    except RPCNotFound:
+        return threshold_of(None)
+    return threshold_of(found.model)
 
 
 def node_urls(querier: Querier, operator: str) -> list[str]:
