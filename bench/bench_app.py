@@ -60,6 +60,10 @@ def run_direct(blocks: int) -> float:
     return elapsed / blocks * 1000
 
 
+async def closing(app: GonkaApp) -> None:
+    app.store.close()
+
+
 def _call(sock: socket.socket, decoder: FrameDecoder, request: abci.Request) -> None:
     sock.sendall(
         encode_frame(request.SerializeToString())
@@ -71,14 +75,20 @@ def _call(sock: socket.socket, decoder: FrameDecoder, request: abci.Request) -> 
 
 
 def run_socket(blocks: int) -> float:
-    """The server runs in a thread's event loop; this thread plays CometBFT's consensus connection."""
+    """The server runs in a thread's event loop; this thread plays CometBFT's consensus connection. The app is
+    built on the loop's thread too: the state tree's native handle stays on the thread that made it."""
     with tempfile.TemporaryDirectory() as tmp:
-        app = new_app(str(Path(tmp) / "db"))
         loop = asyncio.new_event_loop()
-        server = ABCIServer(app, "127.0.0.1", 0)
-        loop.run_until_complete(server.start())
         thread = threading.Thread(target=loop.run_forever, daemon=True)
         thread.start()
+
+        async def serving() -> tuple[GonkaApp, ABCIServer]:
+            app = new_app(str(Path(tmp) / "db"))
+            server = ABCIServer(app, "127.0.0.1", 0)
+            await server.start()
+            return app, server
+
+        app, server = asyncio.run_coroutine_threadsafe(serving(), loop).result()
         sock = socket.create_connection(("127.0.0.1", server.port))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         decoder = FrameDecoder()
@@ -89,9 +99,9 @@ def run_socket(blocks: int) -> float:
         elapsed = time.perf_counter() - start
         sock.close()
         asyncio.run_coroutine_threadsafe(server.stop(), loop).result()
+        asyncio.run_coroutine_threadsafe(closing(app), loop).result()
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
-        app.store.close()
     return elapsed / blocks * 1000
 
 

@@ -19,9 +19,10 @@ of an honest answer replaced by another byte, every logprob the true one for the
 verified by the reference verifier. A forgery "caught" is a verdict with match false.
 
     PYTHONPATH=$PWD .venv/bin/python bench/calibrate_verify.py [--honest 10000] [--per-kind 1000] \
-        [--scale 0.05] [--threshold 0.8] [--slack 0.01]
+        [--scale 0.05] [--threshold 0.8] [--slack 0.01] [--strict]
 
-Prints a markdown report (counts, false mismatch and catch rates, score quantiles per variant and kind).
+Prints a markdown report (counts, false mismatch and catch rates, score quantiles per variant and kind); with
+``--strict`` the same corpus is judged a second time with the strict profile (``STRICT``), a second report.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ from mlnode.verify import InferenceVerdict, Tolerances, teacher_forced, verify_s
 from mlnode.weights import random_model  # noqa: E402
 
 QUANTILES = (0.0, 0.001, 0.01, 0.5, 0.99, 1.0)
+STRICT = Tolerances(scale=0.01, threshold=0.8, slack=0.002)
+"""mlnode/VERIFY.md's strict profile: float32/float16 implementations only, int8 weights caught."""
 EXTRA_KINDS = ("fewer_layers", "int8", "altered")
 
 
@@ -164,6 +167,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=None)
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--slack", type=float, default=None)
+    parser.add_argument("--strict", action="store_true", help="also judge the corpus with the strict profile")
     args = parser.parse_args()
     loaded = random_model("tiny", 1)
     model = loaded.model
@@ -190,6 +194,21 @@ def main() -> None:
         bases = [answer for answer in honest if answer.tokens]
         dishonest["altered"] = [altered(model, rng.choice(bases), rng) for _ in range(args.per_kind)]
     built = time.perf_counter() - start
+    for profile in [tolerances, STRICT] if args.strict else [tolerances]:
+        report(
+            model, honest, dishonest, profile, f"corpus seed {args.seed}, max_tokens {lengths[0]}–{lengths[1]}", built
+        )
+
+
+def report(
+    model: Transformer,
+    honest: list[Sequence],
+    dishonest: dict[str, list[Sequence]],
+    tolerances: Tolerances,
+    corpus: str,
+    built: float,
+) -> None:
+    """Judge the corpus with ``tolerances`` and print its tables."""
     start = time.perf_counter()
     implementations = variants(model)
     by_variant: dict[str, list[InferenceVerdict]] = {v.name: [] for v in implementations}
@@ -203,9 +222,9 @@ def main() -> None:
     honest_total = sum(len(v) for v in by_variant.values())
     false = sum(not verdict.match for batch in by_variant.values() for verdict in batch)
     print(
-        f"Tiny preset (`tiny-seed1`), corpus seed {args.seed}, max_tokens {lengths[0]}–{lengths[1]}; scale "
-        f"{tolerances.scale:g}, threshold {tolerances.threshold:g}, slack {tolerances.slack:g}. Built in "
-        f"{built:.0f} s, judged in {judged:.0f} s. Score quantiles: min / p0.1 / p1 / p50 / p99 / max.\n"
+        f"Tiny preset (`tiny-seed1`), {corpus}; scale {tolerances.scale:g}, threshold {tolerances.threshold:g}, "
+        f"slack {tolerances.slack:g}. Built in {built:.0f} s, judged in {judged:.0f} s. Score quantiles: min / p0.1 "
+        "/ p1 / p50 / p99 / max.\n"
     )
     print(f"Honest: {honest_total} answers, {false} false mismatches ({false / max(honest_total, 1):.2%}).\n")
     print("| verifier implementation | answers | false mismatches | score quantiles | reasons of the mismatches |")
@@ -221,6 +240,7 @@ def main() -> None:
         caught = sum(not v.match for v in batch)
         scores = quantiles([v.score for v in batch])
         print(f"| {kind} | {len(batch)} | {caught} | {caught / max(len(batch), 1):.1%} | {scores} |")
+    print(flush=True)
 
 
 if __name__ == "__main__":
