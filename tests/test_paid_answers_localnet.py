@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
-from chain_reads import balance, check_accounting, finished, gonkad, inferences_of, sent_ok
+from chain_reads import balance, check_accounting, finished, fund, inferences_of
 from google.protobuf.message import Message
 from nodes import running_localnet
 
@@ -123,28 +123,10 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Net]:
     for root in running_localnet(tmp_path_factory.mktemp("paid"), SETTINGS):
         spec = localnet.load(root)
         node = spec.nodes[0]
-        for signer in FUNDED.values():
-            sent_ok(
-                gonkad(
-                    "tx",
-                    "bank",
-                    "send",
-                    "faucet",
-                    address_of(signer),
-                    f"{FUNDS}ngonka",
-                    "--home",
-                    str(root),
-                    "--keyring-backend",
-                    "test",
-                    "--node",
-                    node.rpc,
-                    "-y",
-                    "--output",
-                    "json",
-                ),
-                node.rpc,
-            )
-        yield Net(root, spec, Querier(node.rpc, f"127.0.0.1:{node.grpc_port}"), CometRPC(node.rpc))
+        querier = Querier(node.rpc, f"127.0.0.1:{node.grpc_port}")
+        faucet = localnet.load_key(root, "faucet")
+        fund(querier, faucet, spec.chain_id, [address_of(signer) for signer in FUNDED.values()], FUNDS)
+        yield Net(root, spec, querier, CometRPC(node.rpc))
 
 
 # --- the attacker's tools -------------------------------------------------------------------------------------
