@@ -49,10 +49,13 @@ localnet-stop: install
 	$(PY) -m gonkad localnet stop --home $(LOCALNET_HOME)
 
 # The unit tests on UNIT_WORKERS processes (pytest-xdist; each test's ports and folders are its own), then the
-# localnet tests one after another (each starts real networks: side by side they would race for the CPU).
+# localnet tests one after another (each starts real networks: side by side they would race for the CPU). Each run
+# collects only its own group's files: importing the other group's costs each process seconds of CPU for tests it
+# then deselects (the markers still select, tests/conftest.py).
 UNIT_WORKERS ?= 2
-PYTEST_UNIT := $(PY) -m pytest -q -m "not localnet" -n $(UNIT_WORKERS)
-PYTEST_LOCALNET := $(PY) -m pytest -q -m localnet
+LOCALNET_TESTS := $(sort $(wildcard tests/*_localnet.py))
+PYTEST_UNIT := $(PY) -m pytest -q -m "not localnet" -n $(UNIT_WORKERS) --ignore-glob='*_localnet.py'
+PYTEST_LOCALNET := $(PY) -m pytest -q -m localnet $(LOCALNET_TESTS)
 
 test: check
 	$(PYTEST_UNIT)

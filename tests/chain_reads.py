@@ -1,6 +1,6 @@
 """Reads of a running chain that the inference network's localnet tests share: balances, locked (vesting)
-coins, supply, inferences as they start and finish, committed txs, ``gonkad`` as a subprocess, and the accounting
-of a whole run (``check_accounting``)."""
+coins, supply, inferences as they start and finish, committed txs, ``gonkad`` as a subprocess, the funding of
+their keys (``fund``) and the accounting of a whole run (``check_accounting``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ from protogen.gonka.vesting.v1 import query_pb2 as vesting_query
 from sdk.address import module_address
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
-from sdk.crypto import bech32
+from sdk.client.tx import TxOptions, deliver
+from sdk.client.txbuilder import address_of, send_msg
+from sdk.coins import make_coins
+from sdk.crypto import bech32, secp256k1
 from sdk.services import gonka
 
 DENOM = "ngonka"
@@ -66,6 +69,13 @@ def collateral_at(q: Querier, operator: str, height: int) -> int:
 
 def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60)
+
+
+def fund(querier: Querier, faucet: secp256k1.PrivateKey, chain_id: str, addresses: list[str], amount: int) -> None:
+    """``amount`` ngonka from ``faucet`` to each of ``addresses``, in one transaction: one block to wait for, where a
+    send each (a CLI process and a block apiece) took seconds per key before a test could start."""
+    sends = [send_msg(address_of(faucet), address, make_coins([(DENOM, amount)])) for address in addresses]
+    deliver(querier, faucet, sends, chain_id, TxOptions(gas=str(150_000 * len(sends))))
 
 
 def committed(rpc: CometRPC, txhash: str, timeout_s: float = 30) -> dict[str, Any]:

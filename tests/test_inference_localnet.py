@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from chain_reads import QUERY, balance, check_accounting, finished, gonkad, inferences_of, sent_ok, supply, vesting
+from chain_reads import QUERY, balance, check_accounting, finished, fund, gonkad, inferences_of, supply, vesting
 from nodes import running_localnet
 
 from gonka import Gonka
@@ -98,28 +98,9 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Net]:
     for root in running_localnet(tmp_path_factory.mktemp("inference"), SETTINGS):
         spec = localnet.load(root)
         node = spec.nodes[0]
-        for name in REQUESTERS:
-            sent_ok(
-                gonkad(
-                    "tx",
-                    "bank",
-                    "send",
-                    "faucet",
-                    address_of(key(name)),
-                    f"{FUNDS}ngonka",
-                    "--home",
-                    str(root),
-                    "--keyring-backend",
-                    "test",
-                    "--node",
-                    node.rpc,
-                    "-y",
-                    "--output",
-                    "json",
-                ),
-                node.rpc,
-            )
-        yield Net(root, spec, Querier(node.rpc, f"127.0.0.1:{node.grpc_port}"))
+        querier = Querier(node.rpc, f"127.0.0.1:{node.grpc_port}")
+        fund(querier, localnet.load_key(root, "faucet"), spec.chain_id, [address_of(key(n)) for n in REQUESTERS], FUNDS)
+        yield Net(root, spec, querier)
 
 
 def chat(client: Gonka, model: str, content: str, max_tokens: int = 8, **extra: Any) -> tuple[Any, str]:

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
-from chain_reads import balance, check_accounting, finished, gonkad, inferences_of, sent_ok
+from chain_reads import balance, check_accounting, finished, fund, inferences_of
 from google.protobuf.message import Message
 from nodes import running_localnet
 
@@ -123,28 +123,10 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Net]:
     for root in running_localnet(tmp_path_factory.mktemp("paid"), SETTINGS):
         spec = localnet.load(root)
         node = spec.nodes[0]
-        for signer in FUNDED.values():
-            sent_ok(
-                gonkad(
-                    "tx",
-                    "bank",
-                    "send",
-                    "faucet",
-                    address_of(signer),
-                    f"{FUNDS}ngonka",
-                    "--home",
-                    str(root),
-                    "--keyring-backend",
-                    "test",
-                    "--node",
-                    node.rpc,
-                    "-y",
-                    "--output",
-                    "json",
-                ),
-                node.rpc,
-            )
-        yield Net(root, spec, Querier(node.rpc, f"127.0.0.1:{node.grpc_port}"), CometRPC(node.rpc))
+        querier = Querier(node.rpc, f"127.0.0.1:{node.grpc_port}")
+        faucet = localnet.load_key(root, "faucet")
+        fund(querier, faucet, spec.chain_id, [address_of(signer) for signer in FUNDED.values()], FUNDS)
+        yield Net(root, spec, querier, CometRPC(node.rpc))
 
 
 # --- the attacker's tools -------------------------------------------------------------------------------------
@@ -394,34 +376,70 @@ def test_the_same_signed_request_through_both_tas_at_once_is_answered_once(net: 
 
 
 SEED = int.from_bytes(hashlib.sha256(b"paid answers mix").digest()[:4], "big")
-REQUESTS = 500
+REQUESTS = 240
+CHANCE = {"stream": 0.65, "both": 0.2, "again": 0.25, "take_over": 0.12, "send": 0.3}
+"""How often a step does each thing. The plain requests are only the load the others run in, so the steps are
+few and the things rare on the network come often: with this seed every one of them, and every pair of them,
+comes at least as often as among 500 steps at 0.3, 0.1, 0.1, 0.05 and 0.1 (``KINDS_AT_LEAST``), in 347
+requests rather than 589."""
+KINDS_AT_LEAST = {
+    "stream": 164,
+    "both": 46,
+    "again": 43,
+    "take_over": 20,
+    "send": 63,
+    "take_over+both": 3,
+    "take_over+stream": 6,
+    "take_over+again": 2,
+    "both+stream": 18,
+    "again+stream": 14,
+    "send+take_over": 2,
+    "send+both": 11,
+    "send+again": 5,
+}
+"""How many steps of each kind (and pair of kinds) the plan holds at least: the counts of the 500-step plan."""
 
 
-def test_a_random_mix_of_requests_sends_take_overs_and_failovers_pays_every_answer_once(net: Net) -> None:
-    """500 requests from one requester (seed printed on failure), 8 at a time: each through TA 0 or TA 1, some
-    streamed, some sent through both TAs at once, some followed by the same request again through the other TA
-    (a client failing over after its answer), some raced by a take-over its own TA starts naming the other host,
-    and among them sends of its coins. Every answer the client got is of an inference FINISHED once on chain,
-    every copy of one answer the same text, and the requester's balance is its funds less exactly the payments
-    and the sends."""
+def mix_plan() -> list[dict[str, Any]]:
+    """The seeded steps of the random mix, then which host each take-over names."""
     rng = random.Random(SEED)
-    requester = FUNDED["random"]
-    funds = balance(net.querier, address_of(requester))
     plan = [
         {
             "ta": rng.randrange(2),
-            "stream": rng.random() < 0.3,
-            "both": rng.random() < 0.1,
-            "again": rng.random() < 0.1,
-            "take_over": rng.random() < 0.05,
-            "send": rng.randrange(1, 1000) if rng.random() < 0.1 else 0,
+            "stream": rng.random() < CHANCE["stream"],
+            "both": rng.random() < CHANCE["both"],
+            "again": rng.random() < CHANCE["again"],
+            "take_over": rng.random() < CHANCE["take_over"],
+            "send": rng.randrange(1, 1000) if rng.random() < CHANCE["send"] else 0,
             "tokens": rng.randrange(2, 12),
         }
         for _ in range(REQUESTS)
     ]
     for step in plan:
         step["again"] = step["again"] and not step["both"]  # through a TA it already went through: a replay (401)
-    rng_pick = [rng.randrange(2) for _ in range(REQUESTS)]
+        step["pick"] = rng.randrange(2)
+    return plan
+
+
+def test_the_mix_holds_every_kind_of_step_and_pair_of_kinds_often() -> None:
+    """The mix below is seeded: its plan, counted before it runs, holds each kind of step and each pair of kinds at
+    least ``KINDS_AT_LEAST`` times, so a change of the seed or the chances cannot leave one out unnoticed."""
+    plan = mix_plan()
+    counts = {kind: sum(all(step[k] for k in kind.split("+")) for step in plan) for kind in KINDS_AT_LEAST}
+    assert all(counts[kind] >= least for kind, least in KINDS_AT_LEAST.items()), (counts, KINDS_AT_LEAST)
+    assert {step["ta"] for step in plan} == {0, 1} and {step["pick"] for step in plan if step["take_over"]} == {0, 1}
+
+
+def test_a_random_mix_of_requests_sends_take_overs_and_failovers_pays_every_answer_once(net: Net) -> None:
+    """240 steps from one requester (seed printed on failure), 8 at a time: each through TA 0 or TA 1, some
+    streamed, some sent through both TAs at once, some followed by the same request again through the other TA
+    (a client failing over after its answer), some raced by a take-over its own TA starts naming the other host,
+    and among them sends of its coins (how often each: ``CHANCE``). Every answer the client got is of an
+    inference FINISHED once on chain, every copy of one answer the same text, and the requester's balance is its
+    funds less exactly the payments and the sends."""
+    requester = FUNDED["random"]
+    funds = balance(net.querier, address_of(requester))
+    plan = mix_plan()
     texts: dict[bytes, set[str]] = {}
     refused: list[Any] = []
     sent: list[int] = []
@@ -455,7 +473,7 @@ def test_a_random_mix_of_requests_sends_take_overs_and_failovers_pays_every_answ
             calls = [pool.submit(copy.through, net.tas[copies.index(copy)]) for copy in ways]
             if step["take_over"]:  # its own TA races the start, naming a host of its choice
                 rogue = Signed(requester, address_of(ROGUE), text, stamp)
-                pool.submit(net.broadcast, ROGUE, rogue.start(net.executors[rng_pick[i]].address)).result()
+                pool.submit(net.broadcast, ROGUE, rogue.start(net.executors[step["pick"]].address)).result()
             responses = [call.result() for call in calls]
         if step["again"]:
             responses.append(copies[1 - step["ta"]].through(net.tas[1 - step["ta"]]))
