@@ -31,9 +31,9 @@ from chain_reads import (
     collateral_at,
     event_runs,
     finished,
+    fund,
     gonkad,
     inferences_of,
-    sent_ok,
     supply,
     vesting,
 )
@@ -121,16 +121,11 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Net]:
         spec = localnet.load(root)
         assert spec.services is not None
         node = spec.nodes[0]
-        sent_ok(
-            gonkad(
-                "tx", "bank", "send", "faucet", address_of(REQUESTER), f"{FUNDS}ngonka", "--home", str(root),
-                "--keyring-backend", "test", "--node", node.rpc, "-y", "--output", "json",
-            ),
-            node.rpc,
-        )  # fmt: skip
+        querier = Querier(node.rpc)
+        fund(querier, localnet.load_key(root, "faucet"), spec.chain_id, [address_of(REQUESTER)], FUNDS)
         restart_executors(root, FAULTS)
         yield Net(
-            Querier(node.rpc),
+            querier,
             CometRPC(node.rpc),
             spec.services.model,
             [address_of(localnet.load_key(root, f"val{i}")) for i in range(4)],
