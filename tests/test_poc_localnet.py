@@ -76,7 +76,7 @@ COMMUNITY_POOL = bech32.encode(module_address(pool_keys.POOL_ACCOUNT))
 SETTLED = {poc_pb2.STATUS_VALIDATED, poc_pb2.STATUS_INVALIDATED, poc_pb2.STATUS_CLEARED}
 """Every way a selected answer's validation ends here: no validator misses, no dispute stays undecided."""
 ROUNDS = 12
-"""Rounds of 8 requests at most until host 0 is INVALID and host 1 has lost an accusation (usually 2–4)."""
+"""Rounds of 8 requests at most until host 0 is INVALID and host 1 has lost an accusation."""
 
 
 @dataclass
