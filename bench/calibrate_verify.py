@@ -19,10 +19,11 @@ of an honest answer replaced by another byte, every logprob the true one for the
 verified by the reference verifier. A forgery "caught" is a verdict with match false.
 
     PYTHONPATH=$PWD .venv/bin/python bench/calibrate_verify.py [--honest 10000] [--per-kind 1000] \
-        [--scale 0.05] [--threshold 0.8] [--slack 0.01] [--strict]
+        [--scale 0.05] [--threshold 0.8] [--slack 0.01] [--strict] [--weights trained.pt]
 
 Prints a markdown report (counts, false mismatch and catch rates, score quantiles per variant and kind); with
-``--strict`` the same corpus is judged a second time with the strict profile (``STRICT``), a second report.
+``--strict`` the same corpus is judged a second time with the strict profile (``STRICT``), a second report; with
+``--weights`` the model is a trained tiny model (its state dict) rather than the random one.
 """
 
 from __future__ import annotations
@@ -168,9 +169,12 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--slack", type=float, default=None)
     parser.add_argument("--strict", action="store_true", help="also judge the corpus with the strict profile")
+    parser.add_argument("--weights", type=Path, default=None, help="a trained tiny model's state dict (torch.save)")
     args = parser.parse_args()
     loaded = random_model("tiny", 1)
     model = loaded.model
+    if args.weights is not None:
+        model.load_state_dict(torch.load(args.weights, weights_only=True))
     defaults = Tolerances()
     tolerances = Tolerances(
         args.scale if args.scale is not None else defaults.scale,
