@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 
-from chain_reads import finished, gonkad, sent_ok  # noqa: E402
+from chain_reads import finished, fund  # noqa: E402
 from nodes import restart_executors  # noqa: E402
 
 from bench.common import log  # noqa: E402
@@ -80,11 +80,7 @@ def main() -> None:
             assert spec.services is not None
             node = spec.nodes[0]
             q, rpc = Querier(node.rpc), CometRPC(node.rpc)
-            sent_ok(
-                gonkad("tx", "bank", "send", "faucet", address_of(REQUESTER), "1000000000000ngonka", "--home",
-                       str(root), "--keyring-backend", "test", "--node", node.rpc, "-y", "--output", "json"),
-                node.rpc,
-            )  # fmt: skip
+            fund(q, localnet.load_key(root, "faucet"), spec.chain_id, [address_of(REQUESTER)], 10**12)
             restart_executors(root, {1: ["--poc-fault", "accuse"]})
             accuser = address_of(localnet.load_key(root, "val1"))
             tas = [ta.url for ta in spec.services.of("agent")]

@@ -25,13 +25,10 @@ def forged(fault: AnswerFault | None, inference_id: bytes) -> bool:
     return int.from_bytes(hashlib.sha256(b"forge" + inference_id).digest()[:8], "big") % FORGE_EVERY == 0
 
 
-def forge(choices: Any) -> None:
+def forge(choices: list[Any] | None) -> None:
     """Move every logprob of ``choices`` (an answer's ``message`` or a stream chunk's ``delta`` choices, as the
-    node sent them) down by ``FORGE_SHIFT``, in place."""
-    for choice in choices if isinstance(choices, list) else []:
-        logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
-        content = logprobs.get("content") if isinstance(logprobs, dict) else None
-        for entry in content if isinstance(content, list) else []:
-            for item in [entry, *(entry.get("top_logprobs") or [])] if isinstance(entry, dict) else []:
-                if isinstance(item, dict) and isinstance(item.get("logprob"), int | float):
-                    item["logprob"] = item["logprob"] - FORGE_SHIFT
+    node sent them: its own well-formed lists) down by ``FORGE_SHIFT``, in place."""
+    for choice in choices or []:
+        for entry in (choice.get("logprobs") or {}).get("content") or []:
+            for item in (entry, *(entry.get("top_logprobs") or ())):
+                item["logprob"] -= FORGE_SHIFT

@@ -28,7 +28,7 @@ from host.poc.config import PocConfig
 from host.poc.counts import PocCounts
 from host.poc.fetch import PayloadFetcher
 from host.poc.journal import Verdict, VerdictJournal
-from host.poc.judge import check_payload, hash_mismatch, score_ppm, verify_body
+from host.poc.judge import answer_problem, hash_mismatch, score_ppm, verify_body
 from host.poc.node import Refused, VerifyNode
 from host.poc.route import Payloads
 from host.poc.wire import Payload
@@ -166,10 +166,10 @@ class PocDuty:
         return verdict
 
     def _reexecute(self, payload: Payload, chained: inference_pb2.Inference) -> Verdict:
-        """The verdict on a payload that matches the chain's hashes: MISMATCH, score 0, when its answer cannot be
-        re-executed; else the ML node's."""
+        """The verdict on a payload that matches the chain's hashes (``_fetch`` checked them): MISMATCH, score 0,
+        when its answer cannot be re-executed; else the ML node's."""
         threshold = self._threshold(chained.model)  # read before judging: a failed read is no verdict yet
-        problem = check_payload(payload, chained)
+        problem = answer_problem(payload)
         if problem is None:
             try:
                 body = verify_body(payload, chained, threshold)

@@ -6,7 +6,7 @@ its answer's ``response_hash`` and ``logprobs_digest`` (``host.digest.KeptAnswer
 be re-executed only if it is one choice whose token logprobs spell its text and list at least ``TOP_LOGPROBS``
 alternatives each (what an honest host asks its node for, ``host/terms.py``): otherwise the hashes would commit
 to a text the logprobs do not, or to lists too short to compare. A payload that fails any of this is a failed
-validation (``check_payload`` names why)."""
+validation (``hash_mismatch``, then ``answer_problem``, name why)."""
 
 from __future__ import annotations
 
@@ -49,11 +49,8 @@ def hash_mismatch(payload: Payload, record: inference_pb2.Inference) -> str | No
     return None
 
 
-def check_payload(payload: Payload, record: inference_pb2.Inference) -> str | None:
-    """Why ``payload`` is not the answer ``record`` commits to, or not one to re-execute; None when it is."""
-    mismatch = hash_mismatch(payload, record)
-    if mismatch is not None:
-        return mismatch
+def answer_problem(payload: Payload) -> str | None:
+    """Why ``payload`` (one ``hash_mismatch`` passed) is not an answer to re-execute; None when it is."""
     answer = payload.answer
     if len(answer.choices) != 1:
         return "not_one_choice"
@@ -71,7 +68,7 @@ def check_payload(payload: Payload, record: inference_pb2.Inference) -> str | No
 
 
 def verify_body(payload: Payload, record: inference_pb2.Inference, threshold_ppm: int) -> dict[str, Any]:
-    """The ``/v1/verify`` body re-executing a payload ``check_payload`` passed: the request's messages and sampling
+    """The ``/v1/verify`` body re-executing a payload ``answer_problem`` passed: the request's messages and sampling
     as its requester signed them, the model, max_tokens and seed the chain escrowed (those the executor's node was
     held to), the answer's finish reason and its logprobs, each list cut to ``TOP_LOGPROBS``, and the model's
     threshold on chain (``threshold_ppm``, as the node's [0, 1] float), so the node's match is the one x/poc
