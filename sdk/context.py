@@ -97,10 +97,12 @@ class Context:
     def emit(self, type_: str, **attributes: str) -> None:
         if self.mode in MEMPOOL_MODES:  # the mempool never reads events; building them is pure cost
             return
-        event = abci.Event(type=type_)
-        for key, value in attributes.items():
-            event.attributes.add(key=key, value=value, index=True)
-        self.events.append(event)
+        self.events.append(
+            abci.Event(
+                type=type_,
+                attributes=[abci.EventAttribute(key=key, value=value, index=True) for key, value in attributes.items()],
+            )
+        )
 
     def with_store(self, store: KVStore) -> Context:
         """A child context over another branch, sharing the gas meter, collecting its own events."""
