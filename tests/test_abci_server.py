@@ -1,4 +1,4 @@
-"""ABCI socket server: framing, dispatch, ordering, isolation of failures.
+"""ABCI socket server: framing, dispatch, ordering, isolation of failures, consensus before the mempool.
 
 Every server test runs a real ``ABCIServer`` on 127.0.0.1 (port 0) and talks
 to it over real TCP sockets, inside ``asyncio.run``.

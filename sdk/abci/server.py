@@ -20,9 +20,9 @@ yields to the loop and then waits while a consensus request is only partly
 received.  So a flood of CheckTx (a 1 MB chunk holds thousands) delays a
 PrepareProposal, ProcessProposal or FinalizeBlock by a slice or two, not by
 the whole batch.  Each connection still answers in request order, and a
-``Flush`` is answered only after every earlier request of its connection
-(CometBFT flushes the mempool connection before each Commit, so the CheckTx
-it sent before then still come first: localnet/settings.toml's ``[mempool]``).
+``Flush`` is answered only after every earlier request of its connection.
+CometBFT flushes the mempool connection before each Commit, so the CheckTx
+it sent before then are all answered before that Commit is sent.
 
 Failure policy mirrors CometBFT's own Go socket server
 (abci/server/socket_server.go): a stream that cannot be framed or parsed
