@@ -55,6 +55,7 @@ class LocalnetSettings(BaseModel):
     validator_stake_ngonka: int = Field(gt=0)
     index_events: list[str]
     consensus: dict[str, str]
+    mempool: dict[str, int | str | bool] = Field(default_factory=dict)
     consensus_params: dict[str, Any] = Field(default_factory=dict)
     genesis: dict[str, Any] = Field(default_factory=dict)
     services: ServicesSettings | None = None
@@ -163,8 +164,8 @@ def load_key(root: Path, name: str) -> secp256k1.PrivateKey:
     return Keyring(root, "test").private_key(name)
 
 
-def consensus_settings(node: NodeSpec, peers: str, consensus: dict[str, str]) -> dict[str, dict[str, object]]:
-    """Loopback ports, and the settings' consensus timeouts."""
+def consensus_settings(node: NodeSpec, peers: str, settings: LocalnetSettings) -> dict[str, dict[str, object]]:
+    """Loopback ports, and the settings' consensus timeouts and mempool bounds."""
     return {
         "": {"moniker": node.name, "proxy_app": f"tcp://127.0.0.1:{node.abci_port}", "log_level": "error"},
         "rpc": {"laddr": f"tcp://127.0.0.1:{node.rpc_port}"},
@@ -174,7 +175,8 @@ def consensus_settings(node: NodeSpec, peers: str, consensus: dict[str, str]) ->
             "addr_book_strict": False,
             "allow_duplicate_ip": True,
         },
-        "consensus": dict(consensus),
+        "consensus": dict(settings.consensus),
+        "mempool": dict(settings.mempool),
     }
 
 
@@ -263,7 +265,7 @@ def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSett
     """One node's cometbft config.toml and app.toml: loopback ports, ``peers`` as its persistent peers."""
     home = Path(node.home)
     peer_list = ",".join(f"{p.node_id}@127.0.0.1:{p.p2p_port}" for p in peers if p.name != node.name)
-    edit_cometbft_config(home, consensus_settings(node, peer_list, settings.consensus))
+    edit_cometbft_config(home, consensus_settings(node, peer_list, settings))
     save_app_config(
         home,
         AppConfig(

@@ -1,4 +1,4 @@
-"""ABCI socket server: framing, dispatch, ordering, isolation of failures.
+"""ABCI socket server: framing, dispatch, ordering, isolation of failures, consensus before the mempool.
 
 Every server test runs a real ``ABCIServer`` on 127.0.0.1 (port 0) and talks
 to it over real TCP sockets, inside ``asyncio.run``.
@@ -26,6 +26,7 @@ from sdk.abci import (
     encode_frame,
 )
 from sdk.abci.framing import encode_uvarint
+from sdk.abci.server import SLICE
 
 TIMEOUT = 5.0
 
@@ -558,3 +559,90 @@ def test_stop_closes_connections_and_listener() -> None:
         await client.close()
 
     asyncio.run(main())
+
+
+# --------------------------------------------------------------------------
+# consensus before the mempool
+
+
+class SlowCheckApp(Application):
+    """CheckTx costs a millisecond; each consensus call records how many CheckTx were answered before it."""
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self.seen_by: dict[str, int] = {}
+
+    def check_tx(self, req: abci.RequestCheckTx) -> abci.ResponseCheckTx:
+        time.sleep(0.001)
+        self.checked += 1
+        return abci.ResponseCheckTx(data=req.tx)
+
+    def process_proposal(self, req: abci.RequestProcessProposal) -> abci.ResponseProcessProposal:
+        self.seen_by["process_proposal"] = self.checked
+        return super().process_proposal(req)
+
+    def finalize_block(self, req: abci.RequestFinalizeBlock) -> abci.ResponseFinalizeBlock:
+        self.seen_by["finalize_block"] = self.checked
+        return super().finalize_block(req)
+
+
+def check_batch(n: int) -> list[abci.Request]:
+    return [abci.Request(check_tx=abci.RequestCheckTx(tx=str(i).encode())) for i in range(n)]
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    async with asyncio.timeout(TIMEOUT):
+        while not condition():
+            await asyncio.sleep(0.001)
+
+
+def test_consensus_answered_before_a_checktx_batch_finishes() -> None:
+    """A FinalizeBlock sent while 2,000 CheckTx (one chunk, 2 s of work) are being answered waits a slice or two,
+    not for the batch; the batch is still answered whole and in order, its Flush last."""
+    app = SlowCheckApp()
+    n = 2000
+
+    async def body(server: ABCIServer) -> None:
+        consensus = await Client.connect(server.port)
+        mempool = await Client.connect(server.port)
+        await mempool.send(*check_batch(n), FLUSH)
+        await until(lambda: app.checked > 0)
+        sent_at = app.checked
+        finalize = abci.Request(finalize_block=abci.RequestFinalizeBlock(height=2))
+        assert kinds(await consensus.call(finalize, FLUSH)) == ["finalize_block", "flush"]
+        assert app.seen_by["finalize_block"] <= sent_at + 3 * SLICE < n
+        resps = await mempool.recv(n + 1)
+        assert [r.check_tx.data for r in resps[:n]] == [str(i).encode() for i in range(n)]
+        assert kinds(resps[n:]) == ["flush"]
+        for c in (consensus, mempool):
+            await c.close()
+
+    serve(body, app=app)
+
+
+def test_mempool_waits_while_a_consensus_request_is_partly_received() -> None:
+    """Half of a ProcessProposal frame on the consensus connection holds the CheckTx batch back until the rest
+    arrives; then the proposal is answered first."""
+    app = SlowCheckApp()
+    n = 500
+
+    async def body(server: ABCIServer) -> None:
+        consensus = await Client.connect(server.port)
+        assert kinds(await consensus.call(abci.Request(commit=abci.RequestCommit()))) == ["commit"]
+        mempool = await Client.connect(server.port)
+        await mempool.send(*check_batch(n), FLUSH)
+        await until(lambda: app.checked > 0)
+        proposal = frame(abci.Request(process_proposal=abci.RequestProcessProposal(txs=[b"x" * 1000], height=2)))
+        await consensus.send_raw(proposal[:500])
+        await asyncio.sleep(0.2)  # the slice being answered ends
+        held = app.checked
+        await asyncio.sleep(0.2)
+        assert app.checked == held < n
+        await consensus.send_raw(proposal[500:] + frame(FLUSH))
+        assert kinds(await consensus.recv(2)) == ["process_proposal", "flush"]
+        assert app.seen_by["process_proposal"] <= held + SLICE
+        assert len(await mempool.recv(n + 1)) == n + 1
+        for c in (consensus, mempool):
+            await c.close()
+
+    serve(body, app=app)

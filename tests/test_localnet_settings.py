@@ -1,5 +1,5 @@
 """The localnet is built from ``localnet/settings.toml``: validators, chain id, allocation, consensus
-timeouts and genesis overrides all reach the files its nodes start from."""
+timeouts, mempool bounds and genesis overrides all reach the files its nodes start from."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def test_build_follows_the_settings(tmp_path: Path) -> None:
         assert sorted(balances.values()) == sorted([settings.faucet_ngonka] + 2 * [settings.validator_balance_ngonka])
         config = tomllib.loads((home / "config" / "config.toml").read_text())
         assert config["consensus"]["timeout_commit"] == "150ms"
+        assert {key: config["mempool"][key] for key in settings.mempool} == settings.mempool
+        assert config["mempool"]["size"] >= 10_000  # a 10,000-tx flood fits: CometBFT drops what does not
         app = tomllib.loads((home / "config" / "app.toml").read_text())
         assert app["index_events"] == settings.index_events
 

@@ -13,6 +13,17 @@ captured for it on the loop (BaseApp: a snapshot of the committed state), so
 consensus never waits behind a query and a query never sees a half-made block.
 Without ``workers`` the job runs at once on the loop, as every other call.
 
+Consensus comes first.  A connection that has carried a consensus request
+(``CONSENSUS_REQUESTS``) answers each chunk at once; every other connection
+(mempool, query, snapshot) answers ``SLICE`` frames, writes those answers,
+yields to the loop and then waits while a consensus request is only partly
+received.  So a flood of CheckTx (a 1 MB chunk holds thousands) delays a
+PrepareProposal, ProcessProposal or FinalizeBlock by a slice or two, not by
+the whole batch.  Each connection still answers in request order, and a
+``Flush`` is answered only after every earlier request of its connection.
+CometBFT flushes the mempool connection before each Commit, so the CheckTx
+it sent before then are all answered before that Commit is sent.
+
 Failure policy mirrors CometBFT's own Go socket server
 (abci/server/socket_server.go): a stream that cannot be framed or parsed
 closes that connection only; an application exception is answered with a
@@ -40,6 +51,21 @@ log = logging.getLogger("sdk.abci")
 QueryJob = Callable[[], abci.ResponseQuery]
 
 READ_CHUNK = 1 << 20
+SLICE = 32
+"""Frames a non-consensus connection answers before it lets consensus run (32 CheckTx: a few milliseconds)."""
+
+CONSENSUS_REQUESTS = frozenset(
+    {
+        "init_chain",
+        "prepare_proposal",
+        "process_proposal",
+        "extend_vote",
+        "verify_vote_extension",
+        "finalize_block",
+        "commit",
+    }
+)
+"""Requests only CometBFT's consensus connection sends: a connection carrying one is served first."""
 
 # Request oneof name -> Response class for the same name (both oneofs use the
 # same field names; Response additionally has "exception").
@@ -77,6 +103,9 @@ class ABCIServer:
         self._server: asyncio.Server | None = None
         self._stopped = asyncio.Event()
         self._handlers: set[asyncio.Task[None]] = set()
+        self._consensus_partial: set[object] = set()
+        self._consensus_idle = asyncio.Event()
+        self._consensus_idle.set()
 
     async def start(self) -> None:
         """Bind and listen; ``self.port`` then holds the real port (useful with 0)."""
@@ -121,6 +150,7 @@ class ABCIServer:
             pass
         finally:
             self._handlers.discard(task)
+            self._mark_partial(task, False)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
@@ -132,8 +162,9 @@ class ABCIServer:
         writer: asyncio.StreamWriter,
         peer: object,
     ) -> None:
-        """Read, answer in order, write one batch per chunk; return to close."""
+        """Read, answer in order, write each chunk's (or slice's) answers at once; return to close."""
         decoder = FrameDecoder(self.max_frame)
+        consensus = False
         while True:
             chunk = await reader.read(READ_CHUNK)
             if not chunk:
@@ -142,34 +173,46 @@ class ABCIServer:
             keep_open = True
             try:
                 for frame in decoder.feed(chunk):
-                    response, keep_open = self._handle_frame(frame)
+                    kind, request = _parse(frame)
+                    consensus = consensus or kind in CONSENSUS_REQUESTS
+                    response, keep_open = self._handle_request(kind, request)
                     if not isinstance(response, bytes):
                         # A query job: this connection waits for it, the loop does not.
                         response, keep_open = await self._finish_query(response)
                     out.append(encode_frame(response))
                     if not keep_open:
                         break
+                    if not consensus and len(out) == SLICE:
+                        await _write(writer, out)
+                        out = []
+                        await self._defer_to_consensus()
             except (FrameError, ProtocolError) as exc:
                 log.error("closing ABCI connection %s: malformed frame: %s", peer, exc)
                 keep_open = False
-            if out:
-                writer.write(b"".join(out))
-                # Always drain: gives back-pressure, and a Flush in this batch
-                # is then really flushed before we read further.
-                await writer.drain()
+            if consensus:
+                self._mark_partial(asyncio.current_task(), keep_open and decoder.buffered > 0)
+            await _write(writer, out)
             if not keep_open:
                 return
 
-    def _handle_frame(self, frame: bytes) -> tuple[bytes | QueryJob, bool]:
-        """Answer one request frame: ``(response_bytes, keep_connection_open)``, or
-        ``(job, True)`` for a query the app made a job of (see ``_finish_query``)."""
-        try:
-            request = abci.Request.FromString(frame)
-        except DecodeError as exc:
-            raise ProtocolError(f"undecodable Request ({len(frame)} bytes)") from exc
-        kind = request.WhichOneof("value")
-        if kind is None:
-            raise ProtocolError("Request has no value set")
+    async def _defer_to_consensus(self) -> None:
+        """Let the loop run the other connections, then wait while a consensus request is partly received."""
+        await asyncio.sleep(0)
+        await self._consensus_idle.wait()
+
+    def _mark_partial(self, connection: object, partial: bool) -> None:
+        """Record whether a consensus connection holds part of a request (the rest is on its way)."""
+        if partial:
+            self._consensus_partial.add(connection)
+            self._consensus_idle.clear()
+        else:
+            self._consensus_partial.discard(connection)
+            if not self._consensus_partial:
+                self._consensus_idle.set()
+
+    def _handle_request(self, kind: str, request: abci.Request) -> tuple[bytes | QueryJob, bool]:
+        """Answer one request: ``(response_bytes, keep_connection_open)``, or ``(job, True)``
+        for a query the app made a job of (see ``_finish_query``)."""
         try:
             if kind == "query":
                 result = self.app.begin_query(request.query)
@@ -185,11 +228,30 @@ class ABCIServer:
             return _failure(kind, exc), False
 
     async def _finish_query(self, job: QueryJob) -> tuple[bytes, bool]:
-        """Run a query job on a worker (on the loop without workers) and answer as ``_handle_frame``."""
+        """Run a query job on a worker (on the loop without workers) and answer as ``_handle_request``."""
         try:
             return _response("query", await run_job(self.workers, job)), True
         except Exception as exc:
             return _failure("query", exc), False
+
+
+def _parse(frame: bytes) -> tuple[str, abci.Request]:
+    """A frame's request and the name of what it asks; ``ProtocolError`` if it is no usable Request."""
+    try:
+        request = abci.Request.FromString(frame)
+    except DecodeError as exc:
+        raise ProtocolError(f"undecodable Request ({len(frame)} bytes)") from exc
+    kind = request.WhichOneof("value")
+    if kind is None:
+        raise ProtocolError("Request has no value set")
+    return kind, request
+
+
+async def _write(writer: asyncio.StreamWriter, out: list[bytes]) -> None:
+    """Send answers in one write and drain: back-pressure, and a Flush among them is really flushed."""
+    if out:
+        writer.write(b"".join(out))
+        await writer.drain()
 
 
 def _response(kind: str, result: Message) -> bytes:
