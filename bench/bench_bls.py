@@ -9,7 +9,12 @@
    validator voted with its BLS share, then ProcessProposal is timed on it. The same calls on the same genesis
    with vote extensions disabled (no certificate) give the baseline; the difference is the certificate's cost.
    Also timed with extensions on: height 2's ExtendVote (this node's share) and VerifyVoteExtension (one other
-   validator's share; every node checks V - 1 of them per height).
+   validator's share; every node checks V - 1 of them per height), and "VerifyVoteExtension CPU per height":
+   the V - 1 other validators' shares of height 2 through the app's VerifyVoteExtension, as CometBFT calls it,
+   then the batch the height leaves to verify (``ShareChecks.settle_pending``: the proposer's PrepareProposal
+   of height 3 runs it, other nodes their first VerifyVoteExtension of height 3), with this node's share checks
+   ``eager`` and ``deferred`` (x/bls/shares.py) alternated; each round starts with no share verdict or parsed
+   share cached, as a new height does (parsed keys stay cached, as validators' keys recur).
 3. Block interval of the 4-validator localnet (localnet/settings.toml) with vote extensions on from height 1
    (certificates in every block) and off, alternated: mean interval over N blocks after height 5, from the
    blocks' header times, and blocks per wall-clock second.
@@ -50,7 +55,8 @@ from sdk.client.rpc import CometRPC  # noqa: E402
 from sdk.client.txbuilder import address_of  # noqa: E402
 from sdk.crypto import bls, certificate, secp256k1  # noqa: E402
 from sdk.store.commitstore import CommitStore  # noqa: E402
-from x.bls.consensus import NodeKey  # noqa: E402
+from x.bls.certificates import NodeKey  # noqa: E402
+from x.bls.shares import MODES, ShareChecks  # noqa: E402
 from x.genutil.gentx import build_gentx  # noqa: E402
 
 CHAIN = "gonka-bench-bls"
@@ -160,14 +166,20 @@ class Chain:
         header_app_hash = self.app.genesis_app_hash  # block 1's header carries InitChain's app hash
         self.app.finalize_block(abci.RequestFinalizeBlock(height=1, proposer_address=self.set[0][0]))
         self.app.commit(abci.RequestCommit())
-        message = certificate.signing_message(CHAIN, 1, header_app_hash)
+        self.last_message = certificate.signing_message(CHAIN, 1, header_app_hash)
+        self.last_shares = [
+            (bls.public_key(by_address[address]), bls.sign(by_address[address], self.last_message))
+            for address, _ in self.set
+        ]
         local = abci.ExtendedCommitInfo(round=0)
         proposed = abci.CommitInfo(round=0)
-        for address, power in self.set:
+        for (address, power), (_, share) in zip(self.set, self.last_shares):
             vote = local.votes.add(validator=abci.Validator(address=address, power=power), block_id_flag=COMMIT)
             if extensions:
-                vote.vote_extension = encode_vote_extension({"bls": bls.sign(by_address[address], message)})
+                vote.vote_extension = encode_vote_extension({"bls": share})
             proposed.votes.add(validator=abci.Validator(address=address, power=power), block_id_flag=COMMIT)
+        self.bls_module = self.app.module_named("bls")
+        self.as_after_votes()
         self.prepare_request = abci.RequestPrepareProposal(
             height=2, max_tx_bytes=MAX_TX_BYTES, local_last_commit=local, proposer_address=self.set[0][0]
         )
@@ -185,21 +197,43 @@ class Chain:
         self.process_request.time.seconds = 1
         assert self.process().status == abci.ResponseProcessProposal.ACCEPT
         if extensions:  # CometBFT calls ExtendVote and VerifyVoteExtension only where extensions are enabled
-            self.vote_hooks(by_address[self.set[0][0]])
+            self.vote_hooks(by_address)
 
-    def vote_hooks(self, secret: bytes) -> None:
+    def vote_hooks(self, secrets_by_address: dict[bytes, bytes]) -> None:
         """Height 2's own votes, as every node sees them while height 2 is decided: ExtendVote signs (this node
-        is the first validator), VerifyVoteExtension checks another validator's share (the first's, here)."""
+        is the first validator), VerifyVoteExtension checks another validator's share (the first's, here), and
+        the V - 1 others' shares of the height."""
         address = self.set[0][0]
-        self.app.module_named("bls").node_key = NodeKey(secret, bls.public_key(secret))  # type: ignore[attr-defined]
+        secret = secrets_by_address[address]
+        self.bls_module.node_key = NodeKey(secret, bls.public_key(secret))  # type: ignore[attr-defined]
         block_hash = hashlib.sha256(b"block 2").digest()
         self.extend_request = abci.RequestExtendVote(height=2, hash=block_hash, proposer_address=address)
-        share = bls.sign(secret, certificate.signing_message(CHAIN, 2, self.app.header_app_hash()))
-        self.verify_request = abci.RequestVerifyVoteExtension(
-            hash=block_hash, validator_address=address, height=2, vote_extension=encode_vote_extension({"bls": share})
-        )
+        message = certificate.signing_message(CHAIN, 2, self.app.header_app_hash())
+
+        def request(validator: bytes) -> abci.RequestVerifyVoteExtension:
+            share = bls.sign(secrets_by_address[validator], message)
+            extension = encode_vote_extension({"bls": share})
+            return abci.RequestVerifyVoteExtension(
+                hash=block_hash, validator_address=validator, height=2, vote_extension=extension
+            )
+
+        self.verify_request = request(address)
+        self.height_requests = [request(validator) for validator, _ in self.set[1:]]
         assert self.extend().vote_extension == self.verify_request.vote_extension
         assert self.verify().status == abci.ResponseVerifyVoteExtension.ACCEPT
+        for mode in MODES:
+            self.new_height(mode)
+            assert all(self.verify_height()), mode
+            self.settle_height()
+            assert not self.bls_module.shares.suspects  # type: ignore[attr-defined]
+
+    def as_after_votes(self) -> None:
+        """This node's share checks as the proposer of height 2 has them: height 1's shares verified (by its
+        VerifyVoteExtension, eager checks) and parsed. Not timed."""
+        self.bls_module.shares = checks = ShareChecks("eager")  # type: ignore[attr-defined]
+        for key, share in self.last_shares:
+            checks.vouch(key, self.last_message, share)
+            bls.is_signature(share)
 
     def prepare(self) -> Any:
         return self.app.prepare_proposal(self.prepare_request).txs
@@ -211,7 +245,23 @@ class Chain:
         return self.app.extend_vote(self.extend_request)
 
     def verify(self) -> abci.ResponseVerifyVoteExtension:
+        """One share, verified (eager checks, none cached: verdicts would answer a repeat)."""
+        self.bls_module.shares = ShareChecks("eager")  # type: ignore[attr-defined]
         return self.app.verify_vote_extension(self.verify_request)
+
+    def new_height(self, mode: str) -> None:
+        """This node's share checks as a new height finds them: no verdicts, no share parsed yet."""
+        self.bls_module.shares = ShareChecks(mode)  # type: ignore[attr-defined]
+        bls._parse_signature.cache_clear()
+
+    def verify_height(self) -> list[bool]:
+        """The V - 1 other validators' shares of height 2 through VerifyVoteExtension."""
+        accept = abci.ResponseVerifyVoteExtension.ACCEPT
+        return [self.app.verify_vote_extension(r).status == accept for r in self.height_requests]
+
+    def settle_height(self) -> None:
+        """The batch the height leaves behind (none with eager checks)."""
+        self.bls_module.shares.settle_pending()  # type: ignore[attr-defined]
 
     def close(self) -> None:
         self.app.store.close()
@@ -233,11 +283,25 @@ def bench_proposal(validator_counts: list[int], repeats: int) -> list[dict[str, 
                 times: dict[tuple[str, bool], list[tuple[float, float]]] = {
                     (h, e): [] for h in hooks for e in (True, False) if e or h in ("process", "prepare")
                 }
-                for _ in range(repeats):  # alternate with and without, so noise hits both alike
+                per_height: dict[tuple[str, str], list[tuple[float, float]]] = {
+                    (part, mode): [] for part in ("hooks", "batch", "total") for mode in MODES
+                }
+                for r in range(repeats):  # alternate with and without, so noise hits both alike
                     for ext, chain in chains.items():
                         for name, hook in hooks.items():
                             if ext or name in ("process", "prepare"):
+                                chain.as_after_votes()
                                 times[(name, ext)].append(timed(lambda: hook(chain)))
+                    for mode in MODES if r % 2 == 0 else MODES[::-1]:  # eager and deferred checks, ABBA
+                        chain = chains[True]
+                        chain.new_height(mode)
+                        hooks_time = timed(chain.verify_height)
+                        batch_time = timed(chain.settle_height)
+                        per_height[("hooks", mode)].append(hooks_time)
+                        per_height[("batch", mode)].append(batch_time)
+                        per_height[("total", mode)].append(
+                            (hooks_time[0] + batch_time[0], hooks_time[1] + batch_time[1])
+                        )
             finally:
                 for chain in chains.values():
                     chain.close()
@@ -250,6 +314,8 @@ def bench_proposal(validator_counts: list[int], repeats: int) -> list[dict[str, 
                 row[f"{name}_added_{unit}"] = med[(name, with_)][i] - med[(name, without)][i]
         row["extend_ms"], row["extend_cpu_ms"] = med[("extend", True)]
         row["verify_ms"], row["verify_cpu_ms"] = med[("verify", True)]
+        for (part, mode), runs in per_height.items():
+            row[f"height_{part}_{mode}_ms"], row[f"height_{part}_{mode}_cpu_ms"] = medians(runs)
         log(f"proposal {v} validators: {json.dumps({k: round(x, 3) for k, x in row.items()})}")
         rows.append(row)
     return rows
@@ -392,6 +458,25 @@ def main() -> None:
                 f"{r['verify_ms']:.3f} ({r['verify_cpu_ms']:.3f}) | {(r['validators'] - 1) * r['verify_ms']:.1f} "
                 f"({(r['validators'] - 1) * r['verify_cpu_ms']:.1f}) |"
             )
+        print(
+            "\nVerifyVoteExtension CPU per height at V validators: the V - 1 other validators' shares of height 2 "
+            "through VerifyVoteExtension, plus the batch the height leaves (PrepareProposal of height 3 at the "
+            f"proposer, the first VerifyVoteExtension of height 3 elsewhere), alternated, median of {args.repeats}: "
+            "CPU ms (wall ms)\n"
+        )
+        print(
+            "| validators | eager: hooks | eager: batch | eager: total | deferred: hooks | deferred: batch | "
+            "deferred: total | eager / deferred |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            cells = [
+                f"{r[f'height_{part}_{mode}_cpu_ms']:.1f} ({r[f'height_{part}_{mode}_ms']:.1f})"
+                for mode in MODES
+                for part in ("hooks", "batch", "total")
+            ]
+            ratio = r["height_total_eager_cpu_ms"] / r["height_total_deferred_cpu_ms"]
+            print(f"| {r['validators']} | {' | '.join(cells)} | {ratio:.1f}× |")
     if "localnet" in args.parts:
         runs = bench_localnet(args.localnet_rounds, args.blocks, args.start_height)
         print(f"\n4-validator localnet, {args.blocks} blocks after height {args.start_height}, alternated\n")

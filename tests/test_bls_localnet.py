@@ -5,7 +5,8 @@ its tests in order:
     query answers it, ``x/bls/client.fetch_and_verify`` accepts it, so does an outside verifier built from gRPC
     answers and py_ecc alone, and a tampered answer is refused;
 (b) node2 (``test_fault = "weak-certificate"``) and node3 (``"forge-certificate"``) propose bad certificates: the
-    others reject them (their logs say why) and no committed block is theirs, yet the chain goes on;
+    others reject them (their logs say why) and no committed block is theirs, yet the chain goes on; so every
+    certificate comes from node0 and node1, whose share checks are ``deferred`` (node2's and node3's eager);
 (c) node1 stopped: its bit is clear in the certificates of the heights it misses, which still hold > 2/3;
     restarted, it keeps its key file and its bit comes back;
 (d) a new host joins after genesis (``gonkad tx stake create-validator``, its node added by
@@ -67,6 +68,7 @@ OVERRIDES = {
 _base = localnet.load_settings(validators=4, chain_id="gonka-bls-net")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 FAULTS = {"node2": "weak-certificate", "node3": "forge-certificate"}
+DEFERRED = ("node0", "node1")
 NEW_STAKE = SETTINGS.validator_stake_ngonka  # node4 bonds what each genesis validator did
 GONKA = gonka("bls").query
 BLOCK_ID_FLAG_COMMIT = 2
@@ -79,6 +81,8 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     localnet.build(root, settings=SETTINGS)
     for name, fault in FAULTS.items():
         localnet.set_module_settings(root, name, {"bls": {"test_fault": fault}})
+    for name in DEFERRED:
+        localnet.set_module_settings(root, name, {"bls": {"share_checks": "deferred"}})
     yield from running_localnet(root, SETTINGS)  # started and stopped (whatever happens), node4 included
 
 

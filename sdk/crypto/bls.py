@@ -20,13 +20,16 @@ subgroups. What it lacks, and is added here:
 * blspy's ``key_gen`` is the older draft KeyGen (salt not re-hashed); ``keygen`` here is the
   current IETF / EIP-2333 one, so keys derived from a seed match other implementations;
 * parse failures surface as ``ValueError``/``RuntimeError`` from C++; here the verifiers return
-  False on any bad input and everything else raises ``BlsError``.
+  False on any bad input and everything else raises ``BlsError``;
+* blspy has no scalar multiplication, so ``batch_verify`` (many signers, one message, each signature checked
+  for its own key) builds its random linear combination from point additions.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -116,6 +119,15 @@ def _message(message: bytes) -> bytes:
     return bytes(message)
 
 
+def is_signature(raw: bytes) -> bool:
+    """A 96-byte compressed G2 point in the subgroup: the checked parse ``verify`` starts with (cached)."""
+    try:
+        _signature(raw)
+    except BlsError:
+        return False
+    return True
+
+
 def check_public_key(raw: bytes) -> None:
     """KeyValidate: raise BlsError (wrong length / not a valid subgroup point / identity) or return."""
     _public_key(raw)
@@ -166,5 +178,39 @@ def fast_aggregate_verify(public_keys: Sequence[bytes], message: bytes, signatur
             return False
         points = [_public_key(pk) for pk in public_keys]
         return PopSchemeMPL.fast_aggregate_verify(points, _message(message), _signature(signature))
+    except (BlsError, TypeError):
+        return False
+
+
+BATCH_BITS = 32
+"""Bits of ``batch_verify``'s random coefficients: a batch with a bad signature passes with chance <= 2**-32."""
+
+
+def batch_verify(public_keys: Sequence[bytes], message: bytes, signatures: Sequence[bytes]) -> bool:
+    """Each ``signatures[i]`` is ``public_keys[i]``'s over ``message`` (True for none), up to a 2**-BATCH_BITS
+    chance of passing a batch with a bad one: one Verify of ``sum(r_i * pk_i)`` and ``sum(r_i * sig_i)``, the
+    ``r_i`` drawn here from the OS after the signatures are fixed, so signers who cannot predict them cannot
+    make bad signatures cancel out (as they can in a plain aggregate). Random: node-local checks only, never
+    a state transition. False - never an exception - for any bad key or signature, or unequal lengths."""
+    try:
+        if len(public_keys) != len(signatures):
+            return False
+        if len(signatures) <= 1:
+            return all(verify(pk, message, sig) for pk, sig in zip(public_keys, signatures))
+        points = [_public_key(pk) for pk in public_keys]
+        sigs = [_signature(sig) for sig in signatures]
+        scalars = [secrets.randbelow((1 << BATCH_BITS) - 1) + 1 for _ in sigs]
+        key_sum, sig_sum = G1Element(), G2Element()
+        for bit in reversed(range(BATCH_BITS)):  # Horner over the scalars' bits: double, then add this bit's subset
+            chosen = [i for i, r in enumerate(scalars) if r >> bit & 1]
+            key_sum += key_sum
+            sig_sum += sig_sum
+            for i in chosen:
+                key_sum += points[i]
+            if chosen:
+                sig_sum += PopSchemeMPL.aggregate([sigs[i] for i in chosen])
+        if key_sum == G1Element():  # identity: the combination proves nothing (chance ~ 2**-255 with valid keys)
+            return False
+        return PopSchemeMPL.verify(key_sum, _message(message), sig_sum)
     except (BlsError, TypeError):
         return False

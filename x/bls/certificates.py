@@ -3,8 +3,9 @@
 
 * ``vote_share``: ExtendVote - this node's BLS signature over the voted height's signing message.
 * ``share_is_valid``: VerifyVoteExtension - a validator with a key in force sends a valid share, one without
-  sends none; anything else loses the vote.
-* ``build_certificate``: PrepareProposal of block H+1 - the shares of height H aggregated, with the bitmap.
+  sends none; anything else loses the vote (how and when a share is verified: x/bls/shares.py).
+* ``build_certificate``: PrepareProposal of block H+1 - the valid shares of height H aggregated, with the
+  bitmap.
 * ``check_certificate``: ProcessProposal - present when required, well formed, > 2/3 of the power, verifying.
 
 Block H's votes sign ``signing_message(chain_id, H, commitment_H, extras_H)``, commitment_H being the app hash
@@ -26,6 +27,7 @@ from sdk.baseapp import stored_consensus_params
 from sdk.context import Context
 from sdk.crypto import bls, certificate
 from x.bls.keeper import BlsKeeper
+from x.bls.shares import ShareChecks
 
 log = logging.getLogger("gonkad.bls")
 
@@ -42,7 +44,9 @@ class NodeKey:
     public_key: bytes
 
 
-def vote_share(keeper: BlsKeeper, ctx: Context, block: BlockInfo, node_key: NodeKey | None) -> bytes:
+def vote_share(
+    keeper: BlsKeeper, ctx: Context, block: BlockInfo, node_key: NodeKey | None, checks: ShareChecks
+) -> bytes:
     """Sign the voted height's message, if this node's key is the one in force for a host at that height
     (a node whose key is not, or not yet, registered adds nothing, and its host's vote is then refused)."""
     if node_key is None:
@@ -50,17 +54,21 @@ def vote_share(keeper: BlsKeeper, ctx: Context, block: BlockInfo, node_key: Node
     operator = keeper.operator_of(ctx, node_key.public_key)
     if operator is None or keeper.key_for_votes(ctx, operator, block.height) != node_key.public_key:
         return b""
-    return bls.sign(node_key.secret, keeper.signing_message(ctx, block.height, block.app_hash))
+    message = keeper.signing_message(ctx, block.height, block.app_hash)
+    share = bls.sign(node_key.secret, message)
+    checks.vouch(node_key.public_key, message, share)
+    return share
 
 
-def share_is_valid(keeper: BlsKeeper, ctx: Context, block: BlockInfo, validator: bytes, share: bytes) -> bool:
-    """A validator whose host has a key in force for this height must send its valid 96-byte share; one
-    without a key must send none."""
+def share_is_valid(
+    keeper: BlsKeeper, ctx: Context, block: BlockInfo, validator: bytes, share: bytes, checks: ShareChecks
+) -> bool:
+    """A validator whose host has a key in force for this height must send its valid 96-byte share (as far
+    as ``checks`` can tell now); one without a key must send none."""
     _, key = keeper.validator_key(ctx, validator, block.height)
     if key is None:
         return share == b""
-    message = keeper.signing_message(ctx, block.height, block.app_hash)
-    return len(share) == bls.SIGNATURE_SIZE and bls.verify(key, message, share)
+    return checks.admit(key, keeper.signing_message(ctx, block.height, block.app_hash), share)
 
 
 def extensions_enabled(ctx: Context, height: int) -> bool:
@@ -90,14 +98,15 @@ def build_certificate(
     ctx: Context,
     block: BlockInfo,
     extensions: Sequence[VoteExtension],
+    checks: ShareChecks,
     fault: str = "",
 ) -> bytes | None:
-    """As proposer of ``block``: the last height's certificate from the shares CometBFT handed over (each
-    committed validator's extension part), or None when they do not reach > 2/3 of the power.
+    """As proposer of ``block``: the last height's certificate from the valid shares CometBFT handed over
+    (each committed validator's extension part), or None when they do not reach > 2/3 of the power.
 
-    Shares arrive checked by ``share_is_valid``, except precommits that came in after the commit (CometBFT
-    adds those to the last commit unchecked): if the aggregate fails, each share is checked and bad ones
-    left out, so one bad late share never costs a proposal."""
+    ``checks.settle`` verifies those ``share_is_valid`` accepted without verifying (deferred checks) and
+    precommits that came in after the commit (CometBFT adds those to the last commit unchecked), and bad ones
+    are left out, so a bad share never costs a proposal while the valid ones hold > 2/3."""
     record = keeper.last_commitment(ctx)
     if record is None or record[0] != block.height - 1:
         return None
@@ -112,10 +121,10 @@ def build_certificate(
         if i is not None and ext.validator in committed and validator_set.validators[i].public_key:
             shares[i] = ext.data
     key = {i: validator_set.validators[i].public_key for i in shares}
+    order = sorted(shares)
+    valid = checks.settle(message, [(key[i], shares[i]) for i in order])
+    shares = {i: shares[i] for i, ok in zip(order, valid) if ok}
     signature = _aggregate(sorted(shares.items()), key, message)
-    if signature is None:
-        shares = {i: share for i, share in shares.items() if bls.verify(key[i], message, share)}
-        signature = _aggregate(sorted(shares.items()), key, message)
     if fault:
         shares, signature = _faulty(fault, validator_set, shares, message, signature)
     elif not certificate.exceeds_two_thirds(*_signed_power(validator_set, list(shares))):
@@ -129,7 +138,8 @@ def build_certificate(
 
 
 def _aggregate(shares: Sequence[tuple[int, bytes]], key: dict[int, bytes], message: bytes) -> bytes | None:
-    """The aggregate of ``shares`` if it verifies for their keys; None otherwise (or with none)."""
+    """The aggregate of ``shares`` if it verifies for their keys (what ProcessProposal will check); None
+    otherwise (or with none)."""
     if not shares:
         return None
     try:

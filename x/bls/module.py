@@ -17,6 +17,7 @@ from sdk.module import BaseModule, MsgRoute, QueryRoute
 from x.bls import certificates, genesis, invariants, keys, msg_server, query_server
 from x.bls.keeper import BlsKeeper
 from x.bls.keyfile import read_secret
+from x.bls.shares import MODES, ShareChecks
 
 log = logging.getLogger("gonkad.bls")
 
@@ -29,16 +30,22 @@ class BlsModule(BaseModule):
         self.keeper = keeper
         self.authority = authority
         self.node_key: certificates.NodeKey | None = None
+        self.shares = ShareChecks()
         self.fault = ""
         self.warned = False
 
     def configure(self, config: Mapping[str, Any]) -> None:
         """``[modules.bls]`` of app.toml: ``key_file`` (the node's BLS key; gonkad passes its home's
-        config/bls_key.json, and a node without one signs nothing) and ``test_fault`` (test networks only:
-        one of certificates.FAULTS, this node's proposals then carry a bad certificate)."""
-        unknown = sorted(set(config) - {"key_file", "test_fault"})
+        config/bls_key.json, and a node without one signs nothing), ``share_checks`` (x/bls/shares.py MODES:
+        how this node verifies others' shares) and ``test_fault`` (test networks only: one of
+        certificates.FAULTS, this node's proposals then carry a bad certificate)."""
+        unknown = sorted(set(config) - {"key_file", "share_checks", "test_fault"})
         if unknown:
             raise ValueError(f"module bls: unknown settings {unknown}")
+        try:
+            self.shares = ShareChecks(str(config.get("share_checks", MODES[0])))
+        except ValueError as exc:
+            raise ValueError(f"module bls: {exc}") from None
         fault = str(config.get("test_fault", ""))
         if fault and fault not in certificates.FAULTS:
             raise ValueError(f"module bls: test_fault must be one of {certificates.FAULTS}, got {fault!r}")
@@ -72,7 +79,7 @@ class BlsModule(BaseModule):
         self.keeper.prune_certificates(ctx, block.height)
 
     def extend_vote(self, ctx: Context, block: BlockInfo) -> bytes:
-        share = certificates.vote_share(self.keeper, ctx, block, self.node_key)
+        share = certificates.vote_share(self.keeper, ctx, block, self.node_key, self.shares)
         if not share and self.node_key is not None and not self.warned:
             self.warned = True  # once: the node signs again as soon as its key is the registered one
             log.warning(
@@ -84,10 +91,10 @@ class BlsModule(BaseModule):
         return share
 
     def verify_vote_extension(self, ctx: Context, block: BlockInfo, validator: bytes, extension: bytes) -> bool:
-        return certificates.share_is_valid(self.keeper, ctx, block, validator, extension)
+        return certificates.share_is_valid(self.keeper, ctx, block, validator, extension, self.shares)
 
     def prepare_proposal(self, ctx: Context, block: BlockInfo, extensions: Sequence[VoteExtension]) -> bytes | None:
-        return certificates.build_certificate(self.keeper, ctx, block, extensions, self.fault)
+        return certificates.build_certificate(self.keeper, ctx, block, extensions, self.shares, self.fault)
 
     def process_proposal(self, ctx: Context, block: BlockInfo, entry: bytes | None) -> bool:
         reason = certificates.check_certificate(self.keeper, ctx, block, entry)
