@@ -56,9 +56,12 @@ def make_chain(
     enable_height: int = 1,
     overrides: dict | None = None,
     authority: bytes | None = None,
+    share_checks: str = "eager",
 ) -> InProcessChain:
     """Hosts 0..keyed-1 with a BLS key in their gentx, then ``plain`` without; equal collateral. ``node``: the
-    host whose key file this node has (x/bls ``key_file``); ``fault``: x/bls ``test_fault``."""
+    host whose key file this node has (x/bls ``key_file``); ``fault``: x/bls ``test_fault``; ``share_checks``:
+    x/bls ``share_checks`` ("" for the default), eager here so that VerifyVoteExtension's answer is the share's
+    verdict (tests/test_bls_shares.py checks the deferred mode)."""
     state = genesis.merge_overrides(genesis.default_app_state(), overrides or {})
     gentxs = [
         build_gentx(
@@ -79,6 +82,8 @@ def make_chain(
         settings["key_file"] = str(key_file(home))
     if fault:
         settings["test_fault"] = fault
+    if share_checks:
+        settings["share_checks"] = share_checks
     options = {"authority": authority} if authority is not None else {}
     return InProcessChain(
         path,

@@ -68,7 +68,8 @@ OVERRIDES = {
 _base = localnet.load_settings(validators=4, chain_id="gonka-bls-net")
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 FAULTS = {"node2": "weak-certificate", "node3": "forge-certificate"}
-DEFERRED = ("node0", "node1")
+EAGER = ("node2", "node3")
+"""The others check shares as nodes do by default (deferred): both modes certify blocks here."""
 NEW_STAKE = SETTINGS.validator_stake_ngonka  # node4 bonds what each genesis validator did
 GONKA = gonka("bls").query
 BLOCK_ID_FLAG_COMMIT = 2
@@ -81,8 +82,8 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     localnet.build(root, settings=SETTINGS)
     for name, fault in FAULTS.items():
         localnet.set_module_settings(root, name, {"bls": {"test_fault": fault}})
-    for name in DEFERRED:
-        localnet.set_module_settings(root, name, {"bls": {"share_checks": "deferred"}})
+    for name in EAGER:
+        localnet.set_module_settings(root, name, {"bls": {"share_checks": "eager"}})
     yield from running_localnet(root, SETTINGS)  # started and stopped (whatever happens), node4 included
 
 

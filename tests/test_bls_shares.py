@@ -68,11 +68,11 @@ def test_deferred_checks_accept_a_well_formed_bad_share_and_the_certificate_leav
 
 
 def test_the_node_setting_picks_the_mode(tmp_path: Path) -> None:
-    with make_chain(tmp_path / "db") as chain:
+    with make_chain(tmp_path / "db", share_checks="") as chain:
         module = chain.app.module_named("bls")
-        assert module.shares.mode == "eager"  # type: ignore[attr-defined]
-        module.configure({"share_checks": "deferred"})
         assert module.shares.mode == "deferred"  # type: ignore[attr-defined]
+        module.configure({"share_checks": "eager"})
+        assert module.shares.mode == "eager"  # type: ignore[attr-defined]
         with pytest.raises(ValueError, match="share_checks must be one of"):
             module.configure({"share_checks": "never"})
 
