@@ -13,7 +13,9 @@ TA hands the executor the start it sent (``X-Start-Tx``: the signed ``MsgStartIn
    already) — or, when it is refused (say, already in a block, so its sequence is spent), the committed record
    is STARTED with this host as executor. A TA sends its starts to its own node one sequence after another, so
    this node may see one before the TA's earlier ones reach it by gossip: refused for a sequence ahead of the
-   one expected, it is sent again every ``gap_retry_s`` for up to ``gap_wait_s``; and
+   one expected, it is sent again every ``gap_retry_s`` for up to ``gap_wait_s``. A transaction the node took
+   is remembered until the application commits another height (the node would answer that it has it): a batch
+   of starts, arriving once for each, is sent once a height; and
 3. the requester's spendable balance covers this escrow plus the escrows of the requests this host admitted
    for the same requester until ``pending_blocks`` blocks later (``x.inference.client.Funds``: the balance read
    once per committed height; a start in the mempool is in the next block, where the escrow is taken and the
@@ -37,7 +39,9 @@ A refusal is ``ChainError("unpaid", …)``.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
 import time
 from collections.abc import Callable
 
@@ -80,6 +84,9 @@ class StartAdmission:
         self.clock = clock
         self.app_height = Cached(confirm_poll_s, client.rpc.app_height, clock)
         """The application's committed height, read once per poll for every waiting request together."""
+        self.lock = threading.Lock()
+        self.taken: tuple[int, set[bytes]] = (-1, set())
+        """The committed height and the digests of the start transactions this host's node took at it."""
         self.funds = Funds(client.spendable, self.app_height.get, pending_blocks)
         """Per requester, the balance per committed height less what this host admitted that is not surely in a
         block yet."""
@@ -144,6 +151,20 @@ class StartAdmission:
         )
 
     def _in_mempool(self, start_tx: bytes) -> bool:
+        digest, height = hashlib.sha256(start_tx).digest(), self.app_height.get()
+        with self.lock:
+            if self.taken[0] == height and digest in self.taken[1]:
+                return True
+        if not self._send_start(start_tx):
+            return False
+        with self.lock:
+            if self.taken[0] != height:
+                self.taken = (height, set())
+            self.taken[1].add(digest)
+        return True
+
+    def _send_start(self, start_tx: bytes) -> bool:
+        """Whether this host's node takes ``start_tx`` into its mempool (or has it already)."""
         deadline = time.monotonic() + self.gap_wait_s
         while True:
             try:

@@ -406,6 +406,8 @@ def test_admission_when_the_node_has_it_already_or_refuses_it() -> None:
 
     broadcast(RPCError("broadcast_tx_sync: Internal error tx already exists in cache"))
     host.admission.admit(the_id, tx)  # in the mempool already (the TA sent it there)
+    host.height += 1
+    host.now += 1.0  # the admission's next poll of the committed height
     broadcast({"code": 32, "codespace": "sdk", "log": "account sequence mismatch"})  # in a block already
     record = inference_pb2.Inference(id=the_id, status=inference_pb2.STATUS_STARTED, executor=host.client.address)
     host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=record)
@@ -581,3 +583,18 @@ def test_a_start_the_balance_does_not_cover_is_refused_before_it_goes_out(
     script.height = 12  # type: ignore[attr-defined]
     script.now[0] += 1.0  # type: ignore[attr-defined]
     chain.start_inference(replace(request(), inference_id=b"\x0a" * 32))
+
+
+def test_admission_sends_a_batch_of_starts_to_its_node_once() -> None:
+    """Two starts of one batch naming this host: the transaction goes to the node once, each escrow is held."""
+    host = Host(HOST_KEY, spendable=60)
+    first_id, first = start_tx(host.client.address, timestamp_ns=1)
+    second_id, second = start_tx(host.client.address, timestamp_ns=2)
+    starts = [starts_of(cosmos_tx.TxRaw.FromString(raw))[0] for raw in (first, second)]
+    batch = sign_tx(
+        TA, [tx_pb2.MsgStartInferences(ta=address_of(TA), starts=starts)], "gonka-x", 0, 7, Coins(), 400_000
+    )
+    host.admission.admit(first_id, batch)
+    host.admission.admit(second_id, batch)
+    assert len(host.script.sent) == 1
+    host.refused(first_id, batch, "hold 60, this one needs 30")  # the same start again: its escrow again
