@@ -21,42 +21,49 @@ Send = Callable[[list[tx_pb2.MsgStartInference]], bytes]
 
 class StartBatcher:
     """``submit(start)`` returns the bytes of the transaction that carried it (CheckTx took it), or raises what
-    sending that transaction raised. Thread-safe."""
+    sending that transaction raised. Thread-safe: the callers waiting sleep on one condition, woken when a batch
+    has gone out (theirs, or the sending turn free for one of them to take)."""
 
-    def __init__(self, send: Send, max_batch: int = 64, poll_s: float = 0.001) -> None:
+    def __init__(self, send: Send, max_batch: int = 64) -> None:
         self.send = send
         self.max_batch = max_batch
-        self.poll_s = poll_s
-        self.lock = threading.Lock()
-        self.turn = threading.Lock()
-        """Held by the caller that is sending a batch."""
+        self.changed = threading.Condition()
+        self.sending = False
+        """Whether a caller is sending a batch (the turn is taken)."""
         self.queue: list[tuple[tx_pb2.MsgStartInference, Future[bytes]]] = []
         self.batches = 0
         self.starts = 0
 
     def submit(self, start: tx_pb2.MsgStartInference) -> bytes:
         future: Future[bytes] = Future()
-        with self.lock:
+        with self.changed:
             self.queue.append((start, future))
-        while not future.done():
-            if self.turn.acquire(timeout=self.poll_s):
-                try:
-                    if not future.done():
-                        self._send_queued()
-                finally:
-                    self.turn.release()
+            while self.sending and not future.done():
+                self.changed.wait()
+            if future.done():
+                return future.result()
+            self.sending = True
+        try:
+            while not future.done():
+                self._send_queued()
+        finally:
+            with self.changed:
+                self.sending = False
+                self.changed.notify_all()
         return future.result()
 
     def _send_queued(self) -> None:
-        with self.lock:
+        with self.changed:
             batch, self.queue = self.queue[: self.max_batch], self.queue[self.max_batch :]
         try:
             tx = self.send([start for start, _ in batch])
         except BaseException as error:
             for _, future in batch:
                 future.set_exception(error)
-            return
-        self.batches += 1
-        self.starts += len(batch)
-        for _, future in batch:
-            future.set_result(tx)
+        else:
+            self.batches += 1
+            self.starts += len(batch)
+            for _, future in batch:
+                future.set_result(tx)
+        with self.changed:
+            self.changed.notify_all()

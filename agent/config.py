@@ -43,6 +43,9 @@ class AgentConfig(BaseModel):
     max_body_bytes: int = Field(4 << 20, ge=1024)
     offload_chain_calls: bool = False
     """Run ChainView calls on a worker thread (for a view that does network I/O)."""
+    chain_threads: int = Field(128, ge=1)
+    """Worker threads for those calls: a start waits on its thread for its batch's CheckTx, so the threads bound
+    the starts a batch can gather (asyncio's default pool has the cores + 4)."""
     chain_retry_s: float = Field(15.0, ge=0)
     """How long a request's chain calls (the requester's balance, the start) are tried again while the TA's node
     does not answer (it is restarting), before the client gets 503 ``chain_unavailable`` (and fails over)."""

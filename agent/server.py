@@ -18,6 +18,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from agent.auth import Authenticator
@@ -57,6 +58,7 @@ class Agent:
             config, self.address, self.auth, self.router, self.queue, self.metrics, self._chain
         )
         self._poller: asyncio.Task[None] | None = None
+        self._threads = ThreadPoolExecutor(config.chain_threads, thread_name_prefix="chain")
         self.routes: dict[tuple[str, str], Callable[[Scope, Receive, Send], Awaitable[int]]] = {
             ("POST", "/v1/chat/completions"): self.chat,
             ("GET", "/v1/models"): self.models,
@@ -86,10 +88,11 @@ class Agent:
                 pass
         for state in self.router.nodes.values():
             state.pool.close()
+        self._threads.shutdown(wait=False)
 
     async def _chain(self, method: Callable[..., T], *args: Any) -> T:
         if self.config.offload_chain_calls:
-            return await asyncio.to_thread(method, *args)
+            return await asyncio.get_running_loop().run_in_executor(self._threads, method, *args)
         return method(*args)
 
     async def refresh(self) -> None:
@@ -207,9 +210,7 @@ class Agent:
         return sign_document(self.key, document)
 
     async def identity(self, scope: Scope, receive: Receive, send: Send) -> int:
-        if self.config.offload_chain_calls:
-            return await send_json(send, 200, await asyncio.to_thread(self.identity_document))
-        return await send_json(send, 200, self.identity_document())
+        return await send_json(send, 200, await self._chain(self.identity_document))
 
     def status_document(self) -> dict[str, Any]:
         return {

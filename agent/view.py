@@ -3,8 +3,11 @@
 What the TA reads on every poll is cached briefly (``ttl_s``, default 2 s): the model registry, the ML nodes
 (one ``Nodes`` query for all models), the hosts' weights (x/stake's ``EpochWeights`` of the current epoch, or
 its ``ValidatorPowers`` while no weights are recorded for it) and the hosts x/poc holds INVALID, whose nodes are
-left out of routing; ``status`` for ``status_ttl_s``. A requester's
-spendable balance is read for each request.
+left out of routing; ``status`` for ``status_ttl_s``. A requester's spendable balance is read once per height the
+application commits (``x.inference.client.Funds``; the height polled every ``height_poll_s``), less the escrows of
+the starts this TA sent that are not surely in a block yet: a start is let out only when that covers its escrow
+(else ``ChainError("insufficient_funds")``, a 402), so the cache refuses early and never lets through more than
+the requester can pay (the chain judges every escrow again in its block).
 
 ``start_inference`` builds ``MsgStartInference`` (or, for a ``reassign``, ``MsgReassignInference``) and sends it
 through the TA's ``TxSigner``: the answer is CheckTx's. Starts go through a ``StartBatcher``: those that arrive
@@ -38,6 +41,7 @@ from sdk.crypto import secp256k1
 from sdk.services import gonka
 from x.inference.client import (
     ChainError,
+    Funds,
     Model,
     Node,
     StartRequest,
@@ -70,6 +74,8 @@ class ChainInferenceView(ChainClient):
         check_known: bool = True,
         timeout_s: float = 5.0,
         max_batch: int = 64,
+        denom: str = "ngonka",
+        height_poll_s: float = 0.02,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(node, key, grpc_addr, chain_id, gas_limit, fees, timeout_s, status_ttl_s, clock, refusal)
@@ -80,6 +86,9 @@ class ChainInferenceView(ChainClient):
         self._nodes = Cached(ttl_s, self._load_nodes, clock)
         self._weights = Cached(ttl_s, self._load_weights, clock)
         self._invalid = Cached(ttl_s, self._load_invalid, clock)
+        self.denom = denom
+        self.app_height = Cached(height_poll_s, self.rpc.app_height, clock)
+        self.funds = Funds(super().spendable, self.app_height.get)
 
     # --- reads ------------------------------------------------------------------------------------------------
 
@@ -151,6 +160,10 @@ class ChainInferenceView(ChainClient):
             if model_id in n.models and n.operator not in invalid
         ]
 
+    def spendable(self, address: str, denom: str) -> int:
+        """What ``address`` can spend of ``denom``, less the escrows of its starts not surely in a block yet."""
+        return self.funds.spendable(address, denom)
+
     def tas(self) -> list[str]:
         return list(self._tas)
 
@@ -173,7 +186,20 @@ class ChainInferenceView(ChainClient):
         message = start_message(self.address, request)
         if request.reassign:
             return self.submit(message).raw
-        return self.batcher.submit(message)  # type: ignore[arg-type]
+        escrow = request.max_tokens * request.fee_per_token
+        short = self.funds.reserve(request.requester, self.denom, escrow)
+        if short is not None:
+            spendable, held = short
+            raise ChainError(
+                "insufficient_funds",
+                f"{request.requester} can spend {spendable}{self.denom}; its starts not in a block yet hold "
+                f"{held}, this one needs {escrow}",
+            )
+        try:
+            return self.batcher.submit(message)  # type: ignore[arg-type]
+        except ChainError:  # CheckTx refused it: it will be in no block (a node that did not answer may have it)
+            self.funds.release(request.requester, self.denom, escrow)
+            raise
 
     def _send_starts(self, starts: list[tx_pb2.MsgStartInference]) -> bytes:
         """One transaction for ``starts``: the start itself when alone, else ``MsgStartInferences`` (gas: the

@@ -12,10 +12,15 @@ With ``--executor``, two more ways through the same TA: to the host's executor p
 node (host val0's key, its finisher finishing what it serves), once with the proxy's own admission (the answer
 held until the start is in a committed block: ``StartAdmission.confirm``) and once with the rule before it
 (answered once CheckTx took the start): what paying for every answer costs a request, side by side. Each way
-is its own model (m1 direct to the node, m2 and m3 through the two proxies), so one TA routes them all.
+is its own model (m1 direct to the node, m2 and m3 through the two proxies), so one TA routes them all. After
+the load, each proxy's finisher is given up to ``--drain`` seconds to see what it served finished on chain, and
+its counts (finished, dropped, still pending) are reported: every answer paid for, or not.
+
+``--ways`` keeps only the named ways (the direct one is always measured: added latency is over it), so that a
+profiler attached to the processes sees one way's load alone.
 
     .venv/bin/python bench/bench_agent_chain.py [--requests 500] [--concurrency 32] [--seconds 5] [--rounds 5]
-        [--warm 100] [--executor]
+        [--warm 100] [--executor] [--ways ta_chain_executor_committed ...] [--drain 30]
 """
 
 from __future__ import annotations
@@ -97,6 +102,23 @@ def role_executor(rpc: str, grpc: str, node_url: str, home: str, rule: str) -> N
     finisher.start()
     admission = StartAdmission(finisher) if rule == "committed" else CheckTxOnly(finisher)
     serve_forever(Executor(ExecutorConfig(mlnode=node_url, finisher=finisher, admission=admission, release_key=key)))
+
+
+def settled(urls: dict[str, str], drain_s: float) -> dict[str, Any]:
+    """Each executor's finisher counts once nothing is pending (or ``drain_s`` ran out): rule → status."""
+    import urllib.request
+
+    deadline = time.monotonic() + drain_s
+    out: dict[str, Any] = {}
+    for rule, url in urls.items():
+        while True:
+            with urllib.request.urlopen(url + "/v1/executor/status", timeout=10) as reply:
+                status = json.loads(reply.read())
+            if not status["pending"] or time.monotonic() >= deadline:
+                break
+            time.sleep(0.5)
+        out[rule] = {key: status[key] for key in ("finished", "dropped", "pending")}
+    return out
 
 
 def gonkad(*args: str) -> dict[str, Any]:
@@ -202,6 +224,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warm", type=int, default=100)
     parser.add_argument("--executor", action="store_true")
+    parser.add_argument("--ways", nargs="+", default=[])
+    parser.add_argument("--drain", type=float, default=30.0)
     args = parser.parse_args()
     if args.role == "chain-ta":
         return role_chain_ta(*args.urls)
@@ -244,16 +268,20 @@ def main() -> None:
                             body=body,
                         )
                     )
+                if args.ways:
+                    targets = [t for t in targets if t.name == "direct" or t.name in args.ways]
                 import uvloop
 
                 result = uvloop.run(
                     measure(targets, args.requests, args.concurrency, args.seconds, args.rounds, warm=args.warm)
                 )
+                result["finisher"] = settled({rule: ways[rule] for rule in pids}, args.drain)
         finally:
             if root is not None:
                 localnet.stop(root)
-    result["chain_over_memory"] = ratios(result, "ta_chain", "ta_memory")
-    if args.executor:
+    if "ta_chain" in result and "ta_memory" in result:
+        result["chain_over_memory"] = ratios(result, "ta_chain", "ta_memory")
+    if "ta_chain_executor_committed" in result and "ta_chain_executor_checktx" in result:
         result["committed_over_checktx"] = ratios(result, "ta_chain_executor_committed", "ta_chain_executor_checktx")
     print(
         json.dumps(

@@ -13,12 +13,15 @@ TA hands the executor the start it sent (``X-Start-Tx``: the signed ``MsgStartIn
    already) — or, when it is refused (say, already in a block, so its sequence is spent), the committed record
    is STARTED with this host as executor. A TA sends its starts to its own node one sequence after another, so
    this node may see one before the TA's earlier ones reach it by gossip: refused for a sequence ahead of the
-   one expected, it is sent again every ``gap_retry_s`` for up to ``gap_wait_s``; and
+   one expected, it is sent again every ``gap_retry_s`` for up to ``gap_wait_s``. A transaction the node took
+   is remembered until the application commits another height (the node would answer that it has it): a batch
+   of starts, arriving once for each, is sent once a height; and
 3. the requester's spendable balance covers this escrow plus the escrows of the requests this host admitted
-   for the same requester until ``pending_blocks`` blocks later (a start in the mempool is in the next block,
-   where the escrow is taken and the balance shows it; until then it is counted here, and for a moment after,
-   twice): CheckTx does not run the escrow, so without this a requester with funds for one request could have
-   many served at once, all but one unpaid.
+   for the same requester until ``pending_blocks`` blocks later (``x.inference.client.Funds``: the balance read
+   once per committed height; a start in the mempool is in the next block, where the escrow is taken and the
+   balance shows it; until then it is counted here, and for a moment after, twice): CheckTx does not run the
+   escrow, so without this a requester with funds for one request could have many served at once, all but one
+   unpaid.
 
 These checks are quick and keep the node from working for what will surely be refused, but none of them proves
 payment: CheckTx runs no message's state rules, and the requester may spend the same funds in the same block
@@ -36,16 +39,16 @@ A refusal is ``ChainError("unpaid", …)``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 
 from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
 from sdk.client.chain import Cached, ChainClient
 from sdk.client.rpc import RPCError
-from x.inference.client import ChainError, inference, named_escrow
+from x.inference.client import ChainError, Funds, inference, named_escrow
 
 IN_MEMPOOL = "tx already exists in cache"
 """CometBFT's answer to a transaction its mempool holds (or just held) already."""
@@ -82,8 +85,11 @@ class StartAdmission:
         self.app_height = Cached(confirm_poll_s, client.rpc.app_height, clock)
         """The application's committed height, read once per poll for every waiting request together."""
         self.lock = threading.Lock()
-        self.admitted: dict[str, deque[tuple[int, int]]] = {}
-        """Per requester, (height when admitted, escrow) of what is not yet surely in a block."""
+        self.taken: tuple[int, set[bytes]] = (-1, set())
+        """The committed height and the digests of the start transactions this host's node took at it."""
+        self.funds = Funds(client.spendable, self.app_height.get, pending_blocks)
+        """Per requester, the balance per committed height less what this host admitted that is not surely in a
+        block yet."""
 
     def admit(self, inference_id: bytes, start_tx: bytes) -> tx_pb2.MsgStartInference | None:
         if not start_tx:  # a client failing over through another TA, which the chain told of this host: the
@@ -145,6 +151,20 @@ class StartAdmission:
         )
 
     def _in_mempool(self, start_tx: bytes) -> bool:
+        digest, height = hashlib.sha256(start_tx).digest(), self.app_height.get()
+        with self.lock:
+            if self.taken[0] == height and digest in self.taken[1]:
+                return True
+        if not self._send_start(start_tx):
+            return False
+        with self.lock:
+            if self.taken[0] != height:
+                self.taken = (height, set())
+            self.taken[1].add(digest)
+        return True
+
+    def _send_start(self, start_tx: bytes) -> bool:
+        """Whether this host's node takes ``start_tx`` into its mempool (or has it already)."""
         deadline = time.monotonic() + self.gap_wait_s
         while True:
             try:
@@ -161,19 +181,11 @@ class StartAdmission:
             time.sleep(self.gap_retry_s)
 
     def _reserve(self, requester: str, escrow: int) -> None:
-        spendable = self.client.spendable(requester, self.denom)
-        height = self.client.latest_height()
-        with self.lock:
-            recent = self.admitted.setdefault(requester, deque())
-            while recent and recent[0][0] + self.pending_blocks <= height:
-                recent.popleft()
-            held = sum(amount for _, amount in recent)
-            if spendable < held + escrow:
-                raise ChainError(
-                    "unpaid",
-                    f"{requester} can spend {spendable}{self.denom}; the requests this host "
-                    f"took that are not in a block yet hold {held}, this one needs {escrow}",
-                )
-            recent.append((height, escrow))
-            for name in [name for name, entries in self.admitted.items() if not entries]:
-                del self.admitted[name]
+        short = self.funds.reserve(requester, self.denom, escrow)
+        if short is not None:
+            spendable, held = short
+            raise ChainError(
+                "unpaid",
+                f"{requester} can spend {spendable}{self.denom}; the requests this host "
+                f"took that are not in a block yet hold {held}, this one needs {escrow}",
+            )

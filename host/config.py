@@ -71,7 +71,10 @@ class ExecutorConfig(BaseModel):
     """The longest wait for the node's answer (a stream's first bytes), then between two chunks of a stream."""
     pass_through_timeout_s: float = Field(5.0, gt=0)
     max_body_bytes: int = Field(4 << 20, ge=1024)
-    admission_threads: int = Field(64, ge=1)
+    admission_threads: int = Field(256, ge=1)
+    """Threads for the admission's chain calls: every request holds one while its answer waits for its start's
+    block (``StartAdmission.confirm``), so they bound the requests in flight (at 600 a second and a block of
+    ~0.4 s, some 240)."""
     fault: AnswerFault | None = None
     """TEST ONLY (``host.faults``): never set on a real host; a dispute invalidates such answers and slashes it."""
     kept_answers: int = Field(4096, ge=0)

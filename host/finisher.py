@@ -1,7 +1,8 @@
 """``Finisher``: the executing host's side. The host's executor proxy (``host/proxy.py``) hands it one
 ``Finish`` per answer its ML node served; a background thread waits until each inference is on chain as STARTED
-with this host as its executor, sends ``MsgFinishInference`` (several per transaction), and confirms it became
-FINISHED, sending again a bounded number of times. With a ``journal`` path, what is queued and not yet settled
+with this host as its executor, sends ``MsgFinishInference`` (several together as one ``MsgFinishInferences``,
+in which the chain judges each on its own), and confirms it became FINISHED, sending again a bounded number of
+times. With a ``journal`` path, what is queued and not yet settled
 is kept on disk (``FinishJournal``) and queued again by the next finisher on that path."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from host.journal import FinishJournal
-from protogen.gonka.inference.v1 import inference_pb2
+from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
 from sdk.client.chain import ChainClient
 from sdk.client.rpc import RPCError
 from sdk.coins import Coins
@@ -49,15 +50,16 @@ class Finisher(ChainClient):
 
     - unknown: the TA's start may still be in the mempool; dropped after ``unknown_timeout_s``;
     - STARTED with this host as executor, or as the previous executor (taken over or reassigned without its
-      release, so its finish still stands): sent, at most ``max_batch`` finishes per transaction (gas
-      ``gas_per_message`` each), ``completion_tokens`` capped at the inference's ``max_tokens``; when still
+      release, so its finish still stands): sent, at most ``max_batch`` finishes per transaction (one
+      ``MsgFinishInferences``, gas ``gas_per_message`` each: one finish the block refuses leaves the others
+      paid), ``completion_tokens`` capped at the inference's ``max_tokens``; when still
       STARTED ``confirm_blocks`` blocks after a send it is sent again, up to ``max_sends`` sends, then dropped;
     - STARTED with another executor (reassigned, or taken over with a new executor): waited on, since only
       that host may finish it now, until it ends;
     - FINISHED: done when this host finished it, else dropped; EXPIRED: dropped.
 
     Every drop is one warning log line with the inference id and the reason. A transaction CheckTx refuses is
-    split into single messages; a single message refused by ``inference``'s own checks is dropped, any other
+    split into single finishes; a single finish refused by ``inference``'s own checks is dropped, any other
     refusal (sequence, fees, an unreachable node) counts as a send and is tried again. ``status()`` gives the
     counts and the last outcomes. ``stop(drain_s)`` keeps stepping up to ``drain_s`` seconds while finishes are
     queued, then ends the thread.
@@ -206,7 +208,7 @@ class Finisher(ChainClient):
         if not items:
             return
         height = int(self.rpc.status()["sync_info"]["latest_block_height"])
-        due: list[tuple[_Pending, Message]] = []
+        due: list[tuple[_Pending, tx_pb2.MsgFinishInference]] = []
         for item in items:
             finish = item.finish
             record = inference(self.querier, finish.inference_id)
@@ -234,9 +236,13 @@ class Finisher(ChainClient):
         for first in range(0, len(due), self.max_batch):
             self._send(due[first : first + self.max_batch], height)
 
-    def _send(self, batch: list[tuple[_Pending, Message]], height: int) -> None:
+    def _send(self, batch: list[tuple[_Pending, tx_pb2.MsgFinishInference]], height: int) -> None:
+        finishes = [message for _, message in batch]
+        message: Message = (
+            finishes[0] if len(finishes) == 1 else tx_pb2.MsgFinishInferences(executor=self.address, finishes=finishes)
+        )
         try:
-            tx = self.signer.submit([message for _, message in batch], self.gas_per_message * len(batch)).hash
+            tx = self.signer.submit([message], self.gas_per_message * len(batch)).hash
         except ChainError as error:
             if len(batch) > 1:
                 for one in batch:

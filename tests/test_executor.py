@@ -32,7 +32,7 @@ from agent.server import Agent
 from host import Digest, Executor, ExecutorConfig, Finisher, FinishJournal, finish_of_answer
 from host.terms import TOP_LOGPROBS
 from mlnode.schemas import ChatCompletionRequest
-from protogen.gonka.inference.v1 import inference_pb2, query_pb2
+from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from sdk.client.rpc import RPCError
 from sdk.client.signer import Sent
 from sdk.client.signing import SignedRequests, canonical_json, request_headers
@@ -364,9 +364,14 @@ class ScriptedFinishChain:
         return query_pb2.QueryInferenceResponse(inference=record)
 
     def submit(self, messages: list[Any], gas: int | None = None) -> str:
+        """One message a transaction: a lone finish, or several in one ``MsgFinishInferences``; recorded as the
+        finishes it carries."""
         if self.refuse:
             raise self.refuse.pop(0)
-        self.sent.append(list(messages))
+        (message,) = messages
+        batch = isinstance(message, tx_pb2.MsgFinishInferences)
+        assert not batch or (len(message.finishes) > 1 and message.executor == HOST)
+        self.sent.append(list(message.finishes) if batch else [message])
         return Sent(f"TX{len(self.sent)}", b"")
 
     def finish_sent(self) -> None:

@@ -1168,3 +1168,71 @@ def test_invalid_node_id_with_a_trailing_newline() -> None:
     with pytest.raises(ABCIError) as refusal:
         validate_node(bad)
     assert (refusal.value.codespace, refusal.value.code) == ("inference", 4)
+
+
+def test_a_batch_of_finishes_judges_each_on_its_own(tmp_path: Path) -> None:
+    """``MsgFinishInferences``: the finishes that can go on pay their executor, with their events; one of an
+    inference another host executes, one of an unknown id and a repeat of the first are left out with their
+    codes, and the others are paid all the same. A finish of another executor, or an empty or oversized batch,
+    refuses the whole message before it runs."""
+    with make_chain(tmp_path / "db") as chain:
+        supply = chain.supply()
+        mine = [start(chain, body=b"one", max_tokens=100), start(chain, BOB, body=b"two", max_tokens=100)]
+        theirs = start(chain, body=b"theirs", executor=HOST_B, max_tokens=100)
+        ok(deliver(chain, TA, tx_pb2.MsgStartInferences(ta=addr(TA), starts=[*mine, theirs]))[0])
+        before = balances(chain)
+        unknown = hashlib.sha256(b"no such inference").digest()
+        batch = tx_pb2.MsgFinishInferences(
+            executor=addr(HOST_A),
+            finishes=[
+                finish(id_of(mine[0]), completion=30),
+                finish(id_of(theirs), completion=30),
+                finish(unknown),
+                finish(id_of(mine[1]), completion=50),
+                finish(id_of(mine[0]), completion=30),
+            ],
+        )
+        result, response = deliver(chain, HOST_A, batch)
+        ok(result)
+        reply = reply_of(result, tx_pb2.MsgFinishInferencesResponse)
+        codes = [(r.codespace, r.code == 0) for r in reply.results]
+        assert codes == [("", True), ("inference", False), ("inference", False), ("", True), ("inference", False)]
+        assert [r.id for r in reply.results] == [f.id for f in batch.finishes]
+        assert [(r.payment, r.refund) for r in reply.results if r.code == 0] == [
+            (30 * PRICE, 70 * PRICE),
+            (50 * PRICE, 50 * PRICE),
+        ]
+        assert [e["id"] for e in events(response, "finish_inference")] == [id_of(mine[0]).hex(), id_of(mine[1]).hex()]
+        assert [get(chain, id_of(m)).status for m in (*mine, theirs)] == [
+            inference_pb2.STATUS_FINISHED,
+            inference_pb2.STATUS_FINISHED,
+            inference_pb2.STATUS_STARTED,
+        ]
+        after = balances(chain)
+        assert (after["host_a"], after["alice"], after["bob"], after["escrow"]) == (
+            before["host_a"] + 80 * PRICE,
+            before["alice"] + 70 * PRICE,
+            before["bob"] + 50 * PRICE,
+            before["escrow"] - 200 * PRICE,
+        )
+        assert chain.supply() == supply
+
+        other = finish(id_of(theirs), executor=HOST_B)
+        for finishes, words in (
+            ([other], "finish 0: its executor"),
+            ([], "1 to 256"),
+            ([finish(id_of(theirs))] * 257, "1 to 256"),
+        ):
+            account = chain.account(addr(HOST_A))
+            assert account is not None
+            tx = sign_tx(
+                HOST_A,
+                [tx_pb2.MsgFinishInferences(executor=addr(HOST_A), finishes=finishes)],
+                CHAIN,
+                account.account_number,
+                account.sequence,
+                gas_limit=100_000_000,
+            )
+            checked = chain.check(tx)
+            assert (checked.codespace, checked.code) == ("inference", 18) and words in checked.log, checked.log
+        assert balances(chain) == after

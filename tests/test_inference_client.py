@@ -36,6 +36,7 @@ from sdk.client.txbuilder import address_of, sign_tx
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
 from sdk.crypto.request import inference_id
+from x.inference.client import Funds
 
 TA = secp256k1.PrivateKey(hashlib.sha256(b"client ta").digest())
 USER = secp256k1.PrivateKey(hashlib.sha256(b"client user").digest())
@@ -108,8 +109,13 @@ def view() -> tuple[ChainInferenceView, Script]:
     script = Script()
     chain.querier.query = script.query  # type: ignore[method-assign]
     chain.rpc.broadcast_tx_sync = script.broadcast_tx_sync  # type: ignore[method-assign]
+    script.height = 10  # type: ignore[attr-defined]
+    chain.app_height.load = lambda: script.height  # type: ignore[attr-defined]
     chain._account = (4, 10)
     script.answers["Inference"] = RPCError("NOT_FOUND: inference not found")
+    script.answers["SpendableBalanceByDenom"] = bank_query.QuerySpendableBalanceByDenomResponse(
+        balance={"denom": "ngonka", "amount": str(10**12)}
+    )
     script.now = now  # type: ignore[attr-defined]
     return chain, script
 
@@ -254,7 +260,8 @@ def test_registry_weights_and_balances_cached_briefly(view: tuple[ChainInference
     assert chain.models() and chain.nodes("m@x")
     assert sorted(script.calls) == ["CurrentEpoch", "EpochWeights", "Hosts", "Models", "Nodes"]  # once each in the TTL
     assert chain.spendable(address_of(USER), "ngonka") == 77 and chain.spendable(HOSTS[0], "ngonka") == 0
-    assert script.calls.count("SpendableBalanceByDenom") == 2  # never cached
+    assert chain.spendable(address_of(USER), "ngonka") == 77
+    assert script.calls.count("SpendableBalanceByDenom") == 2  # once per account and committed height
     assert chain.tas() == ["http://other-ta"] and chain.chain_id() == "gonka-x"
     # past the TTL, read again; no weights recorded for the epoch: the validator powers
     script.now[0] = 2.5  # type: ignore[attr-defined]
@@ -324,7 +331,8 @@ class Host:
         self.client.rpc.broadcast_tx_sync = self.script.broadcast_tx_sync  # type: ignore[method-assign]
         self.client.latest_height = lambda: self.height  # type: ignore[method-assign]
         self.client.rpc.app_height = lambda: self.height  # type: ignore[method-assign]
-        self.admission = StartAdmission(self.client, confirm_timeout_s=0.0)
+        self.now = 0.0
+        self.admission = StartAdmission(self.client, confirm_timeout_s=0.0, clock=lambda: self.now)
 
     def refused(self, inference: bytes, start: bytes, why: str) -> None:
         with pytest.raises(ChainError) as refusal:
@@ -368,6 +376,7 @@ def test_admission_takes_a_start_for_this_host_that_is_funded() -> None:
     fourth = start_tx(host.client.address, timestamp_ns=200)
     host.refused(*fourth, "hold 90, this one needs 30")
     host.height += 2
+    host.now += 1.0  # the admission's next poll of the committed height
     host.admission.admit(*fourth)
 
 
@@ -397,6 +406,8 @@ def test_admission_when_the_node_has_it_already_or_refuses_it() -> None:
 
     broadcast(RPCError("broadcast_tx_sync: Internal error tx already exists in cache"))
     host.admission.admit(the_id, tx)  # in the mempool already (the TA sent it there)
+    host.height += 1
+    host.now += 1.0  # the admission's next poll of the committed height
     broadcast({"code": 32, "codespace": "sdk", "log": "account sequence mismatch"})  # in a block already
     record = inference_pb2.Inference(id=the_id, status=inference_pb2.STATUS_STARTED, executor=host.client.address)
     host.script.answers["Inference"] = query_pb2.QueryInferenceResponse(inference=record)
@@ -494,3 +505,96 @@ def test_confirm_waits_for_the_committed_start_naming_this_host() -> None:
     host.script.answers["Inference"] = RPCError("NOT_FOUND: no inference")
     with pytest.raises(ChainError, match="no record"):
         host.admission.confirm(the_id)
+
+
+class Ledger:
+    """``Funds`` over a scripted balance and committed height, counting its reads."""
+
+    def __init__(self, balance: int) -> None:
+        self.balance, self.height, self.reads = balance, 10, 0
+
+        def read(address: str, denom: str) -> int:
+            self.reads += 1
+            return self.balance
+
+        self.funds = Funds(read, lambda: self.height, pending_blocks=2)
+
+
+def test_funds_read_once_per_committed_height_and_hold_escrows_until_their_block() -> None:
+    """The balance is read once per account and committed height; an escrow let through counts against it until a
+    balance read two heights later (by then in the chain's own balance); a refusal holds nothing."""
+    ledger = Ledger(100)
+    funds = ledger.funds
+    for _ in range(3):
+        assert funds.reserve("alice", "ngonka", 30) is None
+    assert funds.spendable("alice", "ngonka") == 10 and ledger.reads == 1
+    assert funds.reserve("alice", "ngonka", 30) == (100, 90)  # over-admitting refused, nothing held
+    assert funds.reserve("alice", "ngonka", 10) is None and funds.spendable("alice", "ngonka") == 0
+    assert funds.spendable("alice", "other") == 100 and ledger.reads == 2  # each denom on its own
+    ledger.height, ledger.balance = 11, 10  # block 11 took three escrows: all four still held (one may be later)
+    assert funds.spendable("alice", "ngonka") == -90 and ledger.reads == 3
+    assert funds.reserve("alice", "ngonka", 1) == (10, 100)
+    ledger.height, ledger.balance = 12, 0  # the fourth in block 12: what the chain reports is all there is
+    assert funds.spendable("alice", "ngonka") == 0 and ledger.reads == 4
+    ledger.balance = 50  # the requester is funded, but the height is the same: no read
+    assert funds.reserve("alice", "ngonka", 50) == (0, 0) and ledger.reads == 4
+    ledger.height = 13
+    assert funds.reserve("alice", "ngonka", 50) is None and ledger.reads == 5
+
+
+def test_funds_release_and_forget() -> None:
+    """A start that did not go out gives its escrow back; accounts holding nothing are forgotten at a new height."""
+    ledger = Ledger(100)
+    funds = ledger.funds
+    assert funds.reserve("alice", "ngonka", 60) is None and funds.reserve("bob", "ngonka", 60) is None
+    funds.release("alice", "ngonka", 60)
+    assert funds.spendable("alice", "ngonka") == 100 and funds.spendable("bob", "ngonka") == 40
+    ledger.height = 11
+    assert funds.spendable("carol", "ngonka") == 100
+    assert sorted(funds.accounts) == [("bob", "ngonka"), ("carol", "ngonka")]
+
+
+def test_funds_from_many_threads_never_let_through_more_than_the_balance() -> None:
+    ledger = Ledger(1_000)
+    with ThreadPoolExecutor(16) as pool:
+        held = list(pool.map(lambda _: ledger.funds.reserve("alice", "ngonka", 7) is None, range(400)))
+    assert sum(held) == 1_000 // 7 and ledger.funds.spendable("alice", "ngonka") == 1_000 % 7
+
+
+def test_a_start_the_balance_does_not_cover_is_refused_before_it_goes_out(
+    view: tuple[ChainInferenceView, Script],
+) -> None:
+    """The TA lets a start out only while the balance covers it and the escrows of its starts not in a block yet;
+    one CheckTx refused gives its escrow back."""
+    chain, script = view
+    script.answers["SpendableBalanceByDenom"] = bank_query.QuerySpendableBalanceByDenomResponse(
+        balance={"denom": "ngonka", "amount": "70"}
+    )
+    chain.start_inference(request())  # escrow 10 × 3
+    script.broadcasts.append({"code": 13, "codespace": "sdk", "log": "insufficient fee"})
+    with pytest.raises(ChainError):
+        chain.start_inference(replace(request(), inference_id=b"\x08" * 32))
+    chain.start_inference(replace(request(), inference_id=b"\x09" * 32))
+    with pytest.raises(ChainError) as refused:
+        chain.start_inference(replace(request(), inference_id=b"\x0a" * 32))
+    assert refused.value.reason == "insufficient_funds" and "hold 60, this one needs 30" in refused.value.message
+    assert len(script.sent) == 3 and chain.spendable(address_of(USER), "ngonka") == 10
+    assert script.calls.count("SpendableBalanceByDenom") == 1
+    script.height = 12  # type: ignore[attr-defined]
+    script.now[0] += 1.0  # type: ignore[attr-defined]
+    chain.start_inference(replace(request(), inference_id=b"\x0a" * 32))
+
+
+def test_admission_sends_a_batch_of_starts_to_its_node_once() -> None:
+    """Two starts of one batch naming this host: the transaction goes to the node once, each escrow is held."""
+    host = Host(HOST_KEY, spendable=60)
+    first_id, first = start_tx(host.client.address, timestamp_ns=1)
+    second_id, second = start_tx(host.client.address, timestamp_ns=2)
+    starts = [starts_of(cosmos_tx.TxRaw.FromString(raw))[0] for raw in (first, second)]
+    batch = sign_tx(
+        TA, [tx_pb2.MsgStartInferences(ta=address_of(TA), starts=starts)], "gonka-x", 0, 7, Coins(), 400_000
+    )
+    host.admission.admit(first_id, batch)
+    host.admission.admit(second_id, batch)
+    assert len(host.script.sent) == 1
+    host.refused(first_id, batch, "hold 60, this one needs 30")  # the same start again: its escrow again

@@ -6,6 +6,8 @@ starting (one by one, or several in one ``MsgStartInferences``), reassigning and
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
@@ -42,6 +44,10 @@ MAX_MODELS_PER_NODE = 64
 U64 = 1 << 64
 MAX_STARTS = 256
 """Starts in one ``MsgStartInferences`` at most."""
+MAX_FINISHES = 256
+"""Finishes in one ``MsgFinishInferences`` at most."""
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def model_id(name: str, weights_sha256: str) -> str:
@@ -163,20 +169,29 @@ def validate_start(msg: tx_pb2.MsgStartInference) -> None:
         )
 
 
-def validate_starts(msg: tx_pb2.MsgStartInferences) -> None:
-    """1 to ``MAX_STARTS`` starts, each of this message's TA and each passing ``validate_start``; a start that does
-    not is the TA's mistake (it checks the requester's signature itself first), and refuses the whole message,
-    its index in the log."""
-    ta = parse_address(msg.ta, "ta")
-    if not 1 <= len(msg.starts) <= MAX_STARTS:
-        raise ErrInvalidInference.wrap(f"a batch holds 1 to {MAX_STARTS} starts, not {len(msg.starts)}")
-    for index, start in enumerate(msg.starts):
+def validate_batch(
+    noun: str, role: str, signer: str, parts: Sequence[T], validate: Callable[[T], None], most: int
+) -> None:
+    """1 to ``most`` parts (``noun``s), each with the batch's ``signer`` as its own ``role`` field and each passing
+    ``validate``; a part that does not is the sender's mistake, and refuses the whole message, its index in the
+    log."""
+    batch_signer = parse_address(signer, role)
+    if not 1 <= len(parts) <= most:
+        raise ErrInvalidInference.wrap(f"a batch holds 1 to {most} {noun}s, not {len(parts)}")
+    for index, part in enumerate(parts):
         try:
-            if parse_address(start.ta, "ta") != ta:
-                raise ErrInvalidInference.wrap(f"its ta {start.ta} is not the batch's {msg.ta}")
-            validate_start(start)
+            own = getattr(part, role)
+            if parse_address(own, role) != batch_signer:
+                raise ErrInvalidInference.wrap(f"its {role} {own} is not the batch's {signer}")
+            validate(part)
         except ABCIError as err:
-            raise ABCIError(err.kind, f"start {index}: {err.detail}") from None
+            raise ABCIError(err.kind, f"{noun} {index}: {err.detail}") from None
+
+
+def validate_starts(msg: tx_pb2.MsgStartInferences) -> None:
+    """Each start of this message's TA and passing ``validate_start`` (the TA checks the requester's signature
+    itself first)."""
+    validate_batch("start", "ta", msg.ta, msg.starts, validate_start, MAX_STARTS)
 
 
 def validate_finish(msg: tx_pb2.MsgFinishInference) -> None:
@@ -186,6 +201,11 @@ def validate_finish(msg: tx_pb2.MsgFinishInference) -> None:
     _length(msg.logprobs_digest, 32, "logprobs_digest")
     if msg.prompt_tokens + msg.completion_tokens == 0:
         raise ErrInvalidInference.wrap("prompt_tokens + completion_tokens must be positive")
+
+
+def validate_finishes(msg: tx_pb2.MsgFinishInferences) -> None:
+    """Each finish of this message's executor and passing ``validate_finish``."""
+    validate_batch("finish", "executor", msg.executor, msg.finishes, validate_finish, MAX_FINISHES)
 
 
 def validate_reassign(msg: tx_pb2.MsgReassignInference) -> None:
@@ -262,23 +282,33 @@ def handle_start(
     return tx_pb2.MsgStartInferenceResponse(id=inference.id, escrow=inference.escrow)
 
 
-def handle_starts(
-    ctx: Context, keeper: InferenceKeeper, msg: tx_pb2.MsgStartInferences
-) -> tx_pb2.MsgStartInferencesResponse:
-    """Each start in a branch of its own, kept (with its events) only when it succeeds; a refused one is its
-    result's code and log, and the others go on."""
-    results = []
-    for start in msg.starts:
+def each_on_its_own(ctx: Context, parts: Sequence[T], apply: Callable[[Context, T], R]) -> list[R | ABCIError]:
+    """``apply`` to each part in a branch of its own, kept (with its events) only when it succeeds; a refused one
+    is its ``ABCIError``, and the others go on."""
+    results: list[R | ABCIError] = []
+    for part in parts:
         branch = CacheKV(ctx.store)
         sub = ctx.with_store(branch)
         try:
-            inference = lifecycle.start(keeper, sub, start)
+            result = apply(sub, part)
         except ABCIError as err:
-            results.append(tx_pb2.StartResult(codespace=err.codespace, code=err.code, log=err.log))
+            results.append(err)
             continue
         branch.write()
         ctx.events.extend(sub.events)
-        results.append(tx_pb2.StartResult(id=inference.id, escrow=inference.escrow))
+        results.append(result)
+    return results
+
+
+def handle_starts(
+    ctx: Context, keeper: InferenceKeeper, msg: tx_pb2.MsgStartInferences
+) -> tx_pb2.MsgStartInferencesResponse:
+    results = [
+        tx_pb2.StartResult(codespace=r.codespace, code=r.code, log=r.log)
+        if isinstance(r, ABCIError)
+        else tx_pb2.StartResult(id=r.id, escrow=r.escrow)
+        for r in each_on_its_own(ctx, msg.starts, lambda sub, start: lifecycle.start(keeper, sub, start))
+    ]
     return tx_pb2.MsgStartInferencesResponse(results=results)
 
 
@@ -287,6 +317,19 @@ def handle_finish(
 ) -> tx_pb2.MsgFinishInferenceResponse:
     payment, refund = lifecycle.finish(keeper, ctx, msg)
     return tx_pb2.MsgFinishInferenceResponse(payment=payment, refund=refund)
+
+
+def handle_finishes(
+    ctx: Context, keeper: InferenceKeeper, msg: tx_pb2.MsgFinishInferences
+) -> tx_pb2.MsgFinishInferencesResponse:
+    paid = each_on_its_own(ctx, msg.finishes, lambda sub, finish: lifecycle.finish(keeper, sub, finish))
+    results = [
+        tx_pb2.FinishResult(id=finish.id, codespace=r.codespace, code=r.code, log=r.log)
+        if isinstance(r, ABCIError)
+        else tx_pb2.FinishResult(id=finish.id, payment=r[0], refund=r[1])
+        for finish, r in zip(msg.finishes, paid)
+    ]
+    return tx_pb2.MsgFinishInferencesResponse(results=results)
 
 
 def handle_reassign(
@@ -336,6 +379,12 @@ def routes(inference: InferenceKeeper) -> dict[str, MsgRoute]:
             lambda msg: [parse_address(msg.executor, "executor")],
             validate_finish,
             lambda ctx, msg: handle_finish(ctx, inference, msg),
+        ),
+        type_url(tx_pb2.MsgFinishInferences): MsgRoute(
+            tx_pb2.MsgFinishInferences,
+            lambda msg: [parse_address(msg.executor, "executor")],
+            validate_finishes,
+            lambda ctx, msg: handle_finishes(ctx, inference, msg),
         ),
         type_url(tx_pb2.MsgReassignInference): MsgRoute(
             tx_pb2.MsgReassignInference,

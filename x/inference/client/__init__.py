@@ -6,6 +6,8 @@
 - ``queries.py``: the inference record (``inference``), a host's node URLs (``node_urls``), a model's
   verification threshold in force (``verify_threshold``), and the start and finish messages as the TA and the
   host build them;
+- ``funds.py``: a requester's balance per committed height less the escrows let through and not yet in a block
+  (``Funds``), for a TA or a host admitting paid requests without a chain read each;
 - ``verify.py``: what a start transaction says of one inference for one host (``named_escrow``, ``Named``);
 - ``terms.py``: what a chat request commits to (``parse_terms``, ``ChatTerms.params_hash``), read the same way by
   the TA and the host.
@@ -16,6 +18,7 @@ what is this package's own business.
 """
 
 from x.inference.client.chain_types import REFUSALS, ChainError, Finish, Model, Node, StartRequest, refusal
+from x.inference.client.funds import Funds
 from x.inference.client.queries import finish_message, inference, node_urls, start_message, verify_threshold
 from x.inference.client.terms import ChatTerms, parse_request, parse_terms
 from x.inference.client.verify import Named, named_escrow
@@ -25,6 +28,7 @@ __all__ = [
     "ChainError",
     "ChatTerms",
     "Finish",
+    "Funds",
     "Model",
     "Named",
     "Node",

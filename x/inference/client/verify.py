@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from protogen.gonka.inference.v1 import tx_pb2
 from sdk.crypto import bech32
@@ -30,10 +31,19 @@ class Named:
 def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> Named | None:
     """The start in ``start_tx`` of ``inference`` with ``executor``, or a reassignment of it to ``executor``; None
     when the transaction names neither."""
+    return named_in(start_tx, executor).get(inference)
+
+
+@lru_cache(maxsize=256)
+def named_in(start_tx: bytes, executor: str) -> dict[bytes, Named]:
+    """Every inference ``start_tx`` names with ``executor`` (the first message naming it, as read in order).
+    Cached, keyed by the exact bytes: a batch of starts arrives once for each of them, and what it names is a
+    pure function of its bytes."""
     try:
         tx = decode_tx(start_tx)
     except ABCIError:
-        return None
+        return {}
+    named: dict[bytes, Named] = {}
     for message in tx.messages:
         if message.type_url in (START, STARTS):
             starts = (
@@ -46,13 +56,10 @@ def named_escrow(start_tx: bytes, inference: bytes, executor: str) -> Named | No
                     requester = bech32.decode(start.requester)
                 except ValueError:
                     continue
-                if (
-                    start.executor == executor
-                    and request_id(requester, start.body_hash, start.timestamp_ns) == inference
-                ):
-                    return Named(start)
+                if start.executor == executor:
+                    named.setdefault(request_id(requester, start.body_hash, start.timestamp_ns), Named(start))
         elif message.type_url == REASSIGN:
             reassign = tx_pb2.MsgReassignInference.FromString(message.value)
-            if reassign.id == inference and reassign.executor == executor:
-                return Named(None)
-    return None
+            if reassign.executor == executor:
+                named.setdefault(reassign.id, Named(None))
+    return named
