@@ -84,8 +84,14 @@ PROMPT_TOKENS, COMPLETION_TOKENS = 5, 3
 """What the fake node reports in its usage."""
 HEIGHT_TIMEOUT_S = 30
 """How long a wait for a few more blocks may take before the chain counts as stalled."""
-START, STARTS, FINISH = (
-    type_url(t) for t in (tx_pb2.MsgStartInference, tx_pb2.MsgStartInferences, tx_pb2.MsgFinishInference)
+START, STARTS, FINISH, FINISHES = (
+    type_url(t)
+    for t in (
+        tx_pb2.MsgStartInference,
+        tx_pb2.MsgStartInferences,
+        tx_pb2.MsgFinishInference,
+        tx_pb2.MsgFinishInferences,
+    )
 )
 SEQUENCE_MISMATCH = "account sequence mismatch"
 
@@ -375,14 +381,18 @@ def test_concurrent_requests_a_stream_and_a_sequence_used_elsewhere(net: dict[st
         id_of_request(bech32.decode(s.requester), s.body_hash, s.timestamp_ns).hex() for s in started
     ) == sorted(ids)  # each started once, by the TA
     finishes = [
-        tx_pb2.MsgFinishInference.FromString(message.value)
+        finish
         for signer, tx in txs
         if signer == host
         for message in tx.messages
-        if message.type_url == FINISH
+        for finish in (
+            [tx_pb2.MsgFinishInference.FromString(message.value)]
+            if message.type_url == FINISH
+            else tx_pb2.MsgFinishInferences.FromString(message.value).finishes
+        )
     ]
     assert sorted(f.id.hex() for f in finishes) == sorted(ids)  # each finished once, by the host
-    assert all({m.type_url for m in tx.messages} == {FINISH} for signer, tx in txs if signer == host)
+    assert all({m.type_url for m in tx.messages} <= {FINISH, FINISHES} for signer, tx in txs if signer == host)
     assert SEQUENCE_MISMATCH not in (root / "agent.log").read_text()  # no start was signed at a taken sequence
 
     with chat.chat.completions.with_streaming_response.create(
