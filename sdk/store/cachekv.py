@@ -7,7 +7,7 @@ descending with ``reverse=True``.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -68,7 +68,7 @@ class CacheKV:
     def __init__(self, parent: KVStore) -> None:
         self._parent = parent
         self._writes: dict[bytes, bytes | None] = {}
-        self._sorted: list[bytes] | None = None  # sorted keys of _writes, rebuilt lazily
+        self._sorted: list[bytes] | None = None  # sorted keys of _writes: built by the first iterate, then kept
 
     def get(self, key: bytes) -> bytes | None:
         w = self._writes
@@ -83,14 +83,20 @@ class CacheKV:
         check_key(key)
         check_value(value)
         if key not in self._writes:
-            self._sorted = None
+            self._add_sorted(key)
         self._writes[key] = value
 
     def delete(self, key: bytes) -> None:
         check_key(key)
         if key not in self._writes:
-            self._sorted = None
+            self._add_sorted(key)
         self._writes[key] = None
+
+    def _add_sorted(self, key: bytes) -> None:
+        """Keep the sorted keys once built: a block that writes and iterates in turn (each finish numbers its
+        leaf by the last one) would otherwise sort all its writes again at every iteration."""
+        if self._sorted is not None:
+            insort(self._sorted, key)
 
     def iterate(
         self, prefix: bytes = b"", start: bytes | None = None, end: bytes | None = None, reverse: bool = False
