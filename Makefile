@@ -15,7 +15,7 @@ LOCALNET_HOME ?= localnet/home
 NATIVE := $(shell find native -name '*.rs' -o -name Cargo.toml)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: install localnet localnet-stop localnet-status test check test-unit test-localnet bench bench-litellm clean
+.PHONY: install localnet localnet-stop localnet-status test check test-unit test-localnet bench bench-iavl bench-litellm clean
 
 install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP)
 
@@ -81,6 +81,15 @@ bench: install
 	$(PY) bench/bench_sprint.py
 	$(PY) bench/bench_agent.py
 
+# The Cosmos SDK's own state tree (IAVL, bench/iavl, a Go program) on bench_store.py's workload, beside ours and
+# the bare LevelDB batch. Built here only, never by `install`: the chain does not need it.
+IAVL_BENCH := bench/iavl/iavl-bench
+$(IAVL_BENCH): bench/iavl/main.go bench/iavl/go.mod bench/iavl/go.sum
+	cd bench/iavl && $(GO) build -o iavl-bench .
+
+bench-iavl: install $(IAVL_BENCH)
+	$(PY) bench/bench_store.py --iavl
+
 # The TA beside a LiteLLM proxy over the same fake backend; LiteLLM in its own venv, never in $(VENV).
 LITELLM_VENV := .venv-litellm
 $(LITELLM_VENV)/.installed: bench/requirements-litellm.txt
@@ -93,4 +102,4 @@ bench-litellm: install $(LITELLM_VENV)/.installed
 	$(PY) bench/bench_agent.py --litellm --litellm-venv $(LITELLM_VENV)
 
 clean:
-	rm -rf $(VENV) $(BIN) $(PROTOGEN) build *.egg-info
+	rm -rf $(VENV) $(BIN) $(PROTOGEN) build *.egg-info $(IAVL_BENCH)

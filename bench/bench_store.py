@@ -6,7 +6,11 @@ block changing that many keys (half updates of existing keys, half inserts; 32-b
 plyvel write batch into a separate DB holding the same initial state (same DB options). One more,
 untimed block per size counts the bytes each writes (keys + values put in its batch).
 
-    .venv/bin/python bench/bench_store.py --state 1000000
+With --iavl, the Cosmos SDK's own tree (IAVL v1.2.6 on goleveldb, bench/iavl, built by make) then runs the
+same workload in its own DB (Set calls + SaveVersion per block, median over --repeats), and the table sets
+it beside the bare batch of this run.
+
+    .venv/bin/python bench/bench_store.py --state 1000000 [--iavl]
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
 import plyvel
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
 from bench.common import log  # noqa: E402
 from sdk.store.commitstore import DB_OPTIONS, CommitStore  # noqa: E402
@@ -90,6 +96,17 @@ def bytes_written(store: CommitStore, changes: dict[bytes, bytes]) -> int:
     return sum(b.bytes for b in batches)
 
 
+def run_iavl(args: argparse.Namespace) -> dict[int, dict[str, float]]:
+    """Build bench/iavl (make) and run it on this run's workload: its JSON rows by block size."""
+    binary = "bench/iavl/iavl-bench"
+    subprocess.run(["make", "--no-print-directory", binary], cwd=ROOT, check=True)
+    cmd = [os.path.join(ROOT, binary), f"-state={args.state}", f"-sizes={args.sizes}", f"-repeats={args.repeats}"]
+    cmd += [f"-build-step={args.build_step}", f"-seed={args.seed}"] + ([f"-dir={args.dir}"] if args.dir else [])
+    log(f"running IAVL: {' '.join(cmd)}")
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return {row["batch"]: row for row in map(json.loads, out.splitlines())}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--state", type=int, default=1_000_000, help="initial number of keys")
@@ -100,6 +117,7 @@ def main() -> None:
     ap.add_argument("--cache-size", type=int, default=200_000)
     ap.add_argument("--dir", default=None, help="where to put the DBs (default: a temp dir)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--iavl", action="store_true", help="also run IAVL (bench/iavl) on the same workload")
     args = ap.parse_args()
     rnd = random.Random(args.seed)
 
@@ -152,22 +170,32 @@ def main() -> None:
             keys.extend(inserted)
         store.close()
         bare.close()
+    if args.iavl:
+        iavl = run_iavl(args)
+        for row in rows:
+            it = iavl[row["batch"]]
+            row["iavl_ms"], row["iavl_save_ms"] = it["total_ms"], it["save_ms"]
+            row["iavl_ratio"] = round(it["total_ms"] / row["bare_ms"], 2)
 
     print(
         f"state: {args.state:,} keys (built in {build_s:.1f}s), repeats: {args.repeats}, "
         f"keep_recent: {args.keep_recent}, cache_size: {args.cache_size:,}"
     )
     print()
+    iavl_head = " IAVL ms (median) | of which SaveVersion ms | IAVL ratio |" if args.iavl else ""
     print(
         "| batch (keys) | store ms (median) | of which apply ms | bare plyvel ms (median) | ratio "
-        "| store MB written | bare MB written | node reads/block |"
+        f"| store MB written | bare MB written | node reads/block |{iavl_head}"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if args.iavl else ""))
     for row in rows:
+        iavl_cells = (
+            f" {row['iavl_ms']:.1f} | {row['iavl_save_ms']:.1f} | {row['iavl_ratio']:.2f}x |" if args.iavl else ""
+        )
         print(
             f"| {row['batch']:,} | {row['store_ms']:.1f} | {row['apply_ms']:.1f} | {row['bare_ms']:.1f} "
             f"| {row['ratio']:.2f}x | {row['store_bytes'] / 1e6:.2f} | {row['bare_bytes'] / 1e6:.2f} "
-            f"| {row['node_reads_per_block']:,} |"
+            f"| {row['node_reads_per_block']:,} |{iavl_cells}"
         )
     print()
     print(
