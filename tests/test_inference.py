@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +188,22 @@ def finish(
         completion_tokens=completion,
         logprobs_digest=hashlib.sha256(b"logprobs").digest(),
     )
+
+
+def assert_batches_refused(
+    chain: InProcessChain,
+    key: secp256k1.PrivateKey,
+    batch: Callable[[list[Any]], Message],
+    cases: list[tuple[list[Any], str]],
+) -> None:
+    """Each batch of ``cases``, signed by ``key`` as one message, is refused whole by CheckTx (inference/18,
+    its log naming what is wrong)."""
+    for items, words in cases:
+        account = chain.account(address_of(key))
+        assert account is not None
+        tx = sign_tx(key, [batch(items)], CHAIN, account.account_number, account.sequence, gas_limit=100_000_000)
+        checked = chain.check(tx)
+        assert (checked.codespace, checked.code) == ("inference", 18) and words in checked.log, checked.log
 
 
 def get(chain: InProcessChain, inference: bytes) -> inference_pb2.Inference:
@@ -1130,23 +1147,16 @@ def test_a_batch_of_starts_judges_each_on_its_own(tmp_path: Path) -> None:
         assert chain.supply() == supply
 
         other = start(chain, ta=TA2, body=b"other ta")
-        for starts, words in (
-            ([other], "start 0: its ta"),
-            ([], "1 to 256"),
-            ([start(chain, body=str(i).encode()) for i in range(257)], "1 to 256"),
-        ):
-            account = chain.account(addr(TA))
-            assert account is not None
-            tx = sign_tx(
-                TA,
-                [tx_pb2.MsgStartInferences(ta=addr(TA), starts=starts)],
-                CHAIN,
-                account.account_number,
-                account.sequence,
-                gas_limit=100_000_000,
-            )
-            checked = chain.check(tx)
-            assert (checked.codespace, checked.code) == ("inference", 18) and words in checked.log, checked.log
+        assert_batches_refused(
+            chain,
+            TA,
+            lambda starts: tx_pb2.MsgStartInferences(ta=addr(TA), starts=starts),
+            [
+                ([other], "start 0: its ta"),
+                ([], "1 to 256"),
+                ([start(chain, body=str(i).encode()) for i in range(257)], "1 to 256"),
+            ],
+        )
         assert balances(chain) == after
 
 
@@ -1218,21 +1228,10 @@ def test_a_batch_of_finishes_judges_each_on_its_own(tmp_path: Path) -> None:
         assert chain.supply() == supply
 
         other = finish(id_of(theirs), executor=HOST_B)
-        for finishes, words in (
-            ([other], "finish 0: its executor"),
-            ([], "1 to 256"),
-            ([finish(id_of(theirs))] * 257, "1 to 256"),
-        ):
-            account = chain.account(addr(HOST_A))
-            assert account is not None
-            tx = sign_tx(
-                HOST_A,
-                [tx_pb2.MsgFinishInferences(executor=addr(HOST_A), finishes=finishes)],
-                CHAIN,
-                account.account_number,
-                account.sequence,
-                gas_limit=100_000_000,
-            )
-            checked = chain.check(tx)
-            assert (checked.codespace, checked.code) == ("inference", 18) and words in checked.log, checked.log
+        assert_batches_refused(
+            chain,
+            HOST_A,
+            lambda finishes: tx_pb2.MsgFinishInferences(executor=addr(HOST_A), finishes=finishes),
+            [([other], "finish 0: its executor"), ([], "1 to 256"), ([finish(id_of(theirs))] * 257, "1 to 256")],
+        )
         assert balances(chain) == after
