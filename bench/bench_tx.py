@@ -282,9 +282,12 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
         proc.wait()
 
 
-def run_kvstore(total: int, senders: int, mode: str, size: int) -> dict[str, float]:
+def run_kvstore(
+    total: int, senders: int, mode: str, size: int, extra_config: dict[str, dict[str, object]] | None = None
+) -> dict[str, float]:
     """CometBFT's ceiling: the built-in kvstore app (in memory, no signatures, no Merkle tree) on one validator
-    whose config.toml and genesis consensus params are the 1-validator localnet's, so only the app differs."""
+    whose config.toml and genesis consensus params are the 1-validator localnet's, so only the app differs
+    (``extra_config``: more config.toml tables, e.g. a profiler's endpoint)."""
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "kvstore"
         subprocess.run([cometbft_binary(), "init", "--home", str(home)], check=True, capture_output=True)
@@ -295,6 +298,8 @@ def run_kvstore(total: int, senders: int, mode: str, size: int) -> dict[str, flo
         settings = localnet.load_settings(validators=1)
         config = localnet.consensus_settings(node, "", settings)
         del config[""]["proxy_app"]  # the app is --proxy_app=kvstore
+        for table, values in (extra_config or {}).items():
+            config[table] = {**config.get(table, {}), **values}
         edit_cometbft_config(home, config)
         genesis_path = home / "config" / "genesis.json"
         doc = json.loads(genesis_path.read_text())

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -24,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_tx import bank_send_size, fund, measure, presign, sender_keys  # noqa: E402
+from bench_tx import bank_send_size, fund, measure, presign, run_kvstore, sender_keys  # noqa: E402
 from flamegraph import fold_pprof_traces, render_svg  # noqa: E402
 
 from gonkad import localnet  # noqa: E402
@@ -32,7 +33,6 @@ from gonkad.config import edit_cometbft_config  # noqa: E402
 from sdk.client.rpc import CometRPC  # noqa: E402
 
 PY_SPY = Path(sys.executable).parent / "py-spy"
-MEMPOOL = {"size": 20_000, "cache_size": 40_000, "max_txs_bytes": 1 << 30}
 
 
 def fetch_pprof(port: int, seconds: int, out: Path) -> None:
@@ -87,7 +87,6 @@ def profile_gonka(out: Path, total: int, senders: int, seconds: int) -> dict[str
             Path(node.home),
             {
                 "rpc": {"pprof_laddr": f"127.0.0.1:{pprof_port}"},
-                "mempool": MEMPOOL,
                 "instrumentation": {"prometheus": True, "prometheus_listen_addr": f"127.0.0.1:{metrics_port}"},
             },
         )
@@ -126,20 +125,9 @@ def profile_gonka(out: Path, total: int, senders: int, seconds: int) -> dict[str
 
 def profile_kvstore(out: Path, total: int, senders: int, seconds: int) -> dict[str, object]:
     """The same flood on CometBFT's kvstore app (bench_tx's node), with pprof open."""
-    import bench_tx
-
     (pprof_port,) = localnet.free_ports(1)
-    original = bench_tx.edit_cometbft_config
-
-    def with_pprof(home: Path, config: dict) -> None:  # type: ignore[type-arg]
-        config = {**config, "rpc": {**config.get("rpc", {}), "pprof_laddr": f"127.0.0.1:{pprof_port}"}}
-        original(home, {**config, "mempool": MEMPOOL})
-
-    bench_tx.edit_cometbft_config = with_pprof
 
     def delayed_fetch() -> None:  # the node needs a moment to start and make height 2
-        import time
-
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -151,9 +139,9 @@ def profile_kvstore(out: Path, total: int, senders: int, seconds: int) -> dict[s
     fetcher = threading.Thread(target=delayed_fetch)
     fetcher.start()
     try:
-        result = bench_tx.run_kvstore(total, senders, "async", bank_send_size())
+        pprof = {"rpc": {"pprof_laddr": f"127.0.0.1:{pprof_port}"}}
+        result = run_kvstore(total, senders, "async", bank_send_size(), pprof)
     finally:
-        bench_tx.edit_cometbft_config = original
         fetcher.join()
     return {
         "measure": result,
