@@ -1,46 +1,58 @@
 """The ``gonkad`` command line. Every failure is one line on stderr and a non-zero exit code.
 
-Building the parser loads only what the commands' flags need: a command's handler imports the app, the node, the
-localnet and such when it runs, so ``gonkad query … --help`` and every short command start quickly."""
+Building the parser loads only the command asked for (``build_parser``) and only what its flags need: a command's
+handler imports the app, the node, the localnet and such when it runs, so ``gonkad query … --help`` and every short
+command start quickly."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from diloco import cli as diloco_cli
-from gonkad.cmd import agent as agent_cli
-from gonkad.cmd import executor as executor_cli
-from gonkad.cmd import export as export_cli
-from gonkad.cmd import genesis as genesis_cli
-from gonkad.cmd import keys as keys_cli
-from gonkad.cmd import query_tx
-from gonkad.cmd import verify_work as verify_work_cli
+from google.protobuf.message import Message
+
 from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary
-from mlnode import cli as mlnode_cli
 from sdk.cli.flags import DEFAULT_HOME
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.tx import TxError
 from sdk.errors import ABCIError
 from sdk.keyring.keyring import KeyringError
-from x.auth import cli as auth_cli
-from x.bank import cli as bank_cli
-from x.bls import cli as bls_cli
-from x.consensus import cli as consensus_cli
-from x.epochs import cli as epochs_cli
-from x.gov import cli as gov_cli
-from x.inference import cli as inference_cli
-from x.learning import cli as learning_cli
-from x.poc import cli as poc_cli
-from x.pool import cli as pool_cli
-from x.rewards import cli as rewards_cli
-from x.slashing import cli as slashing_cli
-from x.sprint import cli as sprint_cli
-from x.stake import cli as stake_cli
-from x.vesting import cli as vesting_cli
+
+MODULES = (
+    "bank",
+    "learning",
+    "auth",
+    "stake",
+    "bls",
+    "vesting",
+    "slashing",
+    "pool",
+    "rewards",
+    "inference",
+    "epochs",
+    "sprint",
+    "poc",
+    "gov",
+)
+"""Modules with ``tx MODULE`` and ``query MODULE`` commands (``x/MODULE/cli.py``), in ``--help``'s order; ``tx
+consensus`` and ``query tx`` come after them."""
+
+COMMANDS = {
+    "genesis": "gonkad.cmd.genesis",
+    "export": "gonkad.cmd.export",
+    "keys": "gonkad.cmd.keys",
+    "mlnode": "mlnode.cli",
+    "agent": "gonkad.cmd.agent",
+    "executor": "gonkad.cmd.executor",
+    "train": "diloco.cli",
+    "verify-work": "gonkad.cmd.verify_work",
+}
+"""Top-level commands registered by their own file's ``register``."""
 
 
 class CLIError(Exception):
@@ -118,21 +130,27 @@ def cmd_localnet(args: argparse.Namespace) -> None:
             time.sleep(1.0)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``argv`` only the part it names: ``gonkad tx bank send …`` imports x/bank's CLI and
+    no other module's, so a short command does not pay for loading them all. A word it does not know (or
+    ``--help`` in its place) builds everything, for the full listing or argparse's own error."""
+    words = [word for word in (argv if argv is not None else []) if not word.startswith("-")]
+    command = words[0] if argv is not None and words else None
+    module = words[1] if len(words) > 1 else None
     parser = argparse.ArgumentParser(prog="gonkad", description="Gonka node daemon")
     sub = parser.add_subparsers(dest="command", required=True)
-    _add_node_commands(sub)
-    _add_tx_commands(sub)
-    _add_query_commands(sub)
-    genesis_cli.register(sub)
-    export_cli.register(sub)
-    keys_cli.register(sub)
-    mlnode_cli.register(sub)
-    agent_cli.register(sub)
-    executor_cli.register(sub)
-    diloco_cli.register(sub)
-    verify_work_cli.register(sub)
-    _add_localnet_command(sub)
+    known = command in {"init", "start", "status", "tx", "query", "q", "localnet", *COMMANDS}
+    if not known or command in {"init", "start", "status"}:
+        _add_node_commands(sub)
+    if not known or command == "tx":
+        _add_tx_commands(sub, module)
+    if not known or command in {"query", "q"}:
+        _add_query_commands(sub, module)
+    for name, path in COMMANDS.items():
+        if not known or command == name:
+            importlib.import_module(path).register(sub)
+    if not known or command == "localnet":
+        _add_localnet_command(sub)
     return parser
 
 
@@ -162,46 +180,33 @@ def _add_node_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_status)
 
 
-def _add_tx_commands(sub: argparse._SubParsersAction) -> None:
-    """``tx MODULE …``: every module's transactions."""
+def _add_tx_commands(sub: argparse._SubParsersAction, module: str | None) -> None:
+    """``tx MODULE …``: every module's transactions (only ``module``'s when it names one)."""
     tx_modules = sub.add_parser("tx", help="sign and broadcast a transaction").add_subparsers(
         dest="module", required=True
     )
-    bank_cli.register_tx(tx_modules)
-    learning_cli.register_tx(tx_modules)
-    auth_cli.register_tx(tx_modules)
-    stake_cli.register_tx(tx_modules, genesis_cli.validator_messages)  # create-validator: a gentx's messages
-    bls_cli.register_tx(tx_modules)
-    vesting_cli.register_tx(tx_modules)
-    slashing_cli.register_tx(tx_modules)
-    pool_cli.register_tx(tx_modules)
-    rewards_cli.register_tx(tx_modules)
-    inference_cli.register_tx(tx_modules)
-    epochs_cli.register_tx(tx_modules)
-    sprint_cli.register_tx(tx_modules)
-    poc_cli.register_tx(tx_modules)
-    gov_cli.register_tx(tx_modules)
-    consensus_cli.register_tx(tx_modules)  # every module's update-params: sdk/cli/params.py
+    names = [*MODULES, "consensus"]
+    for name in [module] if module in names else names:
+        cli = importlib.import_module(f"x.{name}.cli")
+        if name == "stake":
+            cli.register_tx(tx_modules, _validator_messages)  # create-validator: a gentx's messages
+        else:
+            cli.register_tx(tx_modules)  # consensus: every module's update-params, sdk/cli/params.py
 
 
-def _add_query_commands(sub: argparse._SubParsersAction) -> None:
-    """``query MODULE …`` (alias ``q``): every module's queries, and transactions by hash."""
+def _add_query_commands(sub: argparse._SubParsersAction, module: str | None) -> None:
+    """``query MODULE …`` (alias ``q``): every module's queries, and transactions by hash (only ``module``'s when it
+    names one)."""
     query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(dest="module", required=True)
-    bank_cli.register_query(query)
-    learning_cli.register_query(query)
-    auth_cli.register_query(query)
-    stake_cli.register_query(query)
-    bls_cli.register_query(query)
-    vesting_cli.register_query(query)
-    slashing_cli.register_query(query)
-    pool_cli.register_query(query)
-    rewards_cli.register_query(query)
-    inference_cli.register_query(query)
-    epochs_cli.register_query(query)
-    sprint_cli.register_query(query)
-    poc_cli.register_query(query)
-    gov_cli.register_query(query)
-    query_tx.register_query(query)
+    paths = {name: f"x.{name}.cli" for name in MODULES} | {"tx": "gonkad.cmd.query_tx"}
+    for name in [module] if module in paths else list(paths):
+        importlib.import_module(paths[name]).register_query(query)
+
+
+def _validator_messages(args: argparse.Namespace) -> Callable[[str], list[Message]]:
+    from gonkad.cmd.genesis import validator_messages
+
+    return validator_messages(args)
 
 
 def _add_localnet_command(sub: argparse._SubParsersAction) -> None:
@@ -218,7 +223,8 @@ def _add_localnet_command(sub: argparse._SubParsersAction) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     try:
         args.func(args)
     except (CLIError, RPCError, TxError, KeyringError, OSError, ValueError, TimeoutError) as exc:
