@@ -54,6 +54,10 @@ COMMANDS = {
 }
 """Top-level commands registered by their own file's ``register``."""
 
+CARRY_ANY_MESSAGE = {"gov"}
+"""Modules whose commands read or print any module's messages (a proposal's, packed in ``Any``): they load every
+module's CLI, and with it every message type, as the whole parser does."""
+
 
 class CLIError(Exception):
     """A user-facing failure: printed as one line, exit code 1."""
@@ -186,7 +190,7 @@ def _add_tx_commands(sub: argparse._SubParsersAction, module: str | None) -> Non
         dest="module", required=True
     )
     names = [*MODULES, "consensus"]
-    for name in [module] if module in names else names:
+    for name in [module] if module in names and module not in CARRY_ANY_MESSAGE else names:
         cli = importlib.import_module(f"x.{name}.cli")
         if name == "stake":
             cli.register_tx(tx_modules, _validator_messages)  # create-validator: a gentx's messages
@@ -199,7 +203,7 @@ def _add_query_commands(sub: argparse._SubParsersAction, module: str | None) -> 
     names one)."""
     query = sub.add_parser("query", aliases=["q"], help="query the chain").add_subparsers(dest="module", required=True)
     paths = {name: f"x.{name}.cli" for name in MODULES} | {"tx": "gonkad.cmd.query_tx"}
-    for name in [module] if module in paths else list(paths):
+    for name in [module] if module in paths and module not in CARRY_ANY_MESSAGE else list(paths):
         importlib.import_module(paths[name]).register_query(query)
 
 

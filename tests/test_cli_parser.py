@@ -16,6 +16,7 @@ COMMAND_LINES = [
     ["tx", "bank", "send", "alice", ADDRESS, "5ngonka", "--fees", "1ngonka"],
     ["tx", "stake", "create-validator", "10ngonka", "--moniker", "m", "--from", "alice"],
     ["tx", "gov", "vote", "3", "yes", "--from", "alice"],
+    ["tx", "gov", "submit-proposal", "proposal.json", "--from", "alice"],
     ["q", "bank", "balances", ADDRESS],
     ["query", "tx", "AB" * 32],
     ["query", "inference", "params"],
@@ -59,3 +60,19 @@ def test_an_unknown_word_is_refused_with_the_whole_list(argv: list[str], capsys:
     with pytest.raises(SystemExit):
         build_parser(argv).parse_args(argv)
     assert "invalid choice: 'bogus'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["tx", "gov", "submit-proposal", "p.json"], ["q", "gov", "proposal", "1"]])
+def test_a_gov_command_knows_every_modules_messages(argv: list[str]) -> None:
+    """A proposal carries any module's messages in ``Any``: the gov commands pack and print them by type URL."""
+    probe = (
+        f"from gonkad.cli import build_parser; build_parser({argv!r}); "
+        "from google.protobuf import symbol_database as s; d = s.Default(); "
+        "print(d.GetSymbol('gonka.epochs.v1.MsgUpdateParams').DESCRIPTOR.full_name,"
+        " d.GetSymbol('cosmos.distribution.v1beta1.MsgCommunityPoolSpend').DESCRIPTOR.full_name)"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert loaded.stdout.split() == [
+        "gonka.epochs.v1.MsgUpdateParams",
+        "cosmos.distribution.v1beta1.MsgCommunityPoolSpend",
+    ], loaded.stderr
