@@ -75,7 +75,7 @@ class ExecMode(Enum):
 MEMPOOL_MODES = (ExecMode.CHECK, ExecMode.RECHECK)
 
 
-@dataclass
+@dataclass(slots=True)
 class Context:
     store: KVStore
     header: BlockHeader
@@ -97,12 +97,9 @@ class Context:
     def emit(self, type_: str, **attributes: str) -> None:
         if self.mode in MEMPOOL_MODES:  # the mempool never reads events; building them is pure cost
             return
-        self.events.append(
-            abci.Event(
-                type=type_,
-                attributes=[abci.EventAttribute(key=key, value=value, index=True) for key, value in attributes.items()],
-            )
-        )
+        # Attributes as dicts: upb builds them in place instead of copying EventAttribute objects built first.
+        pairs = [{"key": key, "value": value, "index": True} for key, value in attributes.items()]
+        self.events.append(abci.Event(type=type_, attributes=pairs))
 
     def with_store(self, store: KVStore) -> Context:
         """A child context over another branch, sharing the gas meter, collecting its own events."""

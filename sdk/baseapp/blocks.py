@@ -8,6 +8,7 @@ A block hook that raises loses its own writes and the block goes on (``run_hook`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
@@ -100,7 +101,21 @@ def mark_events_to_index(index_events: frozenset[str], event_lists: Sequence[Seq
 
     Indexing is node-local (it never changes results or the app hash), so nodes may differ here.
     """
+    keys_by_type = _index_keys_by_type(index_events)
     for events in event_lists:
         for event in events:
+            keys = keys_by_type.get(event.type, ())
             for attribute in event.attributes:
-                attribute.index = f"{event.type}.{attribute.key}" in index_events
+                attribute.index = attribute.key in keys
+
+
+@lru_cache(maxsize=8)
+def _index_keys_by_type(index_events: frozenset[str]) -> dict[str, frozenset[str]]:
+    """``index_events`` as the keys to index of each event type: a block marks every attribute of every tx.
+    A pair splits at each of its dots, so ``type.key`` matches exactly as the joined text would."""
+    keys: dict[str, set[str]] = {}
+    for pair in index_events:
+        for at, char in enumerate(pair):
+            if char == ".":
+                keys.setdefault(pair[:at], set()).add(pair[at + 1 :])
+    return {type_: frozenset(names) for type_, names in keys.items()}
