@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from cosmpy.protos.cosmos.tx.signing.v1beta1 import signing_pb2
@@ -35,15 +34,20 @@ class Tx:
 
     size: int
     _sign_docs: dict[tuple[str, int], bytes] = field(default_factory=dict, compare=False, repr=False)
+    _fee: Coins | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def messages(self) -> list[AnyPb]:
         return list(self.body.messages)
 
-    @cached_property
+    @property
     def fee(self) -> Coins:
         """The fee's coins; a malformed fee raises ErrInvalidCoins each time it is asked (a valid one is kept)."""
-        return coins_from_proto(self.auth_info.fee.amount)
+        fee = self._fee
+        if fee is None:
+            fee = coins_from_proto(self.auth_info.fee.amount)
+            object.__setattr__(self, "_fee", fee)  # frozen: this memo is the one field set after construction
+        return fee
 
     def sign_bytes(self, chain_id: str, account_number: int) -> bytes:
         key = (chain_id, account_number)
