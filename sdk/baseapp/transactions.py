@@ -108,7 +108,14 @@ class Transactions(Core):
             gas_wanted = int(tx.auth_info.fee.gas_limit)
             meter = GasMeter(self.simulation_gas_limit if ctx.mode is ExecMode.SIMULATE else gas_wanted)
             ante_branch = CacheKV(ctx.store)
-            ante_ctx = Context(GasKV(ante_branch, meter), ctx.header, ctx.mode, meter, ctx.min_gas_prices)
+            ante_ctx = Context(
+                GasKV(ante_branch, meter),
+                ctx.header,
+                ctx.mode,
+                meter,
+                ctx.min_gas_prices,
+                index_events=ctx.index_events,
+            )
             self.ante(ante_ctx, tx, signers)
         except ABCIError as err:
             return result_of(err, gas_wanted, meter.consumed)
