@@ -361,9 +361,14 @@ def compare(total: int, senders: int, runs: int, mode: str, with_gonka: bool) ->
         print(f"gonka/kvstore: {medians['gonka'] / medians['kvstore']:.3f}")
 
 
-def in_process_app(tmp: str, keys: list[secp256k1.PrivateKey], store: type[CommitStore] = CommitStore) -> GonkaApp:
+def in_process_app(
+    tmp: str,
+    keys: list[secp256k1.PrivateKey],
+    store: type[CommitStore] = CommitStore,
+    index_events: frozenset[str] = frozenset(),
+) -> GonkaApp:
     """An app at height 1 in ``tmp`` with ``keys`` funded at genesis (account numbers 0, 1, ...)."""
-    app = GonkaApp(store(str(Path(tmp) / "db")))
+    app = GonkaApp(store(str(Path(tmp) / "db")), index_events=index_events)
     state = genesis.default_app_state()
     for key in keys:
         state = genesis.add_genesis_account(state, address_of(key), [("ngonka", 10**15)])

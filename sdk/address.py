@@ -4,6 +4,7 @@ and module account addresses."""
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 from sdk.crypto import bech32
 from sdk.errors import ErrInvalidAddress
@@ -16,8 +17,10 @@ def parse_address(text: str, what: str) -> bytes:
         raise ErrInvalidAddress.wrap(f"{what}: {exc}") from None
 
 
+@lru_cache(maxsize=256)
 def module_address(name: str) -> bytes:
-    """A module account's address as the Cosmos SDK derives it: sha256(name)[:20]."""
+    """A module account's address as the Cosmos SDK derives it: sha256(name)[:20]. Cached: every fee
+    goes to the fee collector's, and the modules are few."""
     return hashlib.sha256(name.encode()).digest()[:20]
 
 

@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Iterable
 from fractions import Fraction
+from functools import lru_cache
 
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 
@@ -36,10 +37,16 @@ class Coins(tuple[tuple[str, int], ...]):
     """A sorted set of (denom, positive amount) pairs; the canonical form Cosmos uses."""
 
     def __str__(self) -> str:
-        return ",".join(f"{amount}{denom}" for denom, amount in self)
+        return _coins_text(self)
 
     def to_proto(self) -> list[coin_pb2.Coin]:
         return [coin_pb2.Coin(denom=d, amount=str(a)) for d, a in self]
+
+
+@lru_cache(maxsize=4096)
+def _coins_text(coins: Coins) -> str:
+    """Cached: events print every fee and amount, and they repeat."""
+    return ",".join(f"{amount}{denom}" for denom, amount in coins)
 
 
 def make_coins(pairs: list[tuple[str, int]]) -> Coins:
@@ -57,7 +64,14 @@ def make_coins(pairs: list[tuple[str, int]]) -> Coins:
 
 
 def coins_from_proto(coins: Iterable[coin_pb2.Coin]) -> Coins:
-    return make_coins([(coin.denom, parse_amount(coin.amount)) for coin in coins])
+    return _coins_from_text(tuple((coin.denom, coin.amount) for coin in coins))
+
+
+@lru_cache(maxsize=4096)
+def _coins_from_text(pairs: tuple[tuple[str, str], ...]) -> Coins:
+    """Cached: every tx's fee and most sends' amounts are one of a few texts, and the answer (or the error
+    raised, which is never cached) depends on the text alone."""
+    return make_coins([(denom, parse_amount(amount)) for denom, amount in pairs])
 
 
 def parse_coins(text: str) -> Coins:
@@ -102,6 +116,8 @@ def format_dec_coins(prices: tuple[tuple[str, Fraction], ...]) -> str:
     return ",".join(parts)
 
 
+@lru_cache(maxsize=1024)
 def required_fees(prices: tuple[tuple[str, Fraction], ...], gas_limit: int) -> Coins:
-    """Fee each denom must reach: ceil(price * gas_limit)."""
+    """Fee each denom must reach: ceil(price * gas_limit). Cached: CheckTx asks it of every tx, with this
+    node's prices and the few gas limits wallets use."""
     return make_coins([(d, math.ceil(p * gas_limit)) for d, p in prices if p * gas_limit > 0])

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
+from functools import lru_cache
 from typing import Protocol
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
@@ -75,7 +76,7 @@ class ExecMode(Enum):
 MEMPOOL_MODES = (ExecMode.CHECK, ExecMode.RECHECK)
 
 
-@dataclass
+@dataclass(slots=True)
 class Context:
     store: KVStore
     header: BlockHeader
@@ -84,6 +85,9 @@ class Context:
     min_gas_prices: tuple[tuple[str, Fraction], ...] = ()
     events: list[abci.Event] = field(default_factory=list)
     validator_updates: list[abci.ValidatorUpdate] = field(default_factory=list)
+    index_events: frozenset[str] = frozenset()
+    """The ``type.key`` pairs whose attributes CometBFT indexes (app.toml ``index_events``; empty: all of them).
+    Node-local: it never changes results or the app hash, so nodes may differ here."""
 
     _prefixed: dict[bytes, PrefixStore] = field(default_factory=dict, repr=False)
 
@@ -97,15 +101,33 @@ class Context:
     def emit(self, type_: str, **attributes: str) -> None:
         if self.mode in MEMPOOL_MODES:  # the mempool never reads events; building them is pure cost
             return
-        self.events.append(
-            abci.Event(
-                type=type_,
-                attributes=[abci.EventAttribute(key=key, value=value, index=True) for key, value in attributes.items()],
-            )
-        )
+        # Attributes as dicts: upb builds them in place instead of copying EventAttribute objects built first.
+        if self.index_events:
+            indexed = _index_keys_by_type(self.index_events).get(type_, frozenset())
+            pairs = [{"key": key, "value": value, "index": key in indexed} for key, value in attributes.items()]
+        else:
+            pairs = [{"key": key, "value": value, "index": True} for key, value in attributes.items()]
+        self.events.append(abci.Event(type=type_, attributes=pairs))
 
     def with_store(self, store: KVStore) -> Context:
         """A child context over another branch, sharing the gas meter, collecting its own events."""
         return Context(
-            store=store, header=self.header, mode=self.mode, gas=self.gas, min_gas_prices=self.min_gas_prices
+            store=store,
+            header=self.header,
+            mode=self.mode,
+            gas=self.gas,
+            min_gas_prices=self.min_gas_prices,
+            index_events=self.index_events,
         )
+
+
+@lru_cache(maxsize=8)
+def _index_keys_by_type(index_events: frozenset[str]) -> dict[str, frozenset[str]]:
+    """``index_events`` as the keys to index of each event type: every event a block emits asks. A pair
+    splits at each of its dots, so ``type.key`` matches exactly as the joined text would."""
+    keys: dict[str, set[str]] = {}
+    for pair in index_events:
+        for at, char in enumerate(pair):
+            if char == ".":
+                keys.setdefault(pair[:at], set()).add(pair[at + 1 :])
+    return {type_: frozenset(names) for type_, names in keys.items()}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from cosmpy.protos.cosmos.tx.signing.v1beta1 import signing_pb2
@@ -11,6 +11,7 @@ from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.codec import decode_strict
+from sdk.coins import Coins, coins_from_proto
 from sdk.errors import ErrInvalidRequest, ErrTxDecode, ErrUnknownExtensionOptions
 
 MAX_TX_BYTES = 1 << 20
@@ -22,20 +23,40 @@ SIGN_MODE_DIRECT = signing_pb2.SIGN_MODE_DIRECT
 
 @dataclass(frozen=True)
 class Tx:
-    """A decoded transaction that still holds the exact bytes that were signed."""
+    """A decoded transaction that still holds the exact bytes that were signed.
+
+    One is shared by every run of the same bytes (CheckTx, recheck, its block: ``sdk/prepared.py``), so what
+    it derives from its own bytes alone (its fee, its sign bytes) is derived once and kept."""
 
     raw: tx_pb2.TxRaw
     body: tx_pb2.TxBody
     auth_info: tx_pb2.AuthInfo
 
     size: int
+    _sign_docs: dict[tuple[str, int], bytes] = field(default_factory=dict, compare=False, repr=False)
+    _fee: Coins | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def messages(self) -> list[AnyPb]:
         return list(self.body.messages)
 
+    @property
+    def fee(self) -> Coins:
+        """The fee's coins; a malformed fee raises ErrInvalidCoins each time it is asked (a valid one is kept)."""
+        fee = self._fee
+        if fee is None:
+            fee = coins_from_proto(self.auth_info.fee.amount)
+            object.__setattr__(self, "_fee", fee)  # frozen: this memo is the one field set after construction
+        return fee
+
     def sign_bytes(self, chain_id: str, account_number: int) -> bytes:
-        return sign_doc_bytes(self.raw.body_bytes, self.raw.auth_info_bytes, chain_id, account_number)
+        key = (chain_id, account_number)
+        sign_doc = self._sign_docs.get(key)
+        if sign_doc is None:
+            sign_doc = self._sign_docs[key] = sign_doc_bytes(
+                self.raw.body_bytes, self.raw.auth_info_bytes, chain_id, account_number
+            )
+        return sign_doc
 
 
 def sign_doc_bytes(body_bytes: bytes, auth_info_bytes: bytes, chain_id: str, account_number: int) -> bytes:

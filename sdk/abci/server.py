@@ -45,7 +45,7 @@ from google.protobuf.message import DecodeError, Message
 from sdk.workers import run_job
 
 from .application import Application
-from .framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameError, encode_frame
+from .framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameError, encode_frame, encode_uvarint
 
 log = logging.getLogger("sdk.abci")
 QueryJob = Callable[[], abci.ResponseQuery]
@@ -73,6 +73,12 @@ _RESPONSE_TYPES: dict[str, type[Message]] = {
     field.name: type(getattr(abci.Response(), field.name))
     for field in abci.Request.DESCRIPTOR.oneofs_by_name["value"].fields
 }
+LENGTH_DELIMITED = 2
+"""The protobuf wire type of a message field."""
+_RESPONSE_TAGS: dict[str, bytes] = {
+    field.name: encode_uvarint(field.number << 3 | LENGTH_DELIMITED) for field in abci.Response.DESCRIPTOR.fields
+}
+"""Each Response field's key: a Response is the one field set, written here around the answer's own bytes."""
 
 
 class ProtocolError(Exception):
@@ -258,7 +264,9 @@ def _response(kind: str, result: Message) -> bytes:
     expected = _RESPONSE_TYPES[kind]
     if not isinstance(result, expected):
         raise TypeError(f"{kind} returned {type(result).__name__}, expected {expected.__name__}")
-    return abci.Response(**{kind: result}).SerializeToString()
+    # The bytes abci.Response(**{kind: result}) serializes to, without first copying the answer into it (a
+    # block's answer holds every tx's result and events).
+    return _RESPONSE_TAGS[kind] + encode_frame(result.SerializeToString())
 
 
 def _failure(kind: str, exc: Exception) -> bytes:

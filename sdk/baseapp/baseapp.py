@@ -53,6 +53,7 @@ class BaseApp(Blocks, Proposals, Queries, Genesis):
         self.genesis_app_hash = b""
         self.check_state = CacheKV(store)
         self.prepared = PreparedCache(self.prepare)
+        self._last_check_header = None
         self.check_invariants = check_invariants
         self.invariants = {
             f"{module.name}/{name}": invariant

@@ -7,7 +7,7 @@ A block hook that raises loses its own writes and the block goes on (``run_hook`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 
@@ -30,7 +30,7 @@ class Blocks(Transactions):
         state = self.pending_genesis or CacheKV(self.store)
         self.pending_genesis = None
         header = BlockHeader(stored_chain_id(state), req.height, block.time_ns, req.proposer_address)
-        ctx = Context(state, header)
+        ctx = Context(state, header, index_events=self.index_events)
         consensus_params_before = stored_consensus_params(state)
         for module in self.modules:
             self.run_in_branch(ctx, module.name, "begin_block", with_block(module.begin_block, block))
@@ -43,8 +43,6 @@ class Blocks(Transactions):
         if self.check_invariants:
             self.assert_invariants(Context(state, header))
         app_hash = self.store.apply(state.changes())
-        if self.index_events:
-            mark_events_to_index(self.index_events, [ctx.events, *(r.events for r in results)])
         return abci.ResponseFinalizeBlock(
             events=ctx.events,
             tx_results=results,
@@ -93,14 +91,3 @@ class Blocks(Transactions):
 def with_block(hook: Callable[[Context, BlockInfo], None], block: BlockInfo) -> Callable[[Context], None]:
     """A block hook with its block bound, as ``run_in_branch`` calls it."""
     return lambda ctx: hook(ctx, block)
-
-
-def mark_events_to_index(index_events: frozenset[str], event_lists: Sequence[Sequence[abci.Event]]) -> None:
-    """Index only the configured ``type.key`` pairs: CometBFT's indexer is a large part of a tx's cost.
-
-    Indexing is node-local (it never changes results or the app hash), so nodes may differ here.
-    """
-    for events in event_lists:
-        for event in events:
-            for attribute in event.attributes:
-                attribute.index = f"{event.type}.{attribute.key}" in index_events

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from sdk.abci.application import Application
 from sdk.baseapp.state import stored_chain_id
-from sdk.context import Context
+from sdk.context import BlockHeader, Context
 from sdk.invariants import Invariant
 from sdk.module import Module, MsgRoute, QueryRoute
 from sdk.prepared import PreparedCache
@@ -43,6 +43,7 @@ class Core(Application):
     check_state: CacheKV
     """The mempool's branch of the committed state, reset at each Commit."""
     prepared: PreparedCache
+    _last_check_header: BlockHeader | None
 
     @property
     def chain_id(self) -> str:

@@ -57,7 +57,14 @@ class Transactions(Core):
         )
 
     def _check_header(self) -> BlockHeader:
-        return BlockHeader(chain_id=self.chain_id, height=self.store.version + 1, time_ns=0)
+        """The header CheckTx runs under, built once per committed height: a committed chain id never
+        changes, so only one read while it is not committed yet (before the first block) is repeated."""
+        height = self.store.version + 1
+        header = self._last_check_header
+        if header is None or header.height != height or not header.chain_id:
+            header = BlockHeader(chain_id=self.chain_id, height=height, time_ns=0)
+            self._last_check_header = header if self.pending_genesis is None else None
+        return header
 
     def decode_messages(self, tx: Tx) -> list[tuple[MsgRoute, Message]]:
         return [self.decode_message(packed) for packed in tx.messages]
@@ -101,7 +108,14 @@ class Transactions(Core):
             gas_wanted = int(tx.auth_info.fee.gas_limit)
             meter = GasMeter(self.simulation_gas_limit if ctx.mode is ExecMode.SIMULATE else gas_wanted)
             ante_branch = CacheKV(ctx.store)
-            ante_ctx = Context(GasKV(ante_branch, meter), ctx.header, ctx.mode, meter, ctx.min_gas_prices)
+            ante_ctx = Context(
+                GasKV(ante_branch, meter),
+                ctx.header,
+                ctx.mode,
+                meter,
+                ctx.min_gas_prices,
+                index_events=ctx.index_events,
+            )
             self.ante(ante_ctx, tx, signers)
         except ABCIError as err:
             return result_of(err, gas_wanted, meter.consumed)
@@ -129,7 +143,10 @@ class Transactions(Core):
                 msg_ctx.emit("message", action="/" + msg.DESCRIPTOR.full_name)
                 response = route.handler(msg_ctx, msg)
                 if response is not None:
-                    responses.msg_responses.add().Pack(response, type_url_prefix="/")
+                    # What Any.Pack(response, type_url_prefix="/") stores, without its generic path.
+                    responses.msg_responses.add(
+                        type_url="/" + response.DESCRIPTOR.full_name, value=response.SerializeToString()
+                    )
         except ABCIError as err:
             return result_of(err, gas_wanted, meter.consumed, ante_ctx.events)
         msg_branch.write()

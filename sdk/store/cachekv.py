@@ -129,15 +129,28 @@ class CacheKV:
     def write(self) -> None:
         """Flush own writes into the parent, which must have set/delete (a CacheKV)."""
         parent = self._parent
-        if not (hasattr(parent, "set") and hasattr(parent, "delete")):
+        if type(parent) is CacheKV:
+            parent._absorb(self._writes)
+        elif not (hasattr(parent, "set") and hasattr(parent, "delete")):
             raise TypeError("parent has no set/delete; hand changes() to CommitStore.apply instead")
-        for k, v in self._writes.items():
-            if v is None:
-                parent.delete(k)
-            else:
-                parent.set(k, v)
+        else:
+            for k, v in self._writes.items():
+                if v is None:
+                    parent.delete(k)
+                else:
+                    parent.set(k, v)
         self._writes = {}
         self._sorted = None
+
+    def _absorb(self, writes: dict[bytes, bytes | None]) -> None:
+        """A child branch's writes, as its ``set``/``delete`` calls would leave them, without checking each
+        key and value again (the child's own ``set`` and ``delete`` checked them): every tx writes two."""
+        if self._sorted is not None:
+            own = self._writes
+            for key in writes:
+                if key not in own:
+                    insort(self._sorted, key)
+        self._writes.update(writes)
 
     def changes(self) -> dict[bytes, bytes | None]:
         """Own writes (None = delete), e.g. for CommitStore.apply at block end."""

@@ -7,13 +7,14 @@ that a failed transaction still costs its fee and cannot be replayed.
 from __future__ import annotations
 
 import base64
+from functools import lru_cache
 
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.codec import decode
-from sdk.coins import Coins, coins_from_proto, required_fees
+from sdk.coins import Coins, required_fees
 from sdk.context import Context, ExecMode
 from sdk.crypto import bech32, secp256k1
 from sdk.errors import (
@@ -58,7 +59,7 @@ def process_ante(ctx: Context, tx: Tx, signers: list[bytes], accounts: AccountKe
             f"wrong number of signers; expected {len(signers)}, got {len(signatures)} signatures"
             f" and {len(signer_infos)} signer infos"
         )
-    fee = coins_from_proto(tx.auth_info.fee.amount)
+    fee = tx.fee
     if ctx.mode is ExecMode.CHECK:
         check_min_fee(ctx, fee, int(tx.auth_info.fee.gas_limit))
     charge_fee(ctx, tx, fee, signers[0], bank)
@@ -138,7 +139,14 @@ def signer_key(packed: AnyPb, signer: bytes) -> bytes:
     """The secp256k1 key in ``packed``: well-formed and hashing to ``signer``, else ``sdk/8``."""
     if packed.type_url != SECP256K1_PUBKEY_URL:
         raise ErrInvalidPubKey.wrap(f"unsupported public key type {packed.type_url!r}")
-    key = decode(keys_pb2.PubKey, packed.value, "secp256k1 public key", ErrInvalidPubKey).key
+    return _secp256k1_signer_key(packed.value, signer)
+
+
+@lru_cache(maxsize=16384)
+def _secp256k1_signer_key(value: bytes, signer: bytes) -> bytes:
+    """Cached (a refusal raises, so it is never kept): the same accounts sign tx after tx, and each tx's
+    stored key is checked at CheckTx, recheck and in its block."""
+    key = decode(keys_pb2.PubKey, value, "secp256k1 public key", ErrInvalidPubKey).key
     if len(key) != secp256k1.PUBKEY_LEN:
         raise ErrInvalidPubKey.wrap(
             f"malformed secp256k1 public key: {len(key)} bytes, expected {secp256k1.PUBKEY_LEN}"

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 MODULE_NAME = "bank"
 STORE_PREFIX = b"bank/"
 SUPPLY_PREFIX = b"\x00"
@@ -27,7 +29,9 @@ def address_balances_prefix(address: bytes) -> bytes:
     return BALANCES_PREFIX + bytes([len(address)]) + address
 
 
+@lru_cache(maxsize=16384)
 def balance_key(address: bytes, denom: str) -> bytes:
+    """Cached: a send reads and writes its accounts' balances several times over (fee, spendable, transfer)."""
     return address_balances_prefix(address) + denom.encode()
 
 
