@@ -1,0 +1,84 @@
+"""``StartedIds``: the inference ids the committed blocks started, read once a block from their events
+(``sdk.client.heights.HeightFollower``), so the Transfer Agent's check that a request is not on chain already
+(``ChainInferenceView.known``) costs no chain read for the requests it can answer.
+
+Freshness rule. ``known(id, timestamp_ns)`` answers:
+
+- True when a ``start_inference`` of the id is in a block read (a start is never undone);
+- False when none is, the follower has read every block through the committed height it just polled (at most
+  ``poll_s`` old), and no block it did not read could hold one: a start is in a block whose time is at least the
+  request's timestamp less ``request_max_future_s`` (x/inference, ``inference/8``), and every block not read
+  (before the follower started, skipped after falling behind, or read and forgotten after ``keep_s``) was made
+  by ``floor``, this process's wall clock, with a block time of at most ``floor + skew_s``. So a request stamped
+  after ``floor + skew_s + request_max_future_s`` is judged by the blocks read alone;
+- None otherwise (a request stamped earlier, the follower behind): the caller asks the chain.
+
+Like the chain's own answer, this sees committed blocks only: a start still in a mempool, or committed in the
+moment since the last poll, is not seen, and a duplicate start that slips through is refused in its block
+(``inference/9``), where the chain has the last word.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from sdk.client.heights import Event, HeightFollower
+
+
+class StartedIds:
+    """Over a node's JSON-RPC (``call``) and committed height (``app_height``); ``future_s()``: the chain's
+    ``request_max_future_s``. Thread-safe."""
+
+    def __init__(
+        self,
+        call: Callable[..., dict[str, Any]],
+        app_height: Callable[[], int],
+        future_s: Callable[[], int],
+        poll_s: float = 0.02,
+        keep_s: float = 300.0,
+        skew_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.future_s, self.keep_s, self.skew_s, self.wall = future_s, keep_s, skew_s, wall
+        self.follower = HeightFollower(call, app_height, self._apply, self._restart, poll_s, clock=clock)
+        self.lock = threading.Lock()
+        self.ids: OrderedDict[bytes, float] = OrderedDict()
+        """Id → the wall time its block was read, the oldest first."""
+        self.floor = wall()
+        """Every block not read was made by this wall time."""
+
+    def known(self, inference_id: bytes, timestamp_ns: int) -> bool | None:
+        """Whether a start of ``inference_id`` (a request stamped ``timestamp_ns``) is committed; None: the blocks
+        read cannot tell."""
+        height = self.follower.sync()
+        with self.lock:
+            if inference_id in self.ids:
+                return True
+            floor = self.floor
+        if not self.follower.current(height):
+            return None
+        if timestamp_ns <= (floor + self.skew_s + self.future_s()) * 1e9:
+            return None
+        return False
+
+    def _restart(self) -> None:
+        with self.lock:
+            self.floor = max(self.floor, self.wall())
+
+    def _apply(self, height: int, events: list[Event]) -> None:
+        now = self.wall()
+        with self.lock:
+            for kind, attributes in events:
+                if kind == "start_inference":
+                    self.ids[bytes.fromhex(attributes["id"])] = now
+            while self.ids:
+                oldest, seen = next(iter(self.ids.items()))
+                if seen + self.keep_s > now:
+                    break
+                del self.ids[oldest]
+                self.floor = max(self.floor, seen)
