@@ -6,16 +6,17 @@ Freshness rule. ``known(id, timestamp_ns)`` answers:
 
 - True when a ``start_inference`` of the id is in a block read (a start is never undone);
 - False when none is, the follower has read every block through the committed height it just polled (at most
-  ``poll_s`` old), and no block it did not read could hold one: a start is in a block whose time is at least the
+  ``poll_s`` old) but the last one, which another request may be reading at that moment (a request never waits
+  for a block's events), and no block it did not read could hold one: a start is in a block whose time is at least the
   request's timestamp less ``request_max_future_s`` (x/inference, ``inference/8``), and every block not read
   (before the follower started, skipped after falling behind, or read and forgotten after ``keep_s``) was made
   by ``floor``, this process's wall clock, with a block time of at most ``floor + skew_s``. So a request stamped
   after ``floor + skew_s + request_max_future_s`` is judged by the blocks read alone;
 - None otherwise (a request stamped earlier, the follower behind): the caller asks the chain.
 
-Like the chain's own answer, this sees committed blocks only: a start still in a mempool, or committed in the
-moment since the last poll, is not seen, and a duplicate start that slips through is refused in its block
-(``inference/9``), where the chain has the last word.
+Like the chain's own answer, this sees committed blocks only: a start still in a mempool, or in the last block
+committed (being read, or since the last poll), is not seen, and a duplicate start that slips through is refused
+in its block (``inference/9``), where the chain has the last word.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ class StartedIds:
         wall: Callable[[], float] = time.time,
     ) -> None:
         self.future_s, self.keep_s, self.skew_s, self.wall = future_s, keep_s, skew_s, wall
-        self.follower = HeightFollower(call, app_height, self._apply, self._restart, poll_s, clock=clock)
+        self.follower = HeightFollower(
+            call, app_height, frozenset({"start_inference"}), self._apply, self._restart, poll_s, clock=clock
+        )
         self.lock = threading.Lock()
         self.ids: OrderedDict[bytes, float] = OrderedDict()
         """Id → the wall time its block was read, the oldest first."""
@@ -55,12 +58,12 @@ class StartedIds:
     def known(self, inference_id: bytes, timestamp_ns: int) -> bool | None:
         """Whether a start of ``inference_id`` (a request stamped ``timestamp_ns``) is committed; None: the blocks
         read cannot tell."""
-        height = self.follower.sync()
+        height = self.follower.sync(wait=False)
         with self.lock:
             if inference_id in self.ids:
                 return True
             floor = self.floor
-        if not self.follower.current(height):
+        if not self.follower.current(height - 1):
             return None
         if timestamp_ns <= (floor + self.skew_s + self.future_s()) * 1e9:
             return None
@@ -73,9 +76,8 @@ class StartedIds:
     def _apply(self, height: int, events: list[Event]) -> None:
         now = self.wall()
         with self.lock:
-            for kind, attributes in events:
-                if kind == "start_inference":
-                    self.ids[bytes.fromhex(attributes["id"])] = now
+            for _, attributes in events:
+                self.ids[bytes.fromhex(attributes["id"])] = now
             while self.ids:
                 oldest, seen = next(iter(self.ids.items()))
                 if seen + self.keep_s > now:

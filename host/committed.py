@@ -56,7 +56,9 @@ class CommittedInferences:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.querier, self.address, self.keep_heights = querier, address, keep_heights
-        self.follower = HeightFollower(rpc.call, rpc.app_height, self._apply, self._forget, poll_s, clock=clock)
+        self.follower = HeightFollower(
+            rpc.call, rpc.app_height, FOLLOWED, self._apply, self._forget, poll_s, clock=clock
+        )
         self.lock = threading.Lock()
         self.records: OrderedDict[bytes, tuple[int, Inference | Ask]] = OrderedDict()
         """Id → (the height of its last news, its record or ``ASK``), the oldest news first."""
@@ -111,8 +113,7 @@ class CommittedInferences:
     def _apply(self, height: int, events: list[Event]) -> None:
         with self.lock:
             for kind, attributes in events:
-                if kind in FOLLOWED:
-                    self._move(height, kind, bytes.fromhex(attributes["id"]), attributes)
+                self._move(height, kind, bytes.fromhex(attributes["id"]), attributes)
             self._prune()
 
     def _move(self, height: int, kind: str, inference_id: bytes, attributes: dict[str, str]) -> None:

@@ -22,32 +22,35 @@ from sdk.client.rpc import RPCError
 Event = tuple[str, dict[str, str]]
 
 
-def events_of(results: dict[str, Any]) -> list[Event]:
-    """The events of a ``block_results`` answer: each successful transaction's, then the block's own."""
+def events_of(results: dict[str, Any], kinds: frozenset[str]) -> list[Event]:
+    """The events of the types ``kinds`` in a ``block_results`` answer: each successful transaction's, then the
+    block's own."""
     raw: list[dict[str, Any]] = []
     for result in results.get("txs_results") or []:
         if int(result.get("code") or 0) == 0:
             raw.extend(result.get("events") or [])
     raw.extend(results.get("finalize_block_events") or [])
-    return [(e["type"], {a["key"]: a["value"] for a in e.get("attributes") or []}) for e in raw]
+    return [(e["type"], {a["key"]: a["value"] for a in e.get("attributes") or []}) for e in raw if e["type"] in kinds]
 
 
 class HeightFollower:
     """Over ``call`` (CometBFT's JSON-RPC ``call``) and ``app_height`` (the committed height, polled at most every
-    ``poll_s``): ``apply(height, events)`` for each new height in order, ``restart()`` when heights were skipped.
-    Thread-safe: one caller reads the new heights, the others wait for it."""
+    ``poll_s``): ``apply(height, events)`` for each new height in order, its events of the types ``kinds``;
+    ``restart()`` when heights were skipped. Thread-safe: one caller reads the new heights, the others wait for
+    it, or (``sync(wait=False)``) go on with what was read."""
 
     def __init__(
         self,
         call: Callable[..., dict[str, Any]],
         app_height: Callable[[], int],
+        kinds: frozenset[str],
         apply: Callable[[int, list[Event]], None],
         restart: Callable[[], None],
         poll_s: float = 0.02,
         max_behind: int = 50,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.call, self.apply, self.restart, self.max_behind = call, apply, restart, max_behind
+        self.call, self.kinds, self.apply, self.restart, self.max_behind = call, kinds, apply, restart, max_behind
         self.app_height = Cached(poll_s, app_height, clock)
         self.height = 0
         """The committed height the last ``sync`` saw."""
@@ -62,9 +65,9 @@ class HeightFollower:
         followed = self.followed
         return followed is not None and self.since < followed and height <= followed
 
-    def sync(self) -> int:
+    def sync(self, wait: bool = True) -> int:
         """Apply the heights committed since the last call; the committed height (the last one seen when the node
-        does not answer)."""
+        does not answer). ``wait=False``: when another caller is reading them, return at once."""
         try:
             target = self.app_height.get()
         except RPCError:
@@ -72,15 +75,19 @@ class HeightFollower:
         self.height = max(self.height, target)
         if self.followed is not None and self.followed >= target:
             return target
-        with self.fetching:
+        if not self.fetching.acquire(blocking=wait):
+            return target
+        try:
             if self.followed is None or target - self.followed > self.max_behind:
                 self.restart()
                 self.followed = self.since = target
             while self.followed < target:
                 try:
-                    events = events_of(self.call("block_results", height=str(self.followed + 1)))
+                    events = events_of(self.call("block_results", height=str(self.followed + 1)), self.kinds)
                 except RPCError:  # not readable now: read again at the next call; meanwhile not current
                     break
                 self.apply(self.followed + 1, events)
                 self.followed += 1
+        finally:
+            self.fetching.release()
         return target
