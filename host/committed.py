@@ -106,7 +106,7 @@ class CommittedInferences:
                 break
             del self.records[oldest]
 
-    def _forget(self) -> None:
+    def _forget(self, since: int) -> None:
         with self.lock:
             self.records.clear()
 

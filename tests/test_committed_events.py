@@ -7,6 +7,7 @@ tests/test_agent_localnet.py."""
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -73,6 +74,10 @@ class Node:
         self.block_events[self.height] = list(block)
 
     def call(self, method: str, height: str) -> dict[str, Any]:
+        if method == "header":  # block h made at 1000 + h seconds
+            return {
+                "header": {"time": datetime.fromtimestamp(1000 + int(height), UTC).strftime("%Y-%m-%dT%H:%M:%S.5Z")}
+            }
         assert method == "block_results"
         self.block_reads.append(int(height))
         if int(height) in self.unreadable:
@@ -115,7 +120,7 @@ def test_the_follower_reads_each_height_once_in_order_and_again_when_it_failed()
         node.app_height,
         frozenset(),
         lambda h, e: applied.append(h),
-        lambda: restarts.append(1),
+        restarts.append,
         0.0,
         max_behind=5,
     )
@@ -135,10 +140,13 @@ def test_the_follower_reads_each_height_once_in_order_and_again_when_it_failed()
     follower.sync()
     assert applied == [11, 12, 13, 14] and follower.current(14)
     node.height += 9  # fell behind more than max_behind: starts again at the committed height
-    assert follower.sync() == 23 and restarts == [1, 1] and applied[-1] == 14 and not follower.current(23)
+    assert follower.sync() == 23 and restarts == [10, 23] and applied[-1] == 14 and not follower.current(23)
     node.commit()
     follower.sync()
     assert applied[-1] == 24 and follower.current(24)
+    follower.lookback = follower.max_behind = 3
+    node.height += 10  # starts again 3 heights back, and reads those
+    assert follower.sync() == 34 and restarts[-1] == 31 and applied[-3:] == [32, 33, 34] and follower.current(34)
 
 
 def committed(node: Node) -> CommittedInferences:
@@ -260,25 +268,30 @@ def test_the_finisher_sees_its_finishes_through_the_blocks_without_reading_them(
 
 
 def test_the_tas_started_ids_answer_fresh_requests_from_the_blocks() -> None:
-    node, wall = Node(), [1000.0]
-    started = StartedIds(node.call, node.app_height, lambda: 30, poll_s=0.0, keep_s=100, skew_s=5, wall=lambda: wall[0])
-    fresh = int(1040e9)  # after the floor (1000 s) + skew (5 s) + request_max_future_s (30 s)
-    assert started.known(ident(1), fresh) is None  # no block read yet
-    node.commit([start(1, executor=OTHER)])
-    assert started.known(ident(1), int(900e9)) is True  # a start read is a start, however it was stamped
-    assert started.known(ident(2), fresh) is False
-    assert started.known(ident(2), int(1030e9)) is None  # could be in a block from before the follower
+    """With the chain's ``request_max_future_s`` 30 s and blocks made at 1000 + height seconds (tests' ``Node``)."""
+    node, wall = Node(height=300), [2000.0]
+    started = StartedIds(
+        node.call, node.app_height, lambda: 30, poll_s=0.0, keep_s=100, skew_s=5, lookback=200, wall=lambda: wall[0]
+    )
+    node.blocks[150] = [[start(1, executor=OTHER)]]
+    node.blocks[90] = [[start(2, executor=OTHER)]]  # below the lookback
+    fresh = int(1131e9)  # after the floor (block 100's time, 1100.5 s) + 30 s
+    assert started.known(ident(1), fresh) is True  # read back at the first request
+    assert started.floor == 1100.5 and started.known(ident(3), fresh) is False
+    assert started.known(ident(2), int(1130e9)) is None  # could be in a block not read: the chain's to tell
     node.commit()
     with started.follower.fetching:  # another request reading the new block: not waited for
-        assert started.known(ident(2), fresh) is False
+        assert started.known(ident(3), fresh) is False
     node.commit()
     node.unreadable = {node.height - 1, node.height}
-    assert started.known(ident(2), fresh) is None  # more than that block behind: the chain's to tell
+    assert started.known(ident(3), fresh) is None  # more than that block behind: the chain's to tell
     node.unreadable = set()
-    wall[0] = 1100.0
-    node.commit([start(3, executor=OTHER)])
-    assert started.known(ident(3), int(1120e9)) is True
-    wall[0] = 1250.0
+    wall[0] = 2200.0
     node.commit()
-    assert started.known(ident(3), int(1120e9)) is None  # forgotten after keep_s: its block is below the floor now
-    assert started.floor == 1100.0 and started.known(ident(4), int(1140e9)) is False
+    assert started.known(ident(1), int(900e9)) is None  # forgotten after keep_s (read at 2000 s)
+    assert started.floor == 2005.0 and started.known(ident(3), int(2036e9)) is False  # read by 2000 s, skew 5 s
+    node.height += 300  # fell behind: starts again 200 heights back, floor from that block's header
+    node.unreadable = {node.height - 199}  # the first of them unreadable now: read again at the next request
+    assert started.known(ident(3), int(2036e9)) is None
+    node.unreadable = set()
+    assert started.known(ident(3), int(2036e9)) is False and started.follower.since == node.height - 200

@@ -5,8 +5,8 @@ Events are what the block's successful transactions and its ``FinalizeBlock`` em
 (``(type, {key: value})``); a refused transaction's are left out (its messages did nothing). A height whose
 results cannot be read is read again at the next ``sync``; until then the follower is not ``current`` at the
 heights from it on, and its reader asks the chain itself. Fallen more than ``max_behind`` heights behind (or at
-the first ``sync``) it starts again at the committed height, and ``restart`` tells its reader that heights were
-skipped.
+the first ``sync``) it starts again ``lookback`` heights below the committed height, reading those first, and
+``restart(since)`` tells its reader that the heights up to ``since`` were not read.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ def events_of(results: dict[str, Any], kinds: frozenset[str]) -> list[Event]:
 class HeightFollower:
     """Over ``call`` (CometBFT's JSON-RPC ``call``) and ``app_height`` (the committed height, polled at most every
     ``poll_s``): ``apply(height, events)`` for each new height in order, its events of the types ``kinds``;
-    ``restart()`` when heights were skipped. Thread-safe: one caller reads the new heights, the others wait for
-    it, or (``sync(wait=False)``) go on with what was read."""
+    ``restart(since)`` when the heights through ``since`` were skipped. Thread-safe: one caller reads the new
+    heights, the others wait for it, or (``sync(wait=False)``) go on with what was read."""
 
     def __init__(
         self,
@@ -45,19 +45,21 @@ class HeightFollower:
         app_height: Callable[[], int],
         kinds: frozenset[str],
         apply: Callable[[int, list[Event]], None],
-        restart: Callable[[], None],
+        restart: Callable[[int], None],
         poll_s: float = 0.02,
         max_behind: int = 50,
+        lookback: int = 0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.call, self.kinds, self.apply, self.restart, self.max_behind = call, kinds, apply, restart, max_behind
+        self.call, self.kinds, self.apply, self.restart = call, kinds, apply, restart
+        self.max_behind, self.lookback = max(max_behind, lookback), lookback
         self.app_height = Cached(poll_s, app_height, clock)
         self.height = 0
         """The committed height the last ``sync`` saw."""
         self.followed: int | None = None
         """The last height whose events were applied (None before the first ``sync``)."""
         self.since = 0
-        """The height the follower (re)started at: what was committed up to it was not read."""
+        """The height the follower (re)started after: what was committed up to it was not read."""
         self.fetching = threading.Lock()
 
     def current(self, height: int) -> bool:
@@ -79,8 +81,8 @@ class HeightFollower:
             return target
         try:
             if self.followed is None or target - self.followed > self.max_behind:
-                self.restart()
-                self.followed = self.since = target
+                self.followed = self.since = max(0, target - self.lookback)
+                self.restart(self.since)
             while self.followed < target:
                 try:
                     events = events_of(self.call("block_results", height=str(self.followed + 1)), self.kinds)
