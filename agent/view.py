@@ -14,7 +14,9 @@ through the TA's ``TxSigner``: the answer is CheckTx's. Starts go through a ``St
 while a transaction is on its way go out together in the next one, as one ``MsgStartInferences`` (a lone start as
 itself). CheckTx runs the ante handler and the messages'
 stateless checks only; the messages' own rules (the escrow, a known id) run in the block. So before a start, the
-view asks the chain whether the id is already known (``check_known``), which turns it into ``already_exists``:
+view asks whether the id is already committed (``check_known``: the starts in the committed blocks it read,
+``agent.started.StartedIds``, which states its freshness rule; the chain's ``Query/Inference`` for a request
+those cannot judge), which turns it into ``already_exists``:
 the TA then asks the host the chain names (``executor_of``) with the same signed request, which serves it, or its
 kept answer, once (the client failed over to this TA). A take-over on chain waits for the executor's window.
 """
@@ -29,6 +31,7 @@ from google.protobuf.message import Message
 
 from agent.batcher import StartBatcher
 from agent.config import DEFAULT_GAS_LIMIT
+from agent.started import StartedIds
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from protogen.gonka.poc.v1 import poc_pb2
@@ -87,7 +90,15 @@ class ChainInferenceView(ChainClient):
         self._weights = Cached(ttl_s, self._load_weights, clock)
         self._invalid = Cached(ttl_s, self._load_invalid, clock)
         self.denom = denom
-        self.app_height = Cached(height_poll_s, self.rpc.app_height, clock)
+        self._params = Cached(ttl_s, self._load_params, clock)
+        self.started = StartedIds(
+            self.rpc.call,
+            self.rpc.app_height,
+            lambda: self._params.get().request_max_future_s,
+            height_poll_s,
+            clock=clock,
+        )
+        self.app_height = self.started.follower.app_height
         self.funds = Funds(super().spendable, self.app_height.get)
 
     # --- reads ------------------------------------------------------------------------------------------------
@@ -101,6 +112,9 @@ class ChainInferenceView(ChainClient):
             key = page.pagination.next_key  # type: ignore[attr-defined]
             if not key:
                 return pages
+
+    def _load_params(self) -> inference_pb2.Params:
+        return self._query(INFERENCE + "Params", query_pb2.QueryParamsRequest(), query_pb2.QueryParamsResponse).params
 
     def _load_models(self) -> list[Model]:
         pages = self._pages(
@@ -172,16 +186,18 @@ class ChainInferenceView(ChainClient):
         running = found is not None and found.status in (inference_pb2.STATUS_STARTED, inference_pb2.STATUS_FINISHED)
         return found.executor if running else None
 
-    def known(self, inference_id: bytes) -> bool:
-        """Whether the committed state has the inference (False when the node cannot tell)."""
-        return inference(self.querier, inference_id) is not None
+    def known(self, inference_id: bytes, timestamp_ns: int) -> bool:
+        """Whether the committed state has the inference (of a request stamped ``timestamp_ns``): the blocks read
+        when they can tell, else the chain (False when the node cannot tell)."""
+        found = self.started.known(inference_id, timestamp_ns)
+        return found if found is not None else inference(self.querier, inference_id) is not None
 
     # --- the TA's transactions -----------------------------------------------------------------------------------
 
     def start_inference(self, request: StartRequest) -> bytes:
         """Sign and send the start (or reassignment); the transaction CheckTx took, which the TA hands the executor
         (``host.admission``); ``ChainError`` when the chain refuses it."""
-        if not request.reassign and self.check_known and self.known(request.inference_id):
+        if not request.reassign and self.check_known and self.known(request.inference_id, request.timestamp_ns):
             raise ChainError("already_exists", f"inference {request.inference_id.hex()} is already on chain")
         message = start_message(self.address, request)
         if request.reassign:

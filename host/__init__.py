@@ -7,6 +7,8 @@ duties (``host.poc``: keeping its answers' payloads, re-executing what the chain
 - ``terms.py``: what the node is asked (``node_body``); ``shown.py``: what of its answer the client gets
   (``Shown``); ``digest.py``: the finish of an answer (``Digest``) and the answer as kept (``KeptAnswer``);
 - ``admission.py``: ``StartAdmission``, whether the chain will pay for a request its TA forwarded;
+  ``committed.py``: ``CommittedInferences``, this host's inference records as each block's events leave them
+  (the admission's and the finisher's, shared);
 - ``finisher.py``: ``Finisher``, the host's ``MsgFinishInference``s, seen through; ``journal.py``:
   ``FinishJournal``, the finisher's unsettled finishes on disk.
 

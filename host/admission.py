@@ -28,11 +28,18 @@ payment: CheckTx runs no message's state rules, and the requester may spend the 
 (a send in another node's mempool), a reassignment may fail, a timestamp may fall out of the block's window. So
 the answer itself waits for ``confirm``:
 
-4. the committed state has the inference STARTED with this host as its executor (``Query/Inference`` once per
-   height the application commits, ``abci_info``), within ``confirm_blocks`` heights of the admission (a start in
-   the mempool is in the next block) and ``confirm_timeout_s`` seconds (a stalled chain). Its escrow is then held
+4. the committed state has the inference STARTED with this host as its executor, within ``confirm_blocks``
+   heights of the admission (a start in the mempool is in the next block) and ``confirm_timeout_s`` seconds (a
+   stalled chain). Asked at each height the application commits (``abci_info``) of the blocks' events
+   (``host.committed.CommittedInferences``, shared with the finisher: one ``block_results`` read a block for all
+   requests), and of the chain (``Query/Inference``) when those cannot tell (the follower is behind, or a
+   take-over or reassignment moved the inference), and once more before a refusal (a start from before the
+   heights followed is in no event read). Its escrow is then held
    by the module account and only this host's finish can take it (a take-over waits for the executor's time,
    x/inference README). The node may work meanwhile; nothing of its answer leaves the host before this.
+
+A request sent without a start (the failover above) asks the chain first: its start is usually older than the
+request, maybe older than the heights followed.
 
 A refusal is ``ChainError("unpaid", …)``.
 """
@@ -44,11 +51,14 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeGuard
 
+from host.committed import Ask, CommittedInferences
+from host.finisher import Finisher
 from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
-from sdk.client.chain import Cached, ChainClient
+from sdk.client.chain import ChainClient
 from sdk.client.rpc import RPCError
-from x.inference.client import ChainError, Funds, inference, named_escrow
+from x.inference.client import ChainError, Funds, named_escrow
 
 IN_MEMPOOL = "tx already exists in cache"
 """CometBFT's answer to a transaction its mempool holds (or just held) already."""
@@ -58,7 +68,8 @@ SEQUENCE = re.compile(r"expected (\d+), got (\d+)")
 class StartAdmission:
     """For the host whose chain client is ``client`` (its finisher): ``admit(inference_id, start_tx)`` (checks 1–3)
     returns the start the transaction carries (None for a reassignment) or raises ``ChainError("unpaid", …)``;
-    ``confirm(inference_id)`` (check 4) returns the committed record or raises it. Thread-safe; network I/O."""
+    ``confirm(inference_id)`` (check 4) returns the committed record or raises it. The blocks' events are the
+    finisher's ``committed`` when ``client`` is the finisher, else followed here. Thread-safe; network I/O."""
 
     def __init__(
         self,
@@ -82,7 +93,12 @@ class StartAdmission:
             confirm_poll_s,
         )
         self.clock = clock
-        self.app_height = Cached(confirm_poll_s, client.rpc.app_height, clock)
+        self.committed = (
+            client.committed
+            if isinstance(client, Finisher)
+            else CommittedInferences(client.rpc, client.querier, client.address, confirm_poll_s, clock=clock)
+        )
+        self.app_height = self.committed.follower.app_height
         """The application's committed height, read once per poll for every waiting request together."""
         self.lock = threading.Lock()
         self.taken: tuple[int, set[bytes]] = (-1, set())
@@ -93,7 +109,8 @@ class StartAdmission:
 
     def admit(self, inference_id: bytes, start_tx: bytes) -> tx_pb2.MsgStartInference | None:
         if not start_tx:  # a client failing over through another TA, which the chain told of this host: the
-            self.confirm(inference_id)  # committed record is the start (this host's node may be a block behind)
+            self.committed.read(inference_id)  # committed record is the start, likely older than the heights
+            self.confirm(inference_id)  # followed (and this host's node may be a block behind)
             return None
         named = named_escrow(start_tx, inference_id, self.client.address)
         if named is None:
@@ -103,12 +120,7 @@ class StartAdmission:
                 f"{self.client.address} came with the request (X-Start-Tx)",
             )
         if not self._in_mempool(start_tx):
-            record = inference(self.client.querier, inference_id)
-            if (
-                record is None
-                or record.status != inference_pb2.STATUS_STARTED
-                or record.executor != self.client.address
-            ):
+            if not self._mine(self.committed.read(inference_id)):
                 raise ChainError(
                     "unpaid",
                     f"the chain refused the start of inference {inference_id.hex()} and holds "
@@ -123,22 +135,22 @@ class StartAdmission:
         """The committed record of ``inference_id``, once it is STARTED with this host as its executor; ``ChainError``
         when it is not within ``confirm_blocks`` committed heights (or ``confirm_timeout_s``)."""
         deadline = self.clock() + self.confirm_timeout_s
-        first = last = self.app_height.get()
-        record = inference(self.client.querier, inference_id)
+        first = last = self.committed.sync()
+        record, read = self._record(inference_id, last)
         while True:
-            if (
-                record is not None
-                and record.status == inference_pb2.STATUS_STARTED
-                and record.executor == self.client.address
-            ):
+            if self._mine(record):
                 return record
             if last - first >= self.confirm_blocks or self.clock() >= deadline:
                 break
             time.sleep(self.confirm_poll_s)
-            height = self.app_height.get()
+            height = self.committed.sync()
             if height != last:
                 last = height
-                record = inference(self.client.querier, inference_id)
+                record, read = self._record(inference_id, last)
+        if not read:  # the blocks followed said no; a start from before them is the chain's to tell
+            record = self.committed.read(inference_id)
+            if self._mine(record):
+                return record
         held = (
             "no record"
             if record is None
@@ -149,6 +161,21 @@ class StartAdmission:
             f"the chain has not started inference {inference_id.hex()} with this host "
             f"{self.client.address} (at height {last}: {held})",
         )
+
+    def _mine(self, record: inference_pb2.Inference | None) -> TypeGuard[inference_pb2.Inference]:
+        """Whether ``record`` is STARTED with this host as its executor."""
+        return (
+            record is not None
+            and record.status == inference_pb2.STATUS_STARTED
+            and record.executor == self.client.address
+        )
+
+    def _record(self, inference_id: bytes, height: int) -> tuple[inference_pb2.Inference | None, bool]:
+        """The record the blocks through ``height`` left, or the chain's when they cannot tell; whether it was read."""
+        seen = self.committed.seen(inference_id, height)
+        if isinstance(seen, Ask):
+            return self.committed.read(inference_id), True
+        return seen, False
 
     def _in_mempool(self, start_tx: bytes) -> bool:
         digest, height = hashlib.sha256(start_tx).digest(), self.app_height.get()

@@ -18,13 +18,14 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from host.committed import CommittedInferences
 from host.journal import FinishJournal
 from protogen.gonka.inference.v1 import inference_pb2, tx_pb2
 from sdk.client.chain import ChainClient
 from sdk.client.rpc import RPCError
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
-from x.inference.client import ChainError, Finish, finish_message, inference, refusal
+from x.inference.client import ChainError, Finish, finish_message, refusal
 
 logger = logging.getLogger("gonka.host")
 FINISH_GAS = 250_000
@@ -46,7 +47,8 @@ class Finisher(ChainClient):
 
     ``submit`` queues a ``Finish`` (thread-safe, never blocks on the chain; an id already queued is ignored);
     a background thread (``start``/``stop``) runs ``step`` every ``poll_interval_s`` (at once after a submit).
-    For each queued finish a step reads the inference (``Query/Inference``):
+    For each queued finish a step looks up the inference: in the records the committed blocks' events left
+    (``committed``, a ``CommittedInferences`` the host's admission shares), else on chain (``Query/Inference``):
 
     - unknown: the TA's start may still be in the mempool; dropped after ``unknown_timeout_s``;
     - STARTED with this host as executor, or as the previous executor (taken over or reassigned without its
@@ -96,6 +98,7 @@ class Finisher(ChainClient):
         self.max_sends = max_sends
         self.unknown_timeout_s = unknown_timeout_s
         self.clock = clock
+        self.committed = CommittedInferences(self.rpc, self.querier, self.address, clock=clock)
         self.journal = FinishJournal(journal) if journal is not None else None
         replayed = self.journal.pending if self.journal is not None else {}
         self.pending: dict[bytes, _Pending] = {id_: _Pending(finish, clock()) for id_, finish in replayed.items()}
@@ -208,10 +211,11 @@ class Finisher(ChainClient):
         if not items:
             return
         height = int(self.rpc.status()["sync_info"]["latest_block_height"])
+        committed = self.committed.sync()
         due: list[tuple[_Pending, tx_pb2.MsgFinishInference]] = []
         for item in items:
             finish = item.finish
-            record = inference(self.querier, finish.inference_id)
+            record = self.committed.record(finish.inference_id, committed)
             if record is None:
                 if self.clock() - item.since > self.unknown_timeout_s:
                     self._end(item, "dropped", f"unknown on chain after {self.unknown_timeout_s:g} s")

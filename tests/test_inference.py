@@ -370,6 +370,9 @@ def test_start_finish_escrow_payment_vested_refund_and_work_roots(tmp_path: Path
                 "executor": addr(HOST_A),
                 "model": MODEL,
                 "escrow": f"{escrow}ngonka",
+                "max_tokens": "300",
+                "seed": str(msg.seed),
+                "params_hash": msg.params_hash.hex(),
             }
         ]
         after_start = balances(chain)

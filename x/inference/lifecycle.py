@@ -134,6 +134,9 @@ def start(keeper: InferenceKeeper, ctx: Context, msg: tx_pb2.MsgStartInference) 
         executor=msg.executor,
         model=model.id,
         escrow=f"{escrow}{params.denom}",
+        max_tokens=str(msg.max_tokens),
+        seed=str(msg.seed),
+        params_hash=msg.params_hash.hex(),
     )
     return inference
 
