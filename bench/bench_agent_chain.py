@@ -155,16 +155,17 @@ def chain(folder: Path) -> tuple[Path, str, str]:
     )
     root = folder / "net"
     localnet.start(root, settings=settings)
-    localnet.wait_for_height(root, 2)
-    node = localnet.load(root).nodes[0]
-    common = ["--home", str(root), "--keyring-backend", "test", "--node", node.rpc]
-    committed(
-        node.rpc,
-        [
-            gonkad("tx", "bank", "send", "faucet", USER_ADDRESS, "1000000000000000ngonka", *common),
-            gonkad("tx", "bank", "send", "faucet", TA_ADDRESS, "1000000000ngonka", *common),
-        ],
-    )
+    try:
+        localnet.wait_for_height(root, 2)
+        node = localnet.load(root).nodes[0]
+        common = ["--home", str(root), "--keyring-backend", "test", "--node", node.rpc]
+        # One send at a time: the CLI signs with the committed sequence, so a second send before the first's
+        # block would reuse it ("account sequence mismatch").
+        for address, amount in ((USER_ADDRESS, "1000000000000000ngonka"), (TA_ADDRESS, "1000000000ngonka")):
+            committed(node.rpc, [gonkad("tx", "bank", "send", "faucet", address, amount, *common)])
+    except BaseException:
+        localnet.stop(root)
+        raise
     return root, node.rpc, f"127.0.0.1:{node.grpc_port}"
 
 
