@@ -46,6 +46,7 @@ from test_grpc_app import over_grpc
 from sdk.crypto import bech32
 from sdk.crypto.secp256k1 import PrivateKey
 from x.gov import keys as gov_keys
+from x.gov.cli import read_proposal
 from x.gov.params import default_params, validate_params
 
 LEGACY = "/cosmos.gov.v1beta1.Query/"
@@ -302,3 +303,14 @@ def test_v1beta1_is_served_over_grpc(chain: GovChain) -> None:
     proposal, params = over_grpc(chain, calls)
     assert proposal.proposal.content.type_url == "/cosmos.gov.v1beta1.TextProposal"
     assert params.tally_params.threshold == b"500000000000000000"
+
+
+@pytest.mark.parametrize(
+    "content, flag, expedited",
+    [('{"title": "t", "summary": "s"}', False, False), ('{"expedited": true}', False, True), ("{}", True, True)],
+)
+def test_cli_reads_text_and_expedited_proposals(tmp_path: Path, content: str, flag: bool, expedited: bool) -> None:
+    path = tmp_path / "proposal.json"
+    path.write_text(content)
+    msg = read_proposal(str(path), addr(VALIDATORS[0]), flag)
+    assert (list(msg.messages), msg.expedited) == ([], expedited)
