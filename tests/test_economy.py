@@ -126,6 +126,7 @@ def economy_chain(path: Path) -> InProcessChain:
         min_deposit=[{"denom": DENOM, "amount": str(MIN_DEPOSIT)}],
         max_deposit_period=f"{DEPOSIT_PERIOD_S}s",
         voting_period=f"{VOTING_PERIOD_S}s",
+        expedited_voting_period=f"{VOTING_PERIOD_S // 2}s",
     )
     state["pool"] = {"params": {"burned_deposits_to_pool": False}}  # some deposits are burned (a gov vote flips it)
     gentxs = [build_gentx(KEYS[i], f"host{i}", consensus_key(i), (DENOM, COLLATERAL[i]), CHAIN) for i in HOSTS]

@@ -50,6 +50,7 @@ POWER = STAKE // 10**9  # 1,000 each, 4,000 in all
 MIN_DEPOSIT = 1_000 * 10**6
 SECOND = 10**9
 DEPOSIT_PERIOD, VOTING_PERIOD = 100 * SECOND, 60 * SECOND
+EXPEDITED_DEPOSIT, EXPEDITED_PERIOD = 5 * MIN_DEPOSIT, 20 * SECOND
 AUTHORITY = bech32.encode(GOV_AUTHORITY)
 GOV_ACCOUNT = GOV_AUTHORITY
 DEPOSITS_ACCOUNT = module_address("gov_deposits")
@@ -75,10 +76,12 @@ class GovChain(InProcessChain):
         path: Path,
         pool_takes_burns: bool = True,
         extra_accounts: dict[str, list[tuple[str, int]]] | None = None,
+        gov_params: dict[str, str] | None = None,
         **options: Unpack[AppOptions],
     ) -> None:
-        """``extra_accounts``: more genesis balances (e.g. free coins of the gov account); ``options``: the
-        app's (``check_invariants=False`` for a test that breaks one on purpose)."""
+        """``extra_accounts``: more genesis balances (e.g. free coins of the gov account); ``gov_params``: more
+        genesis gov params; ``options``: the app's (``check_invariants=False`` for a test that breaks one on
+        purpose)."""
         state = genesis.default_app_state()
         state["genutil"] = {
             "gen_txs": [
@@ -91,7 +94,10 @@ class GovChain(InProcessChain):
             min_deposit=[{"denom": DENOM, "amount": str(MIN_DEPOSIT)}],
             max_deposit_period=f"{DEPOSIT_PERIOD // SECOND}s",
             voting_period=f"{VOTING_PERIOD // SECOND}s",
+            expedited_min_deposit=[{"denom": DENOM, "amount": str(EXPEDITED_DEPOSIT)}],
+            expedited_voting_period=f"{EXPEDITED_PERIOD // SECOND}s",
         )
+        params.update(gov_params or {})
         if "pool" in state:
             state["pool"].setdefault("params", {})["burned_deposits_to_pool"] = pool_takes_burns
         funded = {addr(k): [(DENOM, FUNDS), ("uother", 10**9)] for k in [*VALIDATORS, OUTSIDER]}
@@ -535,13 +541,14 @@ def gonkad_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     "content, words",
     [
         ("{not json", "is not JSON"),
-        ('{"messages": []}', "non-empty list"),
+        ('{"messages": {}}', "must be a list"),
+        ('{"messages": [], "expedited": "yes"}', '"expedited" must be true or false'),
         ('{"messages": [{"authority": "x"}]}', "@type"),
         ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams", "nope": 1}]}', "messages[0]"),
         ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams"}], "deposit": "ten"}', "malformed amount"),
         ('{"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams"}], "colour": "red"}', "unknown fields colour"),
     ],
-    ids=["not-json", "no-messages", "no-type", "bad-field", "bad-deposit", "unknown-key"],
+    ids=["not-json", "messages-not-a-list", "bad-expedited", "no-type", "bad-field", "bad-deposit", "unknown-key"],
 )
 def test_cli_malformed_proposal_file_is_one_error_line(tmp_path: Path, content: str, words: str) -> None:
     path = tmp_path / "proposal.json"

@@ -6,7 +6,10 @@ a burn). Five proposals run side by side to keep the file short: (A) the epoch l
 val0..val3: passes, and the next epoch runs 30 blocks; (B) vetoed by val2 and val3: its deposit is burned; (C)
 one yes of four, no quorum: rejected, its deposit burned (``burn_vote_quorum``); (D) an epochs change then a
 MsgSend the authority cannot pay, yes from val0..val2: FAILED, nothing of it applies, its deposit refunded; (E)
-a community pool spend, yes from val1..val3: pays exactly the amount.
+a community pool spend, yes from val1..val3: pays exactly the amount; (F) a text proposal (no messages), yes from
+val0 and val3: passes, executes nothing, and the ``cosmos.gov.v1beta1`` query shows it as a ``TextProposal``.
+After them, a proposal cancelled by its proposer (``tx gov cancel-proposal``; refused to another validator):
+half its deposit refunded, half burned.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cosmpy.protos.cosmos.gov.v1beta1 import gov_pb2 as legacy
+from cosmpy.protos.cosmos.gov.v1beta1 import query_pb2 as legacy_query
 from nodes import running_localnet
 
 from gonkad import genesis, localnet
@@ -191,30 +196,34 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                     }
                 ],
             ),
+            "F": write_proposal(root, "F", []),
         }
-        proposers = {"A": "val0", "B": "val1", "C": "val2", "D": "val3", "E": "faucet"}
+        proposers = {"A": "val0", "B": "val1", "C": "val2", "D": "val3", "E": "faucet", "F": "val3"}
         net.tx("pool", "fund", f"{POOL_FUNDING}{DENOM}", key="faucet")  # before any voting period starts
 
-        def submit(name: str) -> tuple[str, int, int]:
-            key = proposers[name]
-            result = net.tx("gov", "submit-proposal", files[name], key=key)
-            found = [e for e in result["events"] if e["type"] == "submit_proposal"]
-            attributes = {a["key"]: a["value"] for a in found[0]["attributes"]}
-            return name, int(attributes["proposal_id"]), result["height"]
+        def submit(key: str) -> list[tuple[str, int, int]]:
+            """``key``'s proposals, one after another (one account's txs go in sequence)."""
+            done = []
+            for name in (n for n, proposer in proposers.items() if proposer == key):
+                result = net.tx("gov", "submit-proposal", files[name], key=key)
+                found = [e for e in result["events"] if e["type"] == "submit_proposal"]
+                attributes = {a["key"]: a["value"] for a in found[0]["attributes"]}
+                done.append((name, int(attributes["proposal_id"]), result["height"]))
+            return done
 
         submitting = time.monotonic()
         with ThreadPoolExecutor(5) as pool:
-            submitted = list(pool.map(submit, files))
+            submitted = [one for done in pool.map(submit, sorted(set(proposers.values()))) for one in done]
         ids = {name: pid for name, pid, _ in submitted}
         first_height = min(h for _, _, h in submitted)
         voting = net.query("gov", "proposals", "--status", "voting_period")["proposals"]  # one CLI call, not five
         assert sorted(int(p["id"]) for p in voting) == sorted(ids.values()), voting
 
-        votes = {  # each validator's votes, in order: at most four each, the longest wait inside the period
-            "val0": [("A", "yes"), ("B", "yes"), ("C", "yes"), ("D", "yes")],
+        votes = {  # each validator's votes, in order: at most five each, the longest wait inside the period
+            "val0": [("A", "yes"), ("B", "yes"), ("C", "yes"), ("D", "yes"), ("F", "yes")],
             "val1": [("A", "yes"), ("B", "yes"), ("D", "yes"), ("E", "yes")],
             "val2": [("A", "yes"), ("B", "no_with_veto"), ("D", "yes"), ("E", "yes")],
-            "val3": [("A", "yes"), ("B", "no_with_veto"), ("E", "yes")],
+            "val3": [("A", "yes"), ("B", "no_with_veto"), ("E", "yes"), ("F", "yes")],
         }
 
         refused: dict[str, Any] = {}
@@ -321,7 +330,7 @@ def test_pool_spend_pays_exactly_the_amount(run: dict[str, Any]) -> None:
 def test_cli_lists_and_refuses_a_malformed_file(run: dict[str, Any], tmp_path: Path) -> None:
     net: Net = run["net"]
     listed = net.query("gov", "proposals", "--status", "passed")
-    assert sorted(int(p["id"]) for p in listed["proposals"]) == sorted([run["ids"]["A"], run["ids"]["E"]])
+    assert sorted(int(p["id"]) for p in listed["proposals"]) == sorted(run["ids"][n] for n in "AEF")
     bad = tmp_path / "bad.json"
     bad.write_text('{"messages": [{"authority": "x"}], "deposit": "1ngonka"}')
     refused = gonkad(
@@ -342,3 +351,45 @@ def test_cli_lists_and_refuses_a_malformed_file(run: dict[str, Any], tmp_path: P
     assert refused.returncode == 1 and refused.stderr.startswith("Error: ") and refused.stderr.count("\n") == 1, (
         refused.stderr
     )
+
+
+def test_text_proposal_passes_and_the_v1beta1_query_shows_it(run: dict[str, Any]) -> None:
+    net: Net = run["net"]
+    pid = run["ids"]["F"]
+    proposal = net.proposal(pid)
+    assert proposal["status"] == "PROPOSAL_STATUS_PASSED" and proposal.get("messages", []) == [], proposal
+    assert proposal["final_tally_result"]["yes_count"] == "200000"
+    height, event = tallied_at(net, pid, run["first_height"])
+    assert event["proposal_result"] == "proposal_passed" and event["deposits"] == "refunded", event
+    reply = net.rpc.abci_query(
+        "/cosmos.gov.v1beta1.Query/Proposal", legacy_query.QueryProposalRequest(proposal_id=pid).SerializeToString()
+    )
+    assert int(reply.get("code", 0)) == 0, reply
+    shown = legacy_query.QueryProposalResponse.FromString(reply["value"]).proposal
+    assert shown.status == legacy.PROPOSAL_STATUS_PASSED
+    assert shown.content.type_url == "/cosmos.gov.v1beta1.TextProposal"
+    assert legacy.TextProposal.FromString(shown.content.value) == legacy.TextProposal(
+        title="proposal F", description="localnet test F"
+    )
+
+
+def test_proposal_cancelled_by_its_proposer(run: dict[str, Any]) -> None:
+    net: Net = run["net"]
+    path = write_proposal(net.root, "G", [])
+    submitted = net.tx("gov", "submit-proposal", path, key="val1")
+    found = [e for e in submitted["events"] if e["type"] == "submit_proposal"]
+    pid = {a["key"]: a["value"] for a in found[0]["attributes"]}["proposal_id"]
+    refused = net.tx("gov", "cancel-proposal", pid, key="val2", code=18)
+    assert refused["codespace"] == "gov", refused
+    cancelled = net.tx("gov", "cancel-proposal", pid, key="val1")
+    half = f"{DEPOSIT // 2}{DENOM}"
+    expected = {
+        "cancel_proposal": {"proposal_id": pid, "proposer": run["addresses"]["val1"], "charged": half},
+        "burn": {"burner": DEPOSITS_ACCOUNT, "amount": half},
+        "transfer": {"recipient": run["addresses"]["val1"], "sender": DEPOSITS_ACCOUNT, "amount": half},
+    }
+    for kind, wanted in expected.items():
+        seen = [{a["key"]: a["value"] for a in e["attributes"]} for e in cancelled["events"] if e["type"] == kind]
+        assert any(wanted.items() <= one.items() for one in seen), (kind, seen)
+    gone = gonkad("query", "gov", "proposal", pid, "--node", net.node, "--output", "json")
+    assert gone.returncode != 0 and "doesn't exist" in gone.stdout + gone.stderr, gone

@@ -3,10 +3,12 @@
 ``submit-proposal FILE`` reads the SDK's proposal JSON::
 
     {"messages": [{"@type": "/gonka.epochs.v1.MsgUpdateParams", "authority": "gonka10d07y…", "params": {…}}],
-     "metadata": "", "deposit": "100000000000ngonka", "title": "…", "summary": "…"}
+     "metadata": "", "deposit": "100000000000ngonka", "title": "…", "summary": "…", "expedited": false}
 
 Each message is proto3 JSON with its ``@type``; its signer field must be the gov authority (``query gov
 params`` does not show it: ``gonkad query auth module-account gov``, or ``draft-proposal`` fills it in).
+No messages (``"messages": []`` or none) is a text proposal; ``--expedited`` (or ``"expedited": true``)
+submits an expedited one.
 """
 
 from __future__ import annotations
@@ -82,8 +84,9 @@ def pack(message: Any, index: int) -> any_pb2.Any:
     return packed
 
 
-def read_proposal(path: str, proposer: str) -> tx_pb2.MsgSubmitProposal:
-    """The SDK's proposal file as a MsgSubmitProposal; a malformed one is a ValueError naming what is wrong."""
+def read_proposal(path: str, proposer: str, expedited: bool = False) -> tx_pb2.MsgSubmitProposal:
+    """The SDK's proposal file as a MsgSubmitProposal (expedited if the file or ``expedited`` says so); a
+    malformed one is a ValueError naming what is wrong."""
     data = read_json_file(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object with messages, metadata, deposit, title, summary")
@@ -91,11 +94,13 @@ def read_proposal(path: str, proposer: str) -> tx_pb2.MsgSubmitProposal:
     if unknown:
         raise ValueError(f"{path}: unknown fields {', '.join(unknown)} (expected {', '.join(sorted(PROPOSAL_KEYS))})")
     messages = data.get("messages", [])
-    if not isinstance(messages, list) or not messages:
-        raise ValueError(f'{path}: "messages" must be a non-empty list')
+    if not isinstance(messages, list):
+        raise ValueError(f'{path}: "messages" must be a list (empty for a text proposal)')
     for field in ("metadata", "title", "summary", "deposit"):
         if not isinstance(data.get(field, ""), str):
             raise ValueError(f'{path}: "{field}" must be a string')
+    if not isinstance(data.get("expedited", False), bool):
+        raise ValueError(f'{path}: "expedited" must be true or false')
     deposit = parse_coins(data["deposit"]) if data.get("deposit") else None
     return tx_pb2.MsgSubmitProposal(
         messages=[pack(m, i) for i, m in enumerate(messages)],
@@ -104,13 +109,18 @@ def read_proposal(path: str, proposer: str) -> tx_pb2.MsgSubmitProposal:
         metadata=data.get("metadata", ""),
         title=data.get("title", ""),
         summary=data.get("summary", ""),
-        expedited=bool(data.get("expedited", False)),
+        expedited=expedited or data.get("expedited", False),
     )
 
 
 def cmd_submit(args: argparse.Namespace) -> None:
     read_proposal(args.proposal_file, bech32.encode(GOV_AUTHORITY))  # check the file before opening the keyring
-    broadcast_messages(args, lambda proposer: [read_proposal(args.proposal_file, proposer)])
+    broadcast_messages(args, lambda proposer: [read_proposal(args.proposal_file, proposer, args.expedited)])
+
+
+def cmd_cancel(args: argparse.Namespace) -> None:
+    pid = proposal_id(args.proposal_id)
+    broadcast_messages(args, lambda proposer: [tx_pb2.MsgCancelProposal(proposal_id=pid, proposer=proposer)])
 
 
 def cmd_deposit(args: argparse.Namespace) -> None:
@@ -172,8 +182,13 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     )
     p = gov.add_parser("submit-proposal", help="submit a proposal: submit-proposal PROPOSAL.json")
     p.add_argument("proposal_file")
+    p.add_argument("--expedited", action="store_true", help="an expedited proposal (its own period and threshold)")
     add_tx_flags(p)
     p.set_defaults(func=cmd_submit)
+    p = gov.add_parser("cancel-proposal", help="cancel your proposal while in deposit or voting: cancel-proposal ID")
+    p.add_argument("proposal_id")
+    add_tx_flags(p)
+    p.set_defaults(func=cmd_cancel)
     p = gov.add_parser("deposit", help="deposit on a proposal: deposit ID AMOUNT")
     p.add_argument("proposal_id")
     p.add_argument("amount", help="e.g. 100000000000ngonka")

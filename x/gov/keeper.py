@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 
 from cosmpy.protos.cosmos.gov.v1 import gov_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
@@ -13,7 +14,7 @@ from sdk.address import module_address
 from sdk.coins import Coins, coins_from_proto, make_coins
 from sdk.context import Context
 from sdk.crypto import bech32
-from sdk.dec import legacy_dec_text, parse_share
+from sdk.dec import legacy_dec_text, mul_floor, parse_share
 from sdk.errors import ABCIError
 from sdk.params import GOV_AUTHORITY
 from sdk.store import PRESENT, CacheKV
@@ -21,6 +22,8 @@ from x.gov import keys, tally
 from x.gov.errors import (
     ErrInactiveProposal,
     ErrInvalidDepositDenom,
+    ErrInvalidProposal,
+    ErrInvalidProposer,
     ErrInvalidVote,
     ErrMinDepositTooSmall,
     ErrNotValidator,
@@ -28,7 +31,7 @@ from x.gov.errors import (
     ErrVotingPeriodEnded,
 )
 from x.gov.expected_keepers import AccountKeeper, BankKeeper, ExecutePacked, PoolKeeper, StakeKeeper
-from x.gov.params import default_params, duration_ns, min_deposit, share
+from x.gov.params import default_params, duration_ns, min_deposit, share, voting_period_ns
 
 DEPOSIT_PERIOD = gov_pb2.PROPOSAL_STATUS_DEPOSIT_PERIOD
 VOTING_PERIOD = gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD
@@ -145,12 +148,14 @@ class GovKeeper:
         metadata: str,
         title: str,
         summary: str,
+        expedited: bool = False,
     ) -> int:
         """A new proposal in its deposit period, with the proposer's initial deposit (which may open voting
-        at once). The messages were checked without state (``msg_server.validate_submit``)."""
+        at once). The messages (none for a text proposal) were checked without state
+        (``msg_server.validate_submit``). An expedited one needs ``expedited_min_deposit``."""
         params = self.get_params(ctx)
         self.check_deposit_denoms(params, initial_deposit)
-        needed = min_deposit(params)
+        needed = min_deposit(params, expedited)
         ratio = share(params, "min_initial_deposit_ratio")
         floor = make_coins(
             [(d, -(-a * ratio.numerator // ratio.denominator)) for d, a in needed if a * ratio.numerator > 0]
@@ -172,6 +177,7 @@ class GovKeeper:
             title=title,
             summary=summary,
             proposer=bech32.encode(proposer),
+            expedited=expedited,
             final_tally_result=gov_pb2.TallyResult(
                 yes_count="0", abstain_count="0", no_count="0", no_with_veto_count="0"
             ),
@@ -242,7 +248,7 @@ class GovKeeper:
         ctx.emit(
             "proposal_deposit", proposal_id=str(proposal_id), depositor=bech32.encode(depositor), amount=str(amount)
         )
-        activated = proposal.status == DEPOSIT_PERIOD and covers(total, min_deposit(params))
+        activated = proposal.status == DEPOSIT_PERIOD and covers(total, min_deposit(params, proposal.expedited))
         if activated:
             ctx.kv(keys.STORE_PREFIX).delete(
                 keys.queue_key(keys.INACTIVE_QUEUE_PREFIX, ns_of(proposal.deposit_end_time), proposal_id)
@@ -250,7 +256,7 @@ class GovKeeper:
             now = ctx.header.time_ns
             proposal.status = VOTING_PERIOD
             proposal.voting_start_time.CopyFrom(timestamp(now))
-            proposal.voting_end_time.CopyFrom(timestamp(now + duration_ns(params.voting_period)))
+            proposal.voting_end_time.CopyFrom(timestamp(now + voting_period_ns(params, proposal.expedited)))
             self.queue(ctx, proposal)
             ctx.emit("proposal_deposit", proposal_id=str(proposal_id), voting_period_start=str(proposal_id))
         self.set_proposal(ctx, proposal)
@@ -270,8 +276,11 @@ class GovKeeper:
             elif amount:
                 self.bank.send_coins(ctx, self.deposits_account, bech32.decode(deposit.depositor), amount)
             store.delete(key)
-        if not burn:
-            return "refunded"
+        return self._burn(ctx, total) if burn else "refunded"
+
+    def _burn(self, ctx: Context, total: Coins) -> str:
+        """Burn deposits from the deposits account, or give them to the community pool when x/pool says so;
+        what happened, for the event."""
         if not total:
             return "burned"
         if self.pool.deposits_to_pool(ctx):
@@ -279,6 +288,76 @@ class GovKeeper:
             return "to_community_pool"
         self.bank.burn_coins(ctx, keys.DEPOSITS_ACCOUNT, total)
         return "burned"
+
+    # --- cancellation ------------------------------------------------------------------------------------
+
+    def cancel_proposal(self, ctx: Context, proposal_id: int, proposer: bytes) -> None:
+        """MsgCancelProposal, as the SDK's ``CancelProposal`` (v0.50): by the proposer only (``gov/18``), while
+        the proposal is in its deposit or voting period (``gov/21``) and its voting has not ended (``gov/20``).
+        Of each deposit coin, ``proposal_cancel_ratio`` (rounded down) is charged and the rest refunded; the
+        charges are burned (as other burned deposits: to the community pool when x/pool says so) or, with
+        ``proposal_cancel_dest`` set, paid there. The votes and the proposal are deleted."""
+        proposal = self.must_get_proposal(ctx, proposal_id)
+        if proposal.proposer != bech32.encode(proposer):
+            raise ErrInvalidProposer.wrap(f"{bech32.encode(proposer)} did not submit proposal {proposal_id}")
+        if proposal.status not in ACTIVE:
+            raise ErrInvalidProposal.wrap(
+                f"proposal {proposal_id} is {gov_pb2.ProposalStatus.Name(proposal.status)}: "
+                "only one in its deposit or voting period can be canceled"
+            )
+        if proposal.status == VOTING_PERIOD and ctx.header.time_ns >= ns_of(proposal.voting_end_time):
+            raise ErrVotingPeriodEnded.wrap(
+                f"the voting period of proposal {proposal_id} ended at {proposal.voting_end_time.ToJsonString()}"
+            )
+        params = self.get_params(ctx)
+        charged = self._charge_deposits(ctx, proposal_id, share(params, "proposal_cancel_ratio"))
+        if params.proposal_cancel_dest:
+            charges = self._pay_charges(ctx, charged, bech32.decode(params.proposal_cancel_dest))
+        else:
+            charges = self._burn(ctx, charged)
+        store = ctx.kv(keys.STORE_PREFIX)
+        for key, _ in list(store.iterate(keys.votes_prefix(proposal_id))):
+            store.delete(key)
+        end = proposal.voting_end_time if proposal.status == VOTING_PERIOD else proposal.deposit_end_time
+        queue = keys.ACTIVE_QUEUE_PREFIX if proposal.status == VOTING_PERIOD else keys.INACTIVE_QUEUE_PREFIX
+        store.delete(keys.queue_key(queue, ns_of(end), proposal_id))
+        store.delete(keys.proposal_key(proposal_id))
+        ctx.emit(
+            "cancel_proposal",
+            proposal_id=str(proposal_id),
+            proposer=proposal.proposer,
+            charged=str(charged),
+            charges=charges,
+        )
+
+    def _charge_deposits(self, ctx: Context, proposal_id: int, ratio: Fraction) -> Coins:
+        """Refund each deposit less ``ratio`` of each of its coins (rounded down, per deposit and coin, as the
+        SDK's ``ChargeDeposit``); the records go. Returns the charges, still in the deposits account."""
+        store = ctx.kv(keys.STORE_PREFIX)
+        charged = Coins()
+        for key, raw in list(store.iterate(keys.deposits_prefix(proposal_id))):
+            deposit = gov_pb2.Deposit.FromString(raw)
+            amounts = coins_from_proto(deposit.amount)
+            parts = [(denom, mul_floor(amount, ratio), amount) for denom, amount in amounts]
+            charge = make_coins([(denom, cut) for denom, cut, _ in parts if cut])
+            refund = make_coins([(denom, amount - cut) for denom, cut, amount in parts if amount > cut])
+            if refund:
+                self.bank.send_coins(ctx, self.deposits_account, bech32.decode(deposit.depositor), refund)
+            charged = add_coins(charged, charge)
+            store.delete(key)
+        return charged
+
+    def _pay_charges(self, ctx: Context, charged: Coins, dest: bytes) -> str:
+        """Cancellation charges to ``proposal_cancel_dest``: the community pool's account means the pool
+        (counted as a deposit inflow); any other account must be one that may receive (``sdk/4``)."""
+        if not charged:
+            return "paid"
+        if dest == self.pool.address:
+            self.pool.fund_from_module(ctx, keys.DEPOSITS_ACCOUNT, charged, POOL_SOURCE)
+            return "to_community_pool"
+        self.bank.check_can_receive(dest)
+        self.bank.send_coins(ctx, self.deposits_account, dest, charged)
+        return "paid"
 
     # --- votes -------------------------------------------------------------------------------------------
 
@@ -324,17 +403,18 @@ class GovKeeper:
 
     # --- tally and the end of the periods -------------------------------------------------------------
 
-    def tally(self, ctx: Context, proposal_id: int) -> tally.Outcome:
-        """The proposal's votes weighed by the validator set in force now (read only)."""
+    def tally(self, ctx: Context, proposal: gov_pb2.Proposal) -> tally.Outcome:
+        """The proposal's votes weighed by the validator set in force now (read only); an expedited one
+        passes only above ``expedited_threshold``."""
         params = self.get_params(ctx)
         powers = self.stake.validator_powers(ctx)
-        totals, cast = tally.count(self.votes(ctx, proposal_id), powers)
+        totals, cast = tally.count(self.votes(ctx, proposal.id), powers)
         return tally.decide(
             totals,
             cast,
             sum(powers.values()),
             share(params, "quorum"),
-            share(params, "threshold"),
+            share(params, "expedited_threshold" if proposal.expedited else "threshold"),
             share(params, "veto_threshold"),
             params.burn_vote_quorum,
             params.burn_vote_veto,
@@ -400,9 +480,14 @@ class GovKeeper:
         )
 
     def _finish(self, ctx: Context, proposal_id: int) -> None:
+        """Tally, settle the deposits, delete the votes and run a passed proposal's messages (none for a text
+        proposal). An expedited proposal that does not pass is not rejected: as in the SDK (v0.50) it becomes
+        a regular one, its deposits kept and its votes cleared, voting again until ``voting_start_time +
+        voting_period``, then tallied by the regular rules."""
         proposal = self.must_get_proposal(ctx, proposal_id)
-        outcome = self.tally(ctx, proposal_id)
-        deposits = self._settle_deposits(ctx, proposal_id, outcome.burn)
+        outcome = self.tally(ctx, proposal)
+        converts = proposal.expedited and not outcome.passes
+        deposits = "kept" if converts else self._settle_deposits(ctx, proposal_id, outcome.burn)
         store = ctx.kv(keys.STORE_PREFIX)
         for key, _ in list(store.iterate(keys.votes_prefix(proposal_id))):
             store.delete(key)
@@ -417,6 +502,11 @@ class GovKeeper:
             except Exception as exc:  # noqa: BLE001 - a bug in a handler fails the proposal, not the block
                 proposal.status, result = FAILED, "proposal_failed"
                 proposal.failed_reason = f"internal error: {type(exc).__name__}"
+        elif converts:
+            proposal.expedited, result = False, "expedited_proposal_rejected"
+            end = ns_of(proposal.voting_start_time) + voting_period_ns(self.get_params(ctx), False)
+            proposal.voting_end_time.CopyFrom(timestamp(end))
+            self.queue(ctx, proposal)
         else:
             proposal.status = REJECTED
         proposal.final_tally_result.CopyFrom(outcome.result)

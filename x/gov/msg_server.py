@@ -1,4 +1,5 @@
-"""cosmos.gov.v1.Msg: SubmitProposal, Deposit, Vote, VoteWeighted (UpdateParams: ``sdk/params.py``).
+"""cosmos.gov.v1.Msg: SubmitProposal, Deposit, Vote, VoteWeighted, CancelProposal (UpdateParams:
+``sdk/params.py``).
 
 Stateless checks (``validate_*``) run before any state is read, at CheckTx too: a proposal whose messages
 are not all signed by exactly the authority never reaches the mempool.
@@ -24,7 +25,6 @@ from x.gov.errors import (
     ErrInvalidSigner,
     ErrInvalidVote,
     ErrMetadataTooLong,
-    ErrNoProposalMsgs,
     ErrSummaryTooLong,
     ErrUnroutableProposalMsg,
 )
@@ -42,12 +42,11 @@ def submit_validator(packed_signers: PackedSigners, authority: bytes) -> Callabl
     """``MsgSubmitProposal``'s stateless check: proposer, title, summary, metadata, initial deposit, and each
     message known to the router, valid, signed by exactly the authority (else ``gov/13``) and not itself a
     ``MsgSubmitProposal`` (``gov/12``: a passed proposal would submit, and fund from the gov account, a new
-    proposal that no one has voted on yet)."""
+    proposal that no one has voted on yet). No messages at all is a text (signal) proposal, as in the SDK
+    v0.50: voted on, executing nothing."""
 
     def validate(msg: tx_pb2.MsgSubmitProposal) -> None:
         parse_address(msg.proposer, "proposer")
-        if msg.expedited:
-            raise ErrInvalidProposal.wrap("expedited proposals are not supported")
         if not msg.title.strip():
             raise ErrInvalidProposal.wrap("proposal title cannot be empty")
         if not msg.summary.strip():
@@ -59,8 +58,6 @@ def submit_validator(packed_signers: PackedSigners, authority: bytes) -> Callabl
         if len(msg.summary) > MAX_SUMMARY_LEN:
             raise ErrSummaryTooLong.wrap(f"summary is longer than {MAX_SUMMARY_LEN} characters")
         coins_from_proto(msg.initial_deposit)
-        if not msg.messages:
-            raise ErrNoProposalMsgs.wrap("a proposal needs at least one message")
         expected = bech32.encode(authority)
         for index, packed in enumerate(msg.messages):
             what = f"message {index} ({packed.type_url})"
@@ -88,6 +85,7 @@ def handle_submit(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgSubmitProposal) -> 
         msg.metadata,
         msg.title,
         msg.summary,
+        msg.expedited,
     )
     return tx_pb2.MsgSubmitProposalResponse(proposal_id=proposal_id)
 
@@ -139,6 +137,19 @@ def handle_vote_weighted(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgVoteWeighted
     return tx_pb2.MsgVoteWeightedResponse()
 
 
+def validate_cancel(msg: tx_pb2.MsgCancelProposal) -> None:
+    parse_address(msg.proposer, "proposer")
+    if not msg.proposal_id:
+        raise ErrInvalidRequest.wrap("proposal_id must be positive")
+
+
+def handle_cancel(ctx: Context, k: GovKeeper, msg: tx_pb2.MsgCancelProposal) -> tx_pb2.MsgCancelProposalResponse:
+    k.cancel_proposal(ctx, msg.proposal_id, bech32.decode(msg.proposer))
+    reply = tx_pb2.MsgCancelProposalResponse(proposal_id=msg.proposal_id, canceled_height=ctx.header.height)
+    reply.canceled_time.FromNanoseconds(ctx.header.time_ns)
+    return reply
+
+
 def routes(gov: GovKeeper, packed_signers: PackedSigners) -> dict[str, MsgRoute]:
     """``packed_signers``: the router's (sdk/baseapp/transactions.py), to check a proposal's messages at submission."""
     return {
@@ -165,6 +176,12 @@ def routes(gov: GovKeeper, packed_signers: PackedSigners) -> dict[str, MsgRoute]
             lambda m: [parse_address(m.voter, "voter")],
             validate_vote_weighted,
             lambda ctx, m: handle_vote_weighted(ctx, gov, m),
+        ),
+        type_url(tx_pb2.MsgCancelProposal): MsgRoute(
+            tx_pb2.MsgCancelProposal,
+            lambda m: [parse_address(m.proposer, "proposer")],
+            validate_cancel,
+            lambda ctx, m: handle_cancel(ctx, gov, m),
         ),
         type_url(tx_pb2.MsgUpdateParams): update_params_route(
             tx_pb2.MsgUpdateParams, gov.authority, validate_params, gov.set_params

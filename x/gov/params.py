@@ -8,6 +8,7 @@ from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 from cosmpy.protos.cosmos.gov.v1 import gov_pb2
 from google.protobuf.duration_pb2 import Duration
 
+from sdk.address import parse_address
 from sdk.coins import Coins, coins_from_proto
 from sdk.dec import parse_share
 from sdk.errors import ABCIError
@@ -45,8 +46,13 @@ def duration_ns(duration: Duration) -> int:
     return duration.seconds * 10**9 + duration.nanos
 
 
-def min_deposit(params: gov_pb2.Params) -> Coins:
-    return coins_from_proto(params.min_deposit)
+def min_deposit(params: gov_pb2.Params, expedited: bool = False) -> Coins:
+    """The deposit that opens voting: ``expedited_min_deposit`` for an expedited proposal."""
+    return coins_from_proto(params.expedited_min_deposit if expedited else params.min_deposit)
+
+
+def voting_period_ns(params: gov_pb2.Params, expedited: bool) -> int:
+    return duration_ns(params.expedited_voting_period if expedited else params.voting_period)
 
 
 def share(params: gov_pb2.Params, field: str, allow_zero: bool = True) -> Fraction:
@@ -56,19 +62,39 @@ def share(params: gov_pb2.Params, field: str, allow_zero: bool = True) -> Fracti
 
 
 def validate_params(params: gov_pb2.Params) -> None:
-    """As the SDK's ``Params.ValidateBasic``, for what this module uses: a valid, non-empty min deposit;
-    positive periods; quorum in [0, 1], threshold and veto in (0, 1]; the deposit ratios in [0, 1].
-    Expedited proposals are not supported (MsgSubmitProposal refuses them); their params are only kept."""
-    try:
-        if not min_deposit(params):
-            raise ValueError("min_deposit must not be empty")
-    except ABCIError as err:
-        raise ValueError(f"min_deposit: {err.log}") from None
-    for name in ("max_deposit_period", "voting_period"):
+    """As the SDK's ``Params.ValidateBasic`` (v0.50): valid, non-empty min deposits, the expedited one not
+    covered by the regular one; positive periods, the expedited voting period shorter than the regular one;
+    quorum in [0, 1], the thresholds and veto in (0, 1], the expedited threshold above the regular one; the
+    ratios in [0, 1]; ``proposal_cancel_dest`` empty or an address."""
+    deposits = {}
+    for name in ("min_deposit", "expedited_min_deposit"):
+        try:
+            deposits[name] = coins_from_proto(getattr(params, name))
+        except ABCIError as err:
+            raise ValueError(f"{name}: {err.log}") from None
+        if not deposits[name]:
+            raise ValueError(f"{name} must not be empty")
+    regular = dict(deposits["min_deposit"])
+    if all(amount <= regular.get(denom, 0) for denom, amount in deposits["expedited_min_deposit"]):
+        raise ValueError(
+            f"expedited_min_deposit {deposits['expedited_min_deposit']} must be greater than "
+            f"min_deposit {deposits['min_deposit']}"
+        )
+    for name in ("max_deposit_period", "voting_period", "expedited_voting_period"):
         if duration_ns(getattr(params, name)) <= 0:
             raise ValueError(f"{name} must be positive")
+    if duration_ns(params.expedited_voting_period) >= duration_ns(params.voting_period):
+        raise ValueError("expedited_voting_period must be strictly less than voting_period")
     share(params, "quorum")
-    share(params, "threshold", allow_zero=False)
+    threshold = share(params, "threshold", allow_zero=False)
     share(params, "veto_threshold", allow_zero=False)
+    if share(params, "expedited_threshold", allow_zero=False) <= threshold:
+        raise ValueError("expedited_threshold must be greater than threshold")
     share(params, "min_initial_deposit_ratio")
     share(params, "min_deposit_ratio")
+    share(params, "proposal_cancel_ratio")
+    if params.proposal_cancel_dest:
+        try:
+            parse_address(params.proposal_cancel_dest, "proposal_cancel_dest")
+        except ABCIError as err:
+            raise ValueError(err.log) from None

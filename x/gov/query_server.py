@@ -93,7 +93,7 @@ class QueryServer:
         one; in the deposit period, zeros."""
         proposal = self._proposal(ctx, req.proposal_id)
         if proposal.status == VOTING_PERIOD:
-            return query_pb2.QueryTallyResultResponse(tally=self.keeper.tally(ctx, proposal.id).result)
+            return query_pb2.QueryTallyResultResponse(tally=self.keeper.tally(ctx, proposal).result)
         return query_pb2.QueryTallyResultResponse(tally=proposal.final_tally_result)
 
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
