@@ -51,6 +51,7 @@ COMMANDS = {
     "executor": "gonkad.cmd.executor",
     "train": "diloco.cli",
     "verify-work": "gonkad.cmd.verify_work",
+    "chain-info": "gonkad.cmd.chain_info",
 }
 """Top-level commands registered by their own file's ``register``."""
 
@@ -125,7 +126,7 @@ def cmd_localnet(args: argparse.Namespace) -> None:
     elif args.action == "stop":
         print(json.dumps({"stopped": localnet.stop(root)}))
     elif args.action == "status":
-        print(json.dumps(localnet.status(root), indent=2))
+        print(json.dumps({**localnet.status(root), "chain_info": localnet.write_chain_info(root)}, indent=2))
     elif args.action == "watch":
         deadline = time.monotonic() + args.seconds
         while time.monotonic() < deadline:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from gonkad import genesis, localnet_services
+from gonkad import chain_registry, genesis, localnet_services
 from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary, pid_file
@@ -459,6 +459,16 @@ def status(root: Path) -> dict[str, Any]:
     live = next((n for n, info in zip(spec.nodes, nodes) if info["height"]), None)
     race = race_status(live.rpc) if live is not None else None
     return {"chain_id": spec.chain_id, "home": str(root), "nodes": nodes, **services, "race": race}
+
+
+def write_chain_info(root: Path) -> dict[str, str]:
+    """The network's chain-registry files and Keplr suggestion (``gonkad/chain_registry.py``: every node's
+    endpoints) written into ``root``; their paths by file name. A file a node setting no longer gives (Keplr's,
+    once no node serves a REST API) is removed, so what is there is what the network is now."""
+    files = chain_registry.chain_info([Path(n.home) for n in load(root).nodes])
+    for stale in {chain_registry.KEPLR_FILE} - set(files):
+        (root / stale).unlink(missing_ok=True)
+    return chain_registry.write_chain_info(root, files)
 
 
 def race_status(rpc: str) -> dict[str, Any] | None:

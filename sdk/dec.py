@@ -46,3 +46,14 @@ def legacy_dec_text(value: Fraction) -> str:
 def legacy_dec_bytes(value: Fraction) -> bytes:
     """The SDK's LegacyDec as its proto bytes: ``value × 10^18`` in ASCII digits."""
     return str(mul_floor(10**PRECISION, value)).encode()
+
+
+def legacy_dec_wire_text(wire: str) -> str:
+    """A LegacyDec's proto form (``value × 10^18`` in ASCII digits, signed) as the SDK prints the value, e.g.
+    ``500000000000000000`` → ``0.500000000000000000``; text that is not that form is returned as it is, so what a
+    node sent is never hidden."""
+    if re.fullmatch(r"-?[0-9]+", wire) is None:
+        return wire
+    scaled = int(wire)
+    whole, frac = divmod(abs(scaled), 10**PRECISION)
+    return f"{'-' if scaled < 0 else ''}{whole}.{frac:0{PRECISION}d}"

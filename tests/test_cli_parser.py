@@ -24,6 +24,7 @@ COMMAND_LINES = [
     ["keys", "list"],
     ["localnet", "status", "--home", "x"],
     ["export", "--home", "x"],
+    ["chain-info", "keplr", "--home", "x"],
 ]
 
 

@@ -113,6 +113,13 @@ def test_four_validators_reach_height_20_and_agree(net4: Path) -> None:
         assert node["peers"] == 3 and node["catching_up"] is False and node["height"] >= 21, node
         assert all(isinstance(pid, int) for pid in node["pids"].values()), node
     assert len({n["rpc"] for n in status["nodes"]} | {n["abci"] for n in status["nodes"]}) == 8  # distinct ports
+    # status writes the chain-registry files into the localnet's folder and says where (test_chain_registry.py)
+    assert {"chain.json", "assetlist.json"} <= set(status["chain_info"])
+    chain = json.loads(Path(status["chain_info"]["chain.json"]).read_text())
+    assert Path(status["chain_info"]["chain.json"]).parent == net4 and chain["chain_id"] == "gonka-test"
+    assert [e["address"] for e in chain["apis"]["rpc"]] == [
+        n["rpc"].replace("tcp://", "http://") for n in status["nodes"]
+    ]
     assert_agreement(net4, 20)
     # Vote extensions are on (localnet/settings.toml), and the blocks above were made with them.
     params = CometRPC(status["nodes"][0]["rpc"]).call("consensus_params", height="21")["consensus_params"]

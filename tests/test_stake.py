@@ -478,6 +478,8 @@ def test_queries_answer_what_state_holds(tmp_path: Path) -> None:
         by_operator = sorted(range(3), key=lambda i: operator(KEYS[i]))
         assert [v.operator_address for v in reply.validators] == [valoper(KEYS[i]) for i in by_operator]
         assert [v.tokens for v in reply.validators] == [str(amounts[i]) for i in by_operator]
+        # as many shares, a LegacyDec: value × 10^18 on the wire, as the SDK sends it
+        assert [v.delegator_shares for v in reply.validators] == [str(amounts[i] * 10**18) for i in by_operator]
         assert all(v.status == staking_pb2.BOND_STATUS_BONDED and not v.jailed for v in reply.validators)
         assert [ed25519.PubKey.FromString(v.consensus_pubkey.value).key for v in reply.validators] == [
             consensus_key(i) for i in by_operator

@@ -10,6 +10,7 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from sdk.cli.decimals import with_dec_text
 from sdk.crypto import bech32
 
 DEFAULT_HOME = Path.home() / ".gonka"
@@ -49,7 +50,13 @@ def checked_address(text: str) -> str:
 
 
 def message_dict(message: Message) -> dict[str, Any]:
+    """Proto3 JSON, as genesis files and proposal drafts hold it (``json_format.ParseDict`` reads it back)."""
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+def shown_dict(message: Message) -> dict[str, Any]:
+    """A reply as the CLI prints it: proto3 JSON with LegacyDec values as the SDK prints them (``decimals``)."""
+    return with_dec_text(message, message_dict(message))
 
 
 def _text(value: Any, indent: int = 0) -> list[str]:

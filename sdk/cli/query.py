@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from sdk.cli.flags import add_query_flags, message_dict, print_output
+from sdk.cli.flags import add_query_flags, print_output, shown_dict
 from sdk.client.querier import Querier
 
 
@@ -35,7 +35,7 @@ def add_module_query(
         except json_format.ParseError as exc:
             raise ValueError(str(exc)) from None
         reply = Querier(args.node, args.grpc_addr).query(path, request, response_type)
-        print_output(args.output, message_dict(reply))
+        print_output(args.output, shown_dict(reply))
 
     parser.set_defaults(func=run)
     return parser

@@ -6,7 +6,7 @@ import argparse
 
 from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2, tx_pb2
 
-from sdk.cli.flags import add_query_flags, checked_address, message_dict, print_output
+from sdk.cli.flags import add_query_flags, checked_address, print_output, shown_dict
 from sdk.cli.params import add_update_params_command
 from sdk.client.querier import Querier
 from sdk.services import cosmos
@@ -19,7 +19,7 @@ def cmd_account(args: argparse.Namespace) -> None:
         query_pb2.QueryAccountRequest(address=checked_address(args.address)),
         query_pb2.QueryAccountResponse,
     )
-    print_output(args.output, message_dict(reply))
+    print_output(args.output, shown_dict(reply))
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ import argparse
 
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2, tx_pb2
 
-from sdk.cli.flags import add_query_flags, add_tx_flags, checked_address, message_dict, print_output
+from sdk.cli.flags import add_query_flags, add_tx_flags, checked_address, print_output, shown_dict
 from sdk.cli.params import add_update_params_command
 from sdk.cli.tx import broadcast_messages
 from sdk.client.querier import Querier
@@ -36,7 +36,7 @@ def cmd_balances(args: argparse.Namespace) -> None:
             query_pb2.QueryAllBalancesRequest(address=address),
             query_pb2.QueryAllBalancesResponse,
         )
-    print_output(args.output, message_dict(reply))
+    print_output(args.output, shown_dict(reply))
 
 
 def cmd_total(args: argparse.Namespace) -> None:
@@ -44,7 +44,7 @@ def cmd_total(args: argparse.Namespace) -> None:
     reply = Querier(args.node, args.grpc_addr).query(
         query + "TotalSupply", query_pb2.QueryTotalSupplyRequest(), query_pb2.QueryTotalSupplyResponse
     )
-    print_output(args.output, message_dict(reply))
+    print_output(args.output, shown_dict(reply))
 
 
 def register_tx(modules: argparse._SubParsersAction) -> None:

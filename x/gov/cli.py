@@ -22,7 +22,7 @@ from typing import Any
 from cosmpy.protos.cosmos.gov.v1 import gov_pb2, query_pb2, tx_pb2
 from google.protobuf import any_pb2, json_format, symbol_database
 
-from sdk.cli.flags import add_query_flags, add_tx_flags, message_dict, print_output
+from sdk.cli.flags import add_query_flags, add_tx_flags, print_output, shown_dict
 from sdk.cli.jsonfile import read_json_file
 from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
@@ -228,7 +228,7 @@ def cmd_proposals(args: argparse.Namespace) -> None:
     request.pagination.limit = args.limit
     request.pagination.offset = args.offset
     reply = Querier(args.node, args.grpc_addr).query(query + "Proposals", request, query_pb2.QueryProposalsResponse)
-    print_output(args.output, message_dict(reply))
+    print_output(args.output, shown_dict(reply))
 
 
 def register_query(modules: argparse._SubParsersAction) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
-from sdk.cli.flags import add_query_flags, add_tx_flags, message_dict, print_output
+from sdk.cli.flags import add_query_flags, add_tx_flags, print_output, shown_dict
 from sdk.cli.params import add_update_params_command
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
@@ -107,7 +107,7 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
 
 def _query(path: str, request: object, response_type: type, args: argparse.Namespace) -> None:
     reply = Querier(args.node, args.grpc_addr).query(path, request, response_type)  # type: ignore[arg-type]
-    print_output(args.output, message_dict(reply))
+    print_output(args.output, shown_dict(reply))
 
 
 def cmd_nodes(args: argparse.Namespace) -> None:

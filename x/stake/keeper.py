@@ -23,7 +23,7 @@ from sdk.address import consensus_address, module_address
 from sdk.coins import Coins
 from sdk.context import Context
 from sdk.crypto import bech32
-from sdk.dec import mul_floor
+from sdk.dec import PRECISION, mul_floor
 from sdk.params import GOV_AUTHORITY
 from x.stake import keys, power
 from x.stake.errors import ErrConsensusKeyUsed, ErrHostExists, ErrInsufficientCollateral, ErrNoHost
@@ -373,7 +373,7 @@ class StakeKeeper:
 
     def cosmos_validator(self, ctx: Context, host: stake_pb2.Host) -> staking_pb2.Validator:
         """A host as ``cosmos.staking.v1beta1.Validator``: bonded while in the validator set, tokens its
-        collateral."""
+        collateral, and as many shares (a LegacyDec: on the wire the value × 10^18, as the SDK sends it)."""
         operator = bech32.decode(host.operator)
         in_set = ctx.kv(keys.STORE_PREFIX).get(keys.power_key(operator)) is not None
         validator = staking_pb2.Validator(
@@ -381,7 +381,7 @@ class StakeKeeper:
             jailed=host.jailed,
             status=staking_pb2.BOND_STATUS_BONDED if in_set else staking_pb2.BOND_STATUS_UNBONDED,
             tokens=host.collateral,
-            delegator_shares=host.collateral,
+            delegator_shares=str(int(host.collateral or 0) * 10**PRECISION),
             description=host.description,
             min_self_delegation="1",
         )
