@@ -2,7 +2,8 @@
 
 The servers call ``observe_abci`` and ``observe_grpc_query`` after each answer, on the node's event loop, with
 the time the call took (wall clock: these are this node's observations and never feed state). A block's
-figures are summed once per FinalizeBlock; a CheckTx costs one pre-bound counter increment.
+figures are summed once per FinalizeBlock (under a microsecond a tx); a CheckTx costs one pre-bound counter
+increment.
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ class NodeMetrics:
         self.txs = Counter(
             "gonkad_txs", "Transactions delivered in blocks, by result.", ["codespace", "code"], registry=registry
         )
+        self._txs_ok = self.txs.labels("", "0")
         self.gas_used = Counter("gonkad_gas_used", "Gas used by delivered transactions.", registry=registry)
         self.gas_wanted = Counter("gonkad_gas_wanted", "Gas limit of delivered transactions.", registry=registry)
-        self.events = Counter(
-            "gonkad_events",
-            "Events of finalized blocks (their own and their transactions'), by type: e.g. slash.",
+        self.block_events = Counter(
+            "gonkad_block_events",
+            "Events of blocks' own (begin and end block, injected entries) by type: e.g. slash for downtime, "
+            "double signing or a race cheater. Transactions' events are not counted: reading them costs a send.",
             ["type"],
             registry=registry,
         )
@@ -83,22 +86,25 @@ class NodeMetrics:
         self.finalize_seconds.observe(seconds)
         self.height.set(req.height)
         self.blocks.inc()
-        results: Tally[tuple[str, int]] = Tally()
-        events: Tally[str] = Tally(event.type for event in res.events)
-        used = wanted = 0
+        failed: Tally[tuple[str, int]] = Tally()
+        ok = used = wanted = 0
         for raw, result in zip(req.txs, res.tx_results):
-            events.update(event.type for event in result.events)
             if is_injected_entry(raw):
                 continue
-            results[(result.codespace, result.code)] += 1
+            if result.code:
+                failed[(result.codespace, result.code)] += 1
+            else:
+                ok += 1
             used += result.gas_used
             wanted += result.gas_wanted
-        for (codespace, code), count in results.items():
+        if ok:
+            self._txs_ok.inc(ok)
+        for (codespace, code), count in failed.items():
             self.txs.labels(codespace, str(code)).inc(count)
         self.gas_used.inc(used)
         self.gas_wanted.inc(wanted)
-        for kind, count in events.items():
-            self.events.labels(kind).inc(count)
+        for kind, count in Tally(event.type for event in res.events).items():
+            self.block_events.labels(kind).inc(count)
 
     def _check(self, req: abci.RequestCheckTx, res: abci.ResponseCheckTx, seconds: float) -> None:
         self._check_tx[(req.type == abci.RECHECK, res.code == 0)].inc()

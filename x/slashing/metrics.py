@@ -1,6 +1,6 @@
 """x/slashing's figures for the node's metrics: validators jailed for downtime or tombstoned for double signing,
-and the blocks each has missed in its window. (Each slash, whichever module decides it, the node counts as
-its ``slash`` event: ``gonkad_events_total{type="slash"}``.)"""
+and the blocks each has missed in its window. (The node counts the slashes decided in a block's own hooks, for
+downtime, double signing or a race cheater, as ``gonkad_block_events_total{type="slash"}``.)"""
 
 from __future__ import annotations
 
