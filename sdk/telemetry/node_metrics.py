@@ -2,7 +2,7 @@
 
 The servers call ``observe_abci`` and ``observe_grpc_query`` after each answer, on the node's event loop, with
 the time the call took (wall clock: these are this node's observations and never feed state). A block's
-figures are summed once per FinalizeBlock (under a microsecond a tx); a CheckTx costs one pre-bound counter
+figures are summed once per FinalizeBlock (about a microsecond a tx); a CheckTx costs one pre-bound counter
 increment.
 """
 
