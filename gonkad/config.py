@@ -14,6 +14,19 @@ from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 APP_TOML = "app.toml"
 
 
+class TelemetryConfig(BaseModel):
+    """``[telemetry]``: the node's Prometheus metrics (sdk/telemetry), as the Cosmos SDK's ``enabled`` switch
+    and CometBFT's ``prometheus_listen_addr``; off unless enabled."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    prometheus_listen_addr: str = Field(
+        default="127.0.0.1:26661",
+        description="host:port of the metrics HTTP endpoint (path /metrics); port 0 picks a free one",
+    )
+
+
 class AppConfig(BaseModel):
     """What gonkad itself listens on and keeps; CometBFT's settings stay in its config.toml."""
 
@@ -39,6 +52,7 @@ class AppConfig(BaseModel):
         description="threads that run module queries and simulations beside the event loop (they share the GIL "
         "with consensus, so few)",
     )
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     modules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="node-local module settings, one [modules.NAME] table per module (e.g. where its key file is); "
@@ -62,8 +76,12 @@ def save_app_config(home: Path, config: AppConfig) -> None:
     lines = ["# gonkad application settings"]
     dumped = config.model_dump()
     modules = dumped.pop("modules")
+    tables = {key: dumped.pop(key) for key, value in list(dumped.items()) if isinstance(value, dict)}
     for key, value in dumped.items():
         lines.append(f"{key} = {_toml_value(value)}")
+    for name, settings in tables.items():
+        lines.append(f"\n[{name}]")
+        lines.extend(f"{key} = {_toml_value(value)}" for key, value in settings.items())
     for name, settings in sorted(modules.items()):
         lines.append(f"\n[modules.{name}]")
         lines.extend(f"{key} = {_toml_value(value)}" for key, value in sorted(settings.items()))

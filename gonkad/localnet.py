@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gonkad import chain_registry, genesis, localnet_services
-from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
+from gonkad.config import AppConfig, TelemetryConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
@@ -115,6 +115,10 @@ def one_line(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+NODE_PORTS = 5
+"""Each node's ports: p2p, rpc, abci, grpc, metrics."""
+
+
 class NodeSpec(BaseModel):
     name: str
     home: str
@@ -122,11 +126,22 @@ class NodeSpec(BaseModel):
     rpc_port: int
     abci_port: int
     grpc_port: int
+    metrics_port: int = 0
+    """0: a network built before nodes served metrics."""
     node_id: str
 
     @property
     def rpc(self) -> str:
         return f"tcp://127.0.0.1:{self.rpc_port}"
+
+    @property
+    def metrics_url(self) -> str | None:
+        """Where the node's Prometheus metrics are served (app.toml ``[telemetry]``)."""
+        return f"http://127.0.0.1:{self.metrics_port}/metrics" if self.metrics_port else None
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        return (self.p2p_port, self.rpc_port, self.abci_port, self.grpc_port, self.metrics_port)
 
 
 class LocalnetSpec(BaseModel):
@@ -189,8 +204,8 @@ def build(
     root.mkdir(parents=True, exist_ok=True)
     funded = generate_test_keys(root, ["faucet", *(f"val{i}" for i in range(validators))])
     services = settings.services
-    ports = free_ports(4 * validators + (2 * settings.hosts + services.transfer_agents if services else 0))
-    nodes = [_init_node(root, i, ports[4 * i : 4 * i + 4]) for i in range(validators)]
+    ports = free_ports(NODE_PORTS * validators + (2 * settings.hosts + services.transfer_agents if services else 0))
+    nodes = [_init_node(root, i, ports[NODE_PORTS * i : NODE_PORTS * (i + 1)]) for i in range(validators)]
     app_state = genesis.merge_overrides(genesis.default_app_state(), settings.genesis)
     app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", settings.faucet_ngonka)])
     keyring = Keyring(root, "test")
@@ -198,7 +213,7 @@ def build(
     services_spec = None
     if services is not None:
         services_spec, app_state = localnet_services.build(
-            root, services, keyring, nodes, ports[4 * validators :], app_state
+            root, services, keyring, nodes, ports[NODE_PORTS * validators :], app_state
         )
     _write_node_configs(nodes, app_state, settings)
     spec = LocalnetSpec(chain_id=chain_id, nodes=nodes, services=services_spec)
@@ -207,11 +222,11 @@ def build(
 
 
 def _init_node(root: Path, i: int, ports: list[int]) -> NodeSpec:
-    """Validator ``i``'s home (CometBFT's config and keys, the BLS key) on its 4 ports: p2p, rpc, abci, grpc."""
+    """Validator ``i``'s home (CometBFT's config and keys, the BLS key) on its ``NODE_PORTS`` ports."""
     home = root / f"node{i}"
     _cometbft("init", "--home", str(home))
     create_key_file(home)  # config/bls_key.json, as `gonkad init` makes it
-    p2p, rpc, abci, grpc = ports
+    p2p, rpc, abci, grpc, metrics = ports
     node_id = _cometbft("show-node-id", "--home", str(home))
     return NodeSpec(
         name=f"node{i}",
@@ -220,6 +235,7 @@ def _init_node(root: Path, i: int, ports: list[int]) -> NodeSpec:
         rpc_port=rpc,
         abci_port=abci,
         grpc_port=grpc,
+        metrics_port=metrics,
         node_id=node_id,
     )
 
@@ -273,6 +289,7 @@ def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSett
             grpc_address=f"127.0.0.1:{node.grpc_port}",
             pruning_keep_recent=0,
             index_events=settings.index_events,
+            telemetry=TelemetryConfig(enabled=True, prometheus_listen_addr=f"127.0.0.1:{node.metrics_port}"),
         ),
     )
 
@@ -284,11 +301,11 @@ def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
         raise ValueError(f"{name} exists already in {root}")
     home = root / name
     _cometbft("init", "--home", str(home))
-    taken = {port for n in [*spec.nodes, *spec.twins] for port in (n.p2p_port, n.rpc_port, n.abci_port, n.grpc_port)}
-    ports = free_ports(4)
+    taken = {port for n in [*spec.nodes, *spec.twins] for port in n.ports}
+    ports = free_ports(NODE_PORTS)
     while taken.intersection(ports):  # the nodes may not be running yet, so their ports can look free
-        ports = free_ports(4)
-    p2p, rpc, abci, grpc = ports
+        ports = free_ports(NODE_PORTS)
+    p2p, rpc, abci, grpc, metrics = ports
     return NodeSpec(
         name=name,
         home=str(home),
@@ -296,6 +313,7 @@ def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
         rpc_port=rpc,
         abci_port=abci,
         grpc_port=grpc,
+        metrics_port=metrics,
         node_id=_cometbft("show-node-id", "--home", str(home)),
     )
 
@@ -433,6 +451,7 @@ def node_status(node: NodeSpec) -> dict[str, Any]:
         "rpc": node.rpc,
         "grpc": f"127.0.0.1:{node.grpc_port}",
         "abci": f"tcp://127.0.0.1:{node.abci_port}",
+        "metrics": node.metrics_url,
         "height": None,
         "app_hash": None,
         "catching_up": None,

@@ -3,18 +3,23 @@
 If either side dies the node stops as a whole, so an outside supervisor (``gonkad localnet start``,
 systemd) restarts it cleanly; CometBFT's handshake then replays whatever the app has not committed.
 The ABCI and gRPC servers share one event loop and one small pool of query workers (sdk/workers.py),
-which is drained before the store closes.
+which is drained before the store closes. With ``[telemetry] enabled`` the node serves Prometheus metrics on
+its own threads (sdk/telemetry): the servers report each call, the modules their figures when scraped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import ctypes
 import logging
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from prometheus_client import CollectorRegistry
 
 from app import GonkaApp
 from gonkad.config import AppConfig, load_app_config, read_cometbft_config, split_address
@@ -23,6 +28,9 @@ from sdk.abci.server import ABCIServer
 from sdk.grpc import GRPCServer
 from sdk.invariants import InvariantBroken
 from sdk.store.commitstore import CommitStore
+from sdk.telemetry.module_figures import ModuleFigures, SnapshotJob, read_figures
+from sdk.telemetry.node_metrics import NodeMetrics
+from sdk.telemetry.server import MetricsServer
 from sdk.workers import query_workers
 from x.bls.keyfile import key_file
 
@@ -30,6 +38,9 @@ log = logging.getLogger("gonkad.node")
 PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 10.0
 DEFAULT_COMET_RPC = "tcp://127.0.0.1:26657"
+SNAPSHOT_WAIT_S = 10.0
+"""How long a scrape waits for the event loop to take a committed snapshot for the modules' figures."""
+T = TypeVar("T")
 
 
 def _die_with_parent() -> None:
@@ -73,9 +84,25 @@ async def run_node(
     store, app = _open_app(home, config, check_invariants)
     workers = query_workers(config.query_workers)
     host, port = split_address(config.abci_address)
-    server = ABCIServer(app, host, port, workers=workers, halt_on=(InvariantBroken,))
+    registry = CollectorRegistry() if config.telemetry.enabled else None
+    metrics, figures = _node_metrics(registry, app) if registry is not None else (None, None)
+    server = ABCIServer(
+        app,
+        host,
+        port,
+        workers=workers,
+        halt_on=(InvariantBroken,),
+        observe=metrics.observe_abci if metrics is not None else None,
+    )
     await server.start()
-    grpc_server = GRPCServer(app, config.grpc_address, comet_rpc_address(home), workers)
+    grpc_server = GRPCServer(
+        app,
+        config.grpc_address,
+        comet_rpc_address(home),
+        workers,
+        observe=metrics.observe_grpc_query if metrics is not None else None,
+    )
+    metrics_server: MetricsServer | None = None
     pid_file(home, "gonkad").write_text(str(os.getpid()))
     log.info("ABCI server on %s:%d, height %d", host, server.port, store.version)
 
@@ -86,17 +113,50 @@ async def run_node(
         if not abci_only:
             child = await _start_cometbft(home, cometbft, f"tcp://{host}:{server.port}")
         await grpc_server.start()  # after the fork: gRPC's threads must not be running when cometbft is forked
+        if registry is not None:  # after the fork too, for the same reason
+            metrics_server = MetricsServer(registry, *split_address(config.telemetry.prometheus_listen_addr))
         exit_code = await _wait_for_end(stop, server, child)
     finally:
         if child is not None:
             await _stop_child(child)
         await grpc_server.stop()
         await server.stop()
+        if metrics_server is not None:
+            metrics_server.stop()
+        if figures is not None:  # a scrape may still be reading a snapshot, and may wait on this loop to take one
+            await asyncio.to_thread(figures.close)
         workers.shutdown(wait=True, cancel_futures=True)  # a running job still reads the store
         store.close()
         for name in ("gonkad", "cometbft"):
             pid_file(home, name).unlink(missing_ok=True)
     return exit_code
+
+
+def _node_metrics(registry: CollectorRegistry, app: GonkaApp) -> tuple[NodeMetrics, ModuleFigures]:
+    """The framework's metrics and the modules' figures in ``registry`` (the node's own). Call on the event
+    loop: its thread alone may take the store's snapshots that a scrape reads the modules' figures from."""
+    loop = asyncio.get_running_loop()
+
+    def take_snapshot() -> SnapshotJob:
+        return _on_loop(loop, lambda: app.committed_job(lambda state, header: read_figures(app.modules, state, header)))
+
+    figures = ModuleFigures(lambda: app.store.version, take_snapshot)
+    registry.register(figures)
+    return NodeMetrics(registry), figures
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], T]) -> T:
+    """``call()`` run on ``loop`` between two of its callbacks, from another thread, waited for."""
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            future.set_result(call())
+        except Exception as exc:  # noqa: BLE001 - handed to the waiting thread
+            future.set_exception(exc)
+
+    loop.call_soon_threadsafe(run)
+    return future.result(SNAPSHOT_WAIT_S)
 
 
 def _open_app(home: Path, config: AppConfig, check_invariants: bool) -> tuple[CommitStore, GonkaApp]:

@@ -20,6 +20,7 @@ from sdk.abci.blocks import BlockInfo, VoteExtension
 from sdk.context import Context
 from sdk.invariants import Invariant
 from sdk.store.cachekv import CacheKV
+from sdk.telemetry.figures import Figure
 
 log = logging.getLogger("gonkad.app")
 
@@ -69,6 +70,7 @@ class Module(Protocol):
     def process_proposal(self, ctx: Context, block: BlockInfo, entry: bytes | None) -> bool: ...
     def deliver_entry(self, ctx: Context, block: BlockInfo, entry: bytes) -> None: ...
     def invariants(self) -> dict[str, Invariant]: ...
+    def metrics(self, ctx: Context) -> list[Figure]: ...
 
 
 class BaseModule:
@@ -133,6 +135,12 @@ class BaseModule:
     def invariants(self) -> dict[str, Invariant]:
         """What must hold of this module's state after every block, by name (without the module prefix)."""
         return {}
+
+    def metrics(self, ctx: Context) -> list[Figure]:
+        """The module's key figures for the node's metrics (sdk/telemetry), read from ``ctx``: the last
+        committed state, on the metrics server's thread, at most once per height; never in a block. Keep it
+        to reads that stay cheap as the chain grows."""
+        return []
 
 
 def type_url(msg_type: type[Message]) -> str:

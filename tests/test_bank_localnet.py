@@ -1,4 +1,5 @@
-"""Bank on a real 4-validator network: the CLI moves funds, 4 × 500 txs land exactly once, supply is exact."""
+"""Bank on a real 4-validator network: the CLI moves funds, 4 × 500 txs land exactly once, supply is exact; a
+node's metrics agree with the chain after a send."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
+from prometheus_client.parser import text_string_to_metric_families
 
 from gonkad import localnet
 from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
@@ -108,6 +111,64 @@ def test_cli_send_moves_funds_seen_by_every_node(net4: Path) -> None:
         assert supply(querier) == total_before  # the fee moved to the fee collector, nothing lost
     cli = gonkad("query", "bank", "balances", recipient, "--node", nodes[3].rpc, "--output", "json")
     assert json.loads(cli.stdout)["balances"] == [{"denom": "ngonka", "amount": "1234"}]
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """A node's metrics: (sample name, its labels sorted) -> value."""
+    text = httpx.get(url, timeout=10).raise_for_status().text
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def test_metrics_agree_with_the_chain_after_a_send(net4: Path) -> None:
+    status = json.loads(gonkad("localnet", "status", "--home", str(net4)).stdout)
+    urls = [node["metrics"] for node in status["nodes"]]
+    assert all(url and url.startswith("http://127.0.0.1:") for url in urls), urls
+    node = localnet.load(net4).nodes[2]
+    rpc, url = CometRPC(node.rpc), urls[2]
+    before = scrape(url)
+    key = localnet.load_key(net4, "val2")
+    account = query_account(rpc, address_of(key))
+    recipient = address_of(secp256k1.PrivateKey(b"\x36" * 32))
+    raw = sign_tx(
+        key,
+        [send_msg(address_of(key), recipient, parse_coins("7ngonka"))],
+        localnet.load(net4).chain_id,
+        account.account_number,
+        account.sequence,
+        parse_coins("100ngonka"),
+        100_000,
+    )
+    assert rpc.broadcast_tx_sync(raw)["code"] == 0
+    height = int(wait_for_tx(rpc, tx_hash(raw))["height"])
+    after = scrape(url)
+    ok = ("gonkad_txs_total", (("code", "0"), ("codespace", "")))
+    accepted = ("gonkad_check_tx_total", (("result", "accepted"), ("type", "new")))
+    assert after[("gonkad_block_height", ())] >= height
+    assert after[ok] >= before.get(ok, 0) + 1
+    assert after[accepted] >= before.get(accepted, 0) + 1
+    assert after[("gonkad_gas_used_total", ())] > before.get(("gonkad_gas_used_total", ()), 0)
+    assert after[("gonkad_finalize_block_seconds_count", ())] >= after[("gonkad_blocks_total", ())] > 0
+
+    read_at = int(after[("gonka_figures_height", ())])
+    assert read_at >= height
+    querier = Querier(node.rpc, grpc_addr=f"127.0.0.1:{node.grpc_port}")
+    epoch = querier.query(
+        "/gonka.epochs.v1.Query/CurrentEpoch",
+        epochs_query.QueryCurrentEpochRequest(),
+        epochs_query.QueryCurrentEpochResponse,
+        height=read_at,
+    )
+    assert after[("gonka_epochs_epoch", ())] == epoch.epoch.number
+    assert after[("gonka_epochs_stage", ())] == epoch.stage
+    assert after[("gonka_stake_hosts", ())] == 4
+    powers = [value for (name, _), value in after.items() if name == "gonka_stake_host_power"]
+    assert len(powers) == 4 and sum(powers) == after[("gonka_stake_total_power", ())] > 0
+    grpc_epoch = ("gonkad_query_seconds_count", (("method", "/gonka.epochs.v1.Query/CurrentEpoch"), ("server", "grpc")))
+    assert scrape(url)[grpc_epoch] >= 1
 
 
 @pytest.mark.parametrize(

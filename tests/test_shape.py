@@ -3,10 +3,10 @@
 ``keys.py`` (``MODULE_NAME``, ``STORE_PREFIX``, the key builders) and ``README.md`` (the spec) always; where
 the concern exists: ``errors.py`` (the only file that registers errors), ``params.py`` (beside a
 ``MsgUpdateParams``), ``genesis.py`` (default, import and export of the genesis state), ``msg_server.py`` (the
-message routes and handlers) and ``query_server.py`` (the query routes and handlers). ``module.py`` only wires:
-its genesis methods delegate to ``genesis``, its route methods to ``msg_server`` and ``query_server``, and it
-defines no handler. No file in ``x/`` spells a query service prefix (``"/gonka.bank.v1.Query/"``): paths are
-built with ``sdk/services.py``.
+message routes and handlers), ``query_server.py`` (the query routes and handlers) and ``metrics.py`` (its figures
+for the node's metrics). ``module.py`` only wires: its genesis methods delegate to ``genesis``, its route methods
+to ``msg_server`` and ``query_server``, ``metrics`` to ``metrics``, and it defines no handler. No file in ``x/``
+spells a query service prefix (``"/gonka.bank.v1.Query/"``): paths are built with ``sdk/services.py``.
 
 Files are read with ``ast``, never imported. To see the test fail, add ``def query_balance(self): ...`` to
 ``BankModule`` in ``x/bank/module.py`` (or ``QUERY = "/cosmos.bank.v1beta1.Query/"`` to ``x/bank/cli.py``) and
@@ -26,6 +26,7 @@ DELEGATES = {
     "export_genesis": "genesis",
     "msg_routes": "msg_server",
     "query_routes": "query_server",
+    "metrics": "metrics",
 }
 """A module.py method and the sibling module its one statement must call into."""
 

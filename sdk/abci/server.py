@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 
@@ -49,6 +50,9 @@ from .framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameError, encode_frame, 
 
 log = logging.getLogger("sdk.abci")
 QueryJob = Callable[[], abci.ResponseQuery]
+Observer = Callable[[str, Message, Message, float], None]
+"""Told of each answered request: its kind (the Request oneof's name), the request and the answer, and the
+seconds the app took (a query job's time on its worker included); the node's metrics (sdk/telemetry)."""
 
 READ_CHUNK = 1 << 20
 SLICE = 32
@@ -96,9 +100,12 @@ class ABCIServer:
         max_frame: int = DEFAULT_MAX_FRAME,
         workers: Executor | None = None,
         halt_on: tuple[type[Exception], ...] = (),
+        observe: Observer | None = None,
     ) -> None:
-        """``halt_on``: app exceptions after which the node must stop (``halted`` is set with the reason)."""
+        """``halt_on``: app exceptions after which the node must stop (``halted`` is set with the reason).
+        ``observe``: told of each answered request (none: not timed at all)."""
         self.app = app
+        self.observe = observe
         self.workers = workers
         self.halt_on = halt_on
         self.halted = asyncio.Event()
@@ -181,10 +188,11 @@ class ABCIServer:
                 for frame in decoder.feed(chunk):
                     kind, request = _parse(frame)
                     consensus = consensus or kind in CONSENSUS_REQUESTS
-                    response, keep_open = self._handle_request(kind, request)
+                    started = time.perf_counter() if self.observe is not None else 0.0
+                    response, keep_open = self._handle_request(kind, request, started)
                     if not isinstance(response, bytes):
                         # A query job: this connection waits for it, the loop does not.
-                        response, keep_open = await self._finish_query(response)
+                        response, keep_open = await self._finish_query(response, request, started)
                     out.append(encode_frame(response))
                     if not keep_open:
                         break
@@ -216,9 +224,9 @@ class ABCIServer:
             if not self._consensus_partial:
                 self._consensus_idle.set()
 
-    def _handle_request(self, kind: str, request: abci.Request) -> tuple[bytes | QueryJob, bool]:
+    def _handle_request(self, kind: str, request: abci.Request, started: float) -> tuple[bytes | QueryJob, bool]:
         """Answer one request: ``(response_bytes, keep_connection_open)``, or ``(job, True)``
-        for a query the app made a job of (see ``_finish_query``)."""
+        for a query the app made a job of (see ``_finish_query``); ``started``: when it began, for ``observe``."""
         try:
             if kind == "query":
                 result = self.app.begin_query(request.query)
@@ -226,6 +234,7 @@ class ABCIServer:
                     return result, True
             else:
                 result = getattr(self.app, kind)(getattr(request, kind))
+            self._observed(kind, request, result, started)
             return _response(kind, result), True
         except Exception as exc:
             if isinstance(exc, self.halt_on):
@@ -233,12 +242,23 @@ class ABCIServer:
                 self.halted.set()
             return _failure(kind, exc), False
 
-    async def _finish_query(self, job: QueryJob) -> tuple[bytes, bool]:
+    async def _finish_query(self, job: QueryJob, request: abci.Request, started: float) -> tuple[bytes, bool]:
         """Run a query job on a worker (on the loop without workers) and answer as ``_handle_request``."""
         try:
-            return _response("query", await run_job(self.workers, job)), True
+            result = await run_job(self.workers, job)
+            self._observed("query", request, result, started)
+            return _response("query", result), True
         except Exception as exc:
             return _failure("query", exc), False
+
+    def _observed(self, kind: str, request: abci.Request, result: Message, started: float) -> None:
+        """Tell ``observe``; its failure is logged, never the request's (CometBFT would stop)."""
+        if self.observe is None:
+            return
+        try:
+            self.observe(kind, getattr(request, kind), result, time.perf_counter() - started)
+        except Exception:  # noqa: BLE001 - metrics must not take consensus down
+            log.exception("observing %s failed", kind)
 
 
 def _parse(frame: bytes) -> tuple[str, abci.Request]:

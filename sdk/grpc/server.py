@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import re
+import time
+from collections.abc import Callable
 from concurrent.futures import Executor
 from functools import partial
 
@@ -68,10 +70,17 @@ def status_code(err: ABCIError) -> grpc.StatusCode:
     return _STATUS.get((err.codespace, err.code), grpc.StatusCode.UNKNOWN)
 
 
-def unary_handler(path: str, request_type: type[Message], handler: ContextHandler) -> grpc.RpcMethodHandler:
+Observer = Callable[[str, float], None]
+"""Told of each answered call: its method path and the seconds it took (the node's metrics, sdk/telemetry)."""
+
+
+def unary_handler(
+    path: str, request_type: type[Message], handler: ContextHandler, observe: Observer | None = None
+) -> grpc.RpcMethodHandler:
     """The request is parsed here rather than by grpc so that bad bytes are INVALID_ARGUMENT, as over ABCI."""
 
     async def handle(data: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        started = time.perf_counter()
         try:
             request = decode(request_type, data, request_type.DESCRIPTOR.full_name)
             return (await handler(request, context)).SerializeToString()
@@ -82,6 +91,9 @@ def unary_handler(path: str, request_type: type[Message], handler: ContextHandle
         except Exception as exc:  # noqa: BLE001 - one failing call must not take the server down
             log.exception("gRPC %s failed", path)
             code, details = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}"
+        finally:
+            if observe is not None:
+                observe(path, time.perf_counter() - started)
         await context.abort(code, details)
         raise AssertionError("ServicerContext.abort ends the call by raising")
 
@@ -133,11 +145,20 @@ def _without_context(handler: Handler) -> ContextHandler:
 class GRPCServer:
     """Serves ``app`` over gRPC on ``address`` ("host:port"; port 0 picks one, see ``port``).
 
-    ``workers`` run module queries and simulations; None runs them on the loop (tests, tools).
+    ``workers`` run module queries and simulations; None runs them on the loop (tests, tools). ``observe``: told
+    of each answered call.
     """
 
-    def __init__(self, app: BaseApp, address: str, comet_rpc: str, workers: Executor | None = None) -> None:
+    def __init__(
+        self,
+        app: BaseApp,
+        address: str,
+        comet_rpc: str,
+        workers: Executor | None = None,
+        observe: Observer | None = None,
+    ) -> None:
         self.app = app
+        self.observe = observe
         self.address = address
         self.rpc = CometRPC(comet_rpc)
         self.workers = workers
@@ -165,7 +186,7 @@ class GRPCServer:
                 grpc.method_handlers_generic_handler(
                     name,
                     {
-                        method: unary_handler(f"/{name}/{method}", request_type, handler)
+                        method: unary_handler(f"/{name}/{method}", request_type, handler, self.observe)
                         for method, (request_type, handler) in methods.items()
                     },
                 )

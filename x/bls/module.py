@@ -14,7 +14,8 @@ from sdk.context import Context
 from sdk.crypto import bls
 from sdk.invariants import Invariant
 from sdk.module import BaseModule, MsgRoute, QueryRoute
-from x.bls import certificates, genesis, invariants, keys, msg_server, query_server
+from sdk.telemetry.figures import Figure
+from x.bls import certificates, genesis, invariants, keys, metrics, msg_server, query_server
 from x.bls.keeper import BlsKeeper
 from x.bls.keyfile import read_secret
 from x.bls.shares import MODES, ShareChecks
@@ -130,6 +131,9 @@ class BlsModule(BaseModule):
 
     def msg_routes(self) -> dict[str, MsgRoute]:
         return msg_server.routes(self.keeper, self.authority)
+
+    def metrics(self, ctx: Context) -> list[Figure]:
+        return metrics.figures(self.keeper, ctx)
 
     def query_routes(self) -> dict[str, QueryRoute]:
         return query_server.QueryServer(self.keeper).routes()

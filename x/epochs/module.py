@@ -7,7 +7,8 @@ from typing import Any
 from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.module import BaseModule, MsgRoute, QueryRoute
-from x.epochs import genesis, keys, msg_server, query_server
+from sdk.telemetry.figures import Figure
+from x.epochs import genesis, keys, metrics, msg_server, query_server
 from x.epochs.keeper import EpochsKeeper
 
 
@@ -32,6 +33,9 @@ class EpochsModule(BaseModule):
 
     def msg_routes(self) -> dict[str, MsgRoute]:
         return msg_server.routes(self.keeper)
+
+    def metrics(self, ctx: Context) -> list[Figure]:
+        return metrics.figures(self.keeper, ctx)
 
     def query_routes(self) -> dict[str, QueryRoute]:
         return query_server.QueryServer(self.keeper).routes()

@@ -11,7 +11,8 @@ from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.invariants import Invariant
 from sdk.module import BaseModule, MsgRoute, QueryRoute
-from x.inference import genesis, invariants, keys, lifecycle, msg_server, query_server, work
+from sdk.telemetry.figures import Figure
+from x.inference import genesis, invariants, keys, lifecycle, metrics, msg_server, query_server, work
 from x.inference.keeper import InferenceKeeper
 
 
@@ -50,6 +51,9 @@ class InferenceModule(BaseModule):
 
     def msg_routes(self) -> dict[str, MsgRoute]:
         return msg_server.routes(self.keeper)
+
+    def metrics(self, ctx: Context) -> list[Figure]:
+        return metrics.figures(self.keeper, ctx)
 
     def query_routes(self) -> dict[str, QueryRoute]:
         return query_server.QueryServer(self.keeper).routes()

@@ -8,7 +8,8 @@ from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.invariants import Invariant
 from sdk.module import BaseModule, MsgRoute, QueryRoute
-from x.stake import genesis, invariants, keys, msg_server, query_server
+from sdk.telemetry.figures import Figure
+from x.stake import genesis, invariants, keys, metrics, msg_server, query_server
 from x.stake.keeper import StakeKeeper
 
 
@@ -45,6 +46,9 @@ class StakeModule(BaseModule):
 
     def msg_routes(self) -> dict[str, MsgRoute]:
         return msg_server.routes(self.keeper)
+
+    def metrics(self, ctx: Context) -> list[Figure]:
+        return metrics.figures(self.keeper, ctx)
 
     def query_routes(self) -> dict[str, QueryRoute]:
         return query_server.QueryServer(self.keeper).routes()
