@@ -37,16 +37,58 @@ def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60)
 
 
-def balance(querier: Querier, address: str) -> int:
+def balance(querier: Querier, address: str, height: int = 0) -> int:
     reply = querier.query(
-        BANK + "Balance", query_pb2.QueryBalanceRequest(address=address, denom="ngonka"), query_pb2.QueryBalanceResponse
+        BANK + "Balance",
+        query_pb2.QueryBalanceRequest(address=address, denom="ngonka"),
+        query_pb2.QueryBalanceResponse,
+        height,
     )
     return int(reply.balance.amount)
 
 
-def supply(querier: Querier) -> int:
-    reply = querier.query(BANK + "TotalSupply", query_pb2.QueryTotalSupplyRequest(), query_pb2.QueryTotalSupplyResponse)
+def supply(querier: Querier, height: int = 0) -> int:
+    reply = querier.query(
+        BANK + "TotalSupply", query_pb2.QueryTotalSupplyRequest(), query_pb2.QueryTotalSupplyResponse, height
+    )
     return sum(int(c.amount) for c in reply.supply if c.denom == "ngonka")
+
+
+def bank_events(rpc: CometRPC, first: int, last: int) -> list[tuple[str, dict[str, str]]]:
+    """The bank's ``coinbase``, ``burn`` and ``transfer`` events of blocks ``first``..``last``: every tx's (a
+    refused tx keeps its fee's) and each block's own (an epoch's rewards)."""
+    found = []
+    for height in range(first, last + 1):
+        results = rpc.call("block_results", height=str(height))
+        events = [e for r in results.get("txs_results") or [] for e in r.get("events") or []]
+        for event in events + (results.get("finalize_block_events") or []):
+            if event["type"] in ("coinbase", "burn", "transfer"):
+                found.append((event["type"], {a["key"]: a["value"] for a in event.get("attributes") or []}))
+    return found
+
+
+def ngonka(coins: str) -> int:
+    return dict(parse_coins(coins)).get("ngonka", 0)
+
+
+def minted_less_burned(events: list[tuple[str, dict[str, str]]]) -> int:
+    """What the supply moves by over ``events``, by the chain's own record of each mint and burn."""
+    return sum(
+        ngonka(a["amount"]) if kind == "coinbase" else -ngonka(a["amount"])
+        for kind, a in events
+        if kind in ("coinbase", "burn")
+    )
+
+
+def received(events: list[tuple[str, dict[str, str]]], address: str) -> int:
+    return sum(ngonka(a["amount"]) for kind, a in events if kind == "transfer" and a["recipient"] == address)
+
+
+def committed_everywhere(rpcs: list[CometRPC], height: int, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while any(rpc.height() < height for rpc in rpcs):
+        assert time.monotonic() < deadline, f"not every node reached height {height}"
+        time.sleep(0.2)
 
 
 def wait_for_tx(rpc: CometRPC, txhash: bytes, timeout_s: float = 60) -> dict:
@@ -71,7 +113,9 @@ def queriers(root: Path) -> list[Querier]:
 def test_cli_send_moves_funds_seen_by_every_node(net4: Path) -> None:
     nodes = localnet.load(net4).nodes
     recipient = address_of(secp256k1.PrivateKey(b"\x33" * 32))
-    total_before = supply(queriers(net4)[0])
+    rpcs = [CometRPC(n.rpc) for n in nodes]
+    first = rpcs[0].height()
+    total_before = supply(queriers(net4)[0], first)
     sent = gonkad(
         "tx",
         "bank",
@@ -106,9 +150,12 @@ def test_cli_send_moves_funds_seen_by_every_node(net4: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     event_types = {e["type"] for e in json.loads(shown.stdout)["events"]}
     assert {"tx", "message", "transfer"} <= event_types
+    last = max(rpc.height() for rpc in rpcs)
+    committed_everywhere(rpcs, last)
+    moved = minted_less_burned(bank_events(rpcs[0], first + 1, last))  # an epoch's rewards, if one ended
     for querier in queriers(net4):
-        assert balance(querier, recipient) == 1234
-        assert supply(querier) == total_before  # the fee moved to the fee collector, nothing lost
+        assert balance(querier, recipient, last) == 1234
+        assert supply(querier, last) == total_before + moved  # the fee moved to the fee collector, nothing lost
     cli = gonkad("query", "bank", "balances", recipient, "--node", nodes[3].rpc, "--output", "json")
     assert json.loads(cli.stdout)["balances"] == [{"denom": "ngonka", "amount": "1234"}]
 
@@ -219,9 +266,9 @@ def test_four_senders_500_txs_each_included_exactly_once(net4: Path) -> None:
     senders = [localnet.load_key(net4, f"val{i}") for i in range(4)]
     recipients = [address_of(secp256k1.PrivateKey(bytes([0x40 + i]) * 32)) for i in range(4)]
     amount, fee, per_sender = 7, parse_coins("10ngonka"), 500
-    total_before = supply(querier)
-    before = {address_of(k): balance(querier, address_of(k)) for k in senders}
     start_height = rpcs[0].height()
+    total_before = supply(querier, start_height)
+    before = {address_of(k): balance(querier, address_of(k), start_height) for k in senders}
     hashes: set[bytes] = set()
     for i, key in enumerate(senders):
         account = query_account(rpcs[i], address_of(key))
@@ -252,11 +299,17 @@ def test_four_senders_500_txs_each_included_exactly_once(net4: Path) -> None:
                 assert int(result.get("code", 0)) == 0, result
                 seen[h] = seen.get(h, 0) + 1
     assert set(seen) == hashes and set(seen.values()) == {1}
+    # The senders are validators: an epoch ending meanwhile pays them rewards, and mints; the chain's events say
+    # how much, and nothing else may have moved.
+    committed_everywhere(rpcs, height)
+    events = bank_events(rpcs[0], start_height + 1, height)
     for q in queriers(net4):
-        assert supply(q) == total_before
+        assert supply(q, height) == total_before + minted_less_burned(events)
         for i, key in enumerate(senders):
-            assert balance(q, recipients[i]) == amount * per_sender
-            assert balance(q, address_of(key)) == before[address_of(key)] - per_sender * (amount + 10)
+            sender = address_of(key)
+            assert balance(q, recipients[i], height) == amount * per_sender
+            spent = per_sender * (amount + 10)
+            assert balance(q, sender, height) == before[sender] - spent + received(events, sender)
 
 
 def test_invalid_txs_refused_by_the_network_which_keeps_going(net4: Path) -> None:
