@@ -10,6 +10,7 @@ made during the flood (p50, max) against the median interval of the idle blocks 
 
     .venv/bin/python bench/bench_tx.py --validators 1 --txs 10000 --senders 8
     .venv/bin/python bench/bench_tx.py --validators 1 --txs 10000 --runs 5 --mode async --kvstore  # or --only-kvstore
+    .venv/bin/python bench/bench_tx.py --validators 1 --mode async --kvstore --kvstore-socket /path/to/abci-cli
     .venv/bin/python bench/bench_tx.py --profile     # per-tx CheckTx / FinalizeBlock cost, in process
     .venv/bin/python bench/bench_tx.py --store-share 300   # the store's part of a block of 300 sends, in process
 """
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import cProfile
 import http.client
 import json
 import os
 import pstats
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -282,13 +285,45 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
         proc.wait()
 
 
+def serve_kvstore(abci_cli: str, stack: contextlib.ExitStack) -> int:
+    """Start ``abci-cli kvstore`` on a free port (stopped when ``stack`` closes); its port once it listens (CometBFT
+    exits if its app is not there when it starts)."""
+    (port,) = localnet.free_ports(1)
+    server = subprocess.Popen(
+        [abci_cli, "kvstore", "--address", f"tcp://127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    stack.callback(server.wait)
+    stack.callback(server.terminate)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return port
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"abci-cli kvstore did not listen on {port} (exit {server.returncode})") from None
+            time.sleep(0.1)
+
+
 def run_kvstore(
-    total: int, senders: int, mode: str, size: int, extra_config: dict[str, dict[str, object]] | None = None
+    total: int,
+    senders: int,
+    mode: str,
+    size: int,
+    extra_config: dict[str, dict[str, object]] | None = None,
+    abci_cli: str | None = None,
 ) -> dict[str, float]:
     """CometBFT's ceiling: the built-in kvstore app (in memory, no signatures, no Merkle tree) on one validator
     whose config.toml and genesis consensus params are the 1-validator localnet's, so only the app differs
-    (``extra_config``: more config.toml tables, e.g. a profiler's endpoint)."""
-    with tempfile.TemporaryDirectory() as tmp:
+    (``extra_config``: more config.toml tables, e.g. a profiler's endpoint). With ``abci_cli`` (CometBFT's
+    ``abci-cli`` binary) the same kvstore runs as its own process behind the ABCI socket, as gonkad does: what
+    CometBFT's socket client costs with an app that answers at once."""
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        proxy_app = "kvstore"
+        if abci_cli:
+            proxy_app = f"tcp://127.0.0.1:{serve_kvstore(abci_cli, stack)}"
         home = Path(tmp) / "kvstore"
         subprocess.run([cometbft_binary(), "init", "--home", str(home)], check=True, capture_output=True)
         p2p_port, rpc_port = localnet.free_ports(2)
@@ -297,7 +332,7 @@ def run_kvstore(
         )
         settings = localnet.load_settings(validators=1)
         config = localnet.consensus_settings(node, "", settings)
-        del config[""]["proxy_app"]  # the app is --proxy_app=kvstore
+        del config[""]["proxy_app"]  # the app is --proxy_app
         for table, values in (extra_config or {}).items():
             config[table] = {**config.get(table, {}), **values}
         edit_cometbft_config(home, config)
@@ -307,7 +342,7 @@ def run_kvstore(
         genesis_path.write_text(json.dumps(doc, indent=2) + "\n")
         with (home / "cometbft.log").open("wb") as logfile:
             proc = subprocess.Popen(
-                [cometbft_binary(), "start", "--home", str(home), "--proxy_app=kvstore"],
+                [cometbft_binary(), "start", "--home", str(home), f"--proxy_app={proxy_app}"],
                 stdout=logfile,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -333,7 +368,7 @@ def run_kvstore(
             stop_group(proc)
 
 
-def compare(total: int, senders: int, runs: int, mode: str, with_gonka: bool) -> None:
+def compare(total: int, senders: int, runs: int, mode: str, with_gonka: bool, abci_cli: str | None) -> None:
     """Gonka (1 validator) and kvstore runs alternated, so both see the machine in the same state; each run,
     then the medians and their ratio."""
     size = bank_send_size()
@@ -341,6 +376,8 @@ def compare(total: int, senders: int, runs: int, mode: str, with_gonka: bool) ->
     if with_gonka:
         apps["gonka"] = lambda: run_localnet(1, total, senders, mode)
     apps["kvstore"] = lambda: run_kvstore(total, senders, mode, size)
+    if abci_cli:
+        apps["kvstore-socket"] = lambda: run_kvstore(total, senders, mode, size, abci_cli=abci_cli)
     results: dict[str, list[dict[str, float]]] = {name: [] for name in apps}
     print(
         f"kvstore txs padded to {size} bytes (one bank send), mode {mode}\n"
@@ -359,6 +396,8 @@ def compare(total: int, senders: int, runs: int, mode: str, with_gonka: bool) ->
         )
     if with_gonka:
         print(f"gonka/kvstore: {medians['gonka'] / medians['kvstore']:.3f}")
+        if abci_cli:
+            print(f"gonka/kvstore-socket: {medians['gonka'] / medians['kvstore-socket']:.3f}")
 
 
 def in_process_app(
@@ -506,6 +545,11 @@ def main() -> None:
         help="alternate each run with one on CometBFT's kvstore app (needs --validators 1)",
     )
     parser.add_argument("--only-kvstore", action="store_true", help="the kvstore runs alone")
+    parser.add_argument(
+        "--kvstore-socket",
+        metavar="ABCI_CLI",
+        help="with --kvstore: also the kvstore behind the ABCI socket, served by this abci-cli binary",
+    )
     args = parser.parse_args()
     if args.profile:
         profile(args.txs)
@@ -517,7 +561,7 @@ def main() -> None:
     if args.kvstore or args.only_kvstore:
         if not args.only_kvstore and args.validators != [1]:
             parser.error("--kvstore compares with the 1-validator localnet: pass --validators 1")
-        compare(args.txs, args.senders, args.runs, args.mode, with_gonka=not args.only_kvstore)
+        compare(args.txs, args.senders, args.runs, args.mode, not args.only_kvstore, args.kvstore_socket)
         return
     print(f"| validators | run | {ROW_HEADER} |\n|---|---|{'---|' * 9}")
     for validators in args.validators:

@@ -4,7 +4,8 @@
 A 1-validator localnet (its settings, with CometBFT's ``pprof_laddr`` opened) takes N presigned async sends from
 S threads; py-spy samples gonkad and ``/debug/pprof/profile`` CometBFT for the whole flood. Then the kvstore node
 takes the same load (txs padded to a send's size). Out: ``gonkad-sends.svg``, ``cometbft-sends.svg``,
-``cometbft-kvstore.svg`` (flame graphs), the py-spy raw stacks, and each process's CPU seconds.
+``cometbft-kvstore.svg`` (flame graphs), the py-spy raw stacks, and each process's CPU seconds. ``--writers S``
+also samples, every S s, whether CometBFT's ABCI socket writers wait on gonkad's sockets (see ``sample_writers``).
 
     .venv/bin/python bench/profile_sends.py --out bench/profiles --txs 10000
 """
@@ -20,6 +21,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -47,6 +49,38 @@ COUNTERS = (
     "cometbft_mempool_failed_txs",
     "cometbft_consensus_total_txs",
 )
+
+
+def sample_writers(pprof_port: int, abci_port: int, seconds: int, every: float) -> dict[str, object]:
+    """Whether CometBFT's ABCI socket clients wait on a full socket: every ``every`` s, the states of their writer
+    goroutines (``sendRequestsRoutine``; "write" when parked in a socket write), and the bytes queued unread on
+    gonkad's end of its ABCI connections (``ss`` Recv-Q, with the socket's receive buffer size)."""
+    samples, states, queued, rcvbuf = 0, Counter[str](), [], []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        url = f"http://127.0.0.1:{pprof_port}/debug/pprof/goroutine?debug=2"
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            dump = reply.read().decode()
+        for goroutine in dump.split("\n\n"):
+            if "sendRequestsRoutine" in goroutine:
+                states["write" if "waitWrite" in goroutine else goroutine.split("[", 1)[1].split("]", 1)[0]] += 1
+        lines = subprocess.run(
+            ["ss", "-tnmH", "state", "established", f"( sport = :{abci_port} )"], capture_output=True, text=True
+        ).stdout.splitlines()
+        for line in lines:
+            if line and line[0].isdigit():
+                queued.append(int(line.split()[0]))
+            elif "skmem:(" in line:
+                rcvbuf.append(int(line.split("rb", 1)[1].split(",", 1)[0]))
+        samples += 1
+        time.sleep(every)
+    return {
+        "samples": samples,
+        "writer_states": dict(states),
+        "abci_recv_q_max": max(queued, default=0),
+        "abci_recv_q_mean": sum(queued) / max(len(queued), 1),
+        "abci_rcvbuf_max": max(rcvbuf, default=0),
+    }
 
 
 def cometbft_counters(port: int) -> dict[str, float]:
@@ -77,7 +111,7 @@ def pprof_svg(profile: Path, svg: Path, title: str) -> list[tuple[str, float]]:
     return top_frames(folded)
 
 
-def profile_gonka(out: Path, total: int, senders: int, seconds: int) -> dict[str, object]:
+def profile_gonka(out: Path, total: int, senders: int, seconds: int, writers: float) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "net"
         spec = localnet.build(root, 1, "bench")
@@ -104,9 +138,15 @@ def profile_gonka(out: Path, total: int, senders: int, seconds: int) -> dict[str
             )  # fmt: skip
             fetcher = threading.Thread(target=fetch_pprof, args=(pprof_port, seconds, out / "cometbft-sends.pprof"))
             fetcher.start()
+            sampler = (
+                ThreadPoolExecutor(1).submit(sample_writers, pprof_port, node.abci_port, seconds, writers)
+                if writers
+                else None
+            )
             result = measure(rpc, [node.rpc_port], batches, "async", pids)  # type: ignore[arg-type]
             spy.wait()
             fetcher.join()
+            sampled = sampler.result() if sampler else {}
             counters = cometbft_counters(metrics_port)
         finally:
             localnet.stop(root)
@@ -118,6 +158,7 @@ def profile_gonka(out: Path, total: int, senders: int, seconds: int) -> dict[str
     return {
         "measure": result,
         "cometbft_counters": counters,
+        "abci_writers": sampled,
         "gonkad_top": top_frames(folded),
         "cometbft_top": pprof_svg(out / "cometbft-sends.pprof", out / "cometbft-sends.svg", "cometbft (gonkad app)"),
     }
@@ -156,9 +197,13 @@ def main() -> None:
     ap.add_argument("--senders", type=int, default=8)
     ap.add_argument("--seconds", type=int, default=12, help="sampling window from the flood's start")
     ap.add_argument("--skip-kvstore", action="store_true")
+    ap.add_argument(
+        "--writers", type=float, default=0.0, metavar="S",
+        help="every S s, sample CometBFT's ABCI writer goroutines and gonkad's socket queue (costs CometBFT CPU)",
+    )  # fmt: skip
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    report = {"gonka": profile_gonka(args.out, args.txs, args.senders, args.seconds)}
+    report = {"gonka": profile_gonka(args.out, args.txs, args.senders, args.seconds, args.writers)}
     if not args.skip_kvstore:
         report["kvstore"] = profile_kvstore(args.out, args.txs, args.senders, args.seconds)
     print(json.dumps(report, indent=1, default=str))
