@@ -14,6 +14,19 @@ from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 APP_TOML = "app.toml"
 
 
+class ApiConfig(BaseModel):
+    """app.toml's ``[api]``: the REST API (the Cosmos SDK's gRPC gateway routes, sdk/rest), off by default as
+    in the SDK."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enable: bool = False
+    address: str = "tcp://127.0.0.1:1317"
+    max_body_bytes: int = Field(
+        default=10 * 1024 * 1024, gt=0, description="larger request bodies are refused (413) unread"
+    )
+
+
 class AppConfig(BaseModel):
     """What gonkad itself listens on and keeps; CometBFT's settings stay in its config.toml."""
 
@@ -39,6 +52,7 @@ class AppConfig(BaseModel):
         description="threads that run module queries and simulations beside the event loop (they share the GIL "
         "with consensus, so few)",
     )
+    api: ApiConfig = Field(default_factory=ApiConfig)
     modules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="node-local module settings, one [modules.NAME] table per module (e.g. where its key file is); "
@@ -62,8 +76,11 @@ def save_app_config(home: Path, config: AppConfig) -> None:
     lines = ["# gonkad application settings"]
     dumped = config.model_dump()
     modules = dumped.pop("modules")
+    api = dumped.pop("api")
     for key, value in dumped.items():
         lines.append(f"{key} = {_toml_value(value)}")
+    lines.append("\n[api]")
+    lines.extend(f"{key} = {_toml_value(value)}" for key, value in api.items())
     for name, settings in sorted(modules.items()):
         lines.append(f"\n[modules.{name}]")
         lines.extend(f"{key} = {_toml_value(value)}" for key, value in sorted(settings.items()))

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gonkad import genesis, localnet_services
-from gonkad.config import AppConfig, edit_cometbft_config, load_app_config, save_app_config
+from gonkad.config import ApiConfig, AppConfig, edit_cometbft_config, load_app_config, save_app_config
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
@@ -41,6 +41,8 @@ BOND_DENOM = default_params().bond_denom
 """A new chain's collateral denom (x/stake's default params)."""
 
 SPEC_FILE = "localnet.json"
+NODE_PORTS = 5
+"""A node's ports: p2p, CometBFT RPC, ABCI, gRPC and the REST API."""
 
 
 class LocalnetSettings(BaseModel):
@@ -123,10 +125,19 @@ class NodeSpec(BaseModel):
     abci_port: int
     grpc_port: int
     node_id: str
+    api_port: int | None = None
+    """The REST API's (app.toml ``[api]``); None in a localnet built before the node served one."""
 
     @property
     def rpc(self) -> str:
         return f"tcp://127.0.0.1:{self.rpc_port}"
+
+    @property
+    def api(self) -> str | None:
+        return f"http://127.0.0.1:{self.api_port}" if self.api_port else None
+
+    def ports(self) -> set[int]:
+        return {self.p2p_port, self.rpc_port, self.abci_port, self.grpc_port, self.api_port or 0}
 
 
 class LocalnetSpec(BaseModel):
@@ -189,8 +200,8 @@ def build(
     root.mkdir(parents=True, exist_ok=True)
     funded = generate_test_keys(root, ["faucet", *(f"val{i}" for i in range(validators))])
     services = settings.services
-    ports = free_ports(4 * validators + (2 * settings.hosts + services.transfer_agents if services else 0))
-    nodes = [_init_node(root, i, ports[4 * i : 4 * i + 4]) for i in range(validators)]
+    ports = free_ports(NODE_PORTS * validators + (2 * settings.hosts + services.transfer_agents if services else 0))
+    nodes = [_init_node(root, i, ports[NODE_PORTS * i : NODE_PORTS * (i + 1)]) for i in range(validators)]
     app_state = genesis.merge_overrides(genesis.default_app_state(), settings.genesis)
     app_state = genesis.add_genesis_account(app_state, funded["faucet"], [("ngonka", settings.faucet_ngonka)])
     keyring = Keyring(root, "test")
@@ -198,7 +209,7 @@ def build(
     services_spec = None
     if services is not None:
         services_spec, app_state = localnet_services.build(
-            root, services, keyring, nodes, ports[4 * validators :], app_state
+            root, services, keyring, nodes, ports[NODE_PORTS * validators :], app_state
         )
     _write_node_configs(nodes, app_state, settings)
     spec = LocalnetSpec(chain_id=chain_id, nodes=nodes, services=services_spec)
@@ -207,11 +218,11 @@ def build(
 
 
 def _init_node(root: Path, i: int, ports: list[int]) -> NodeSpec:
-    """Validator ``i``'s home (CometBFT's config and keys, the BLS key) on its 4 ports: p2p, rpc, abci, grpc."""
+    """Validator ``i``'s home (CometBFT's config and keys, the BLS key) on its ports: p2p, rpc, abci, grpc, api."""
     home = root / f"node{i}"
     _cometbft("init", "--home", str(home))
     create_key_file(home)  # config/bls_key.json, as `gonkad init` makes it
-    p2p, rpc, abci, grpc = ports
+    p2p, rpc, abci, grpc, api = ports
     node_id = _cometbft("show-node-id", "--home", str(home))
     return NodeSpec(
         name=f"node{i}",
@@ -220,6 +231,7 @@ def _init_node(root: Path, i: int, ports: list[int]) -> NodeSpec:
         rpc_port=rpc,
         abci_port=abci,
         grpc_port=grpc,
+        api_port=api,
         node_id=node_id,
     )
 
@@ -271,6 +283,7 @@ def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSett
         AppConfig(
             abci_address=f"tcp://127.0.0.1:{node.abci_port}",
             grpc_address=f"127.0.0.1:{node.grpc_port}",
+            api=ApiConfig(enable=node.api_port is not None, address=f"tcp://127.0.0.1:{node.api_port or 0}"),
             pruning_keep_recent=0,
             index_events=settings.index_events,
         ),
@@ -284,11 +297,11 @@ def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
         raise ValueError(f"{name} exists already in {root}")
     home = root / name
     _cometbft("init", "--home", str(home))
-    taken = {port for n in [*spec.nodes, *spec.twins] for port in (n.p2p_port, n.rpc_port, n.abci_port, n.grpc_port)}
-    ports = free_ports(4)
+    taken = set().union(*(n.ports() for n in [*spec.nodes, *spec.twins]))
+    ports = free_ports(NODE_PORTS)
     while taken.intersection(ports):  # the nodes may not be running yet, so their ports can look free
-        ports = free_ports(4)
-    p2p, rpc, abci, grpc = ports
+        ports = free_ports(NODE_PORTS)
+    p2p, rpc, abci, grpc, api = ports
     return NodeSpec(
         name=name,
         home=str(home),
@@ -296,6 +309,7 @@ def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
         rpc_port=rpc,
         abci_port=abci,
         grpc_port=grpc,
+        api_port=api,
         node_id=_cometbft("show-node-id", "--home", str(home)),
     )
 
@@ -432,6 +446,7 @@ def node_status(node: NodeSpec) -> dict[str, Any]:
         "pids": {name: live_pid(pid_file(home, name), name) for name in ("gonkad", "cometbft")},
         "rpc": node.rpc,
         "grpc": f"127.0.0.1:{node.grpc_port}",
+        "api": node.api,
         "abci": f"tcp://127.0.0.1:{node.abci_port}",
         "height": None,
         "app_hash": None,

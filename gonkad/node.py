@@ -2,8 +2,8 @@
 
 If either side dies the node stops as a whole, so an outside supervisor (``gonkad localnet start``,
 systemd) restarts it cleanly; CometBFT's handshake then replays whatever the app has not committed.
-The ABCI and gRPC servers share one event loop and one small pool of query workers (sdk/workers.py),
-which is drained before the store closes.
+The ABCI, gRPC and REST (app.toml ``[api]``) servers share one event loop and one small pool of query
+workers (sdk/workers.py), which is drained before the store closes.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import ctypes
 import logging
 import os
 import signal
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from gonkad.paths import app_db, cometbft_binary, pid_file
 from sdk.abci.server import ABCIServer
 from sdk.grpc import GRPCServer
 from sdk.invariants import InvariantBroken
+from sdk.rest import RESTServer
 from sdk.store.commitstore import CommitStore
 from sdk.workers import query_workers
 from x.bls.keyfile import key_file
@@ -30,6 +32,8 @@ log = logging.getLogger("gonkad.node")
 PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 10.0
 DEFAULT_COMET_RPC = "tcp://127.0.0.1:26657"
+WEB_DIR = Path(__file__).resolve().parent / "web"
+"""The network page the REST server serves at ``/`` (and its other files at ``/web/<name>``), where present."""
 
 
 def _die_with_parent() -> None:
@@ -76,6 +80,7 @@ async def run_node(
     server = ABCIServer(app, host, port, workers=workers, halt_on=(InvariantBroken,))
     await server.start()
     grpc_server = GRPCServer(app, config.grpc_address, comet_rpc_address(home), workers)
+    rest_server = _rest_server(config, grpc_server, workers) if config.api.enable else None
     pid_file(home, "gonkad").write_text(str(os.getpid()))
     log.info("ABCI server on %s:%d, height %d", host, server.port, store.version)
 
@@ -86,10 +91,14 @@ async def run_node(
         if not abci_only:
             child = await _start_cometbft(home, cometbft, f"tcp://{host}:{server.port}")
         await grpc_server.start()  # after the fork: gRPC's threads must not be running when cometbft is forked
+        if rest_server is not None:
+            await rest_server.start()
         exit_code = await _wait_for_end(stop, server, child)
     finally:
         if child is not None:
             await _stop_child(child)
+        if rest_server is not None:
+            await rest_server.stop()
         await grpc_server.stop()
         await server.stop()
         workers.shutdown(wait=True, cancel_futures=True)  # a running job still reads the store
@@ -97,6 +106,13 @@ async def run_node(
         for name in ("gonkad", "cometbft"):
             pid_file(home, name).unlink(missing_ok=True)
     return exit_code
+
+
+def _rest_server(config: AppConfig, grpc_server: GRPCServer, workers: Executor) -> RESTServer:
+    """app.toml's ``[api]`` server, answering every service the gRPC server serves."""
+    host, port = split_address(config.api.address)
+    static_dir = WEB_DIR if WEB_DIR.is_dir() else None
+    return RESTServer(grpc_server.services(), host, port, config.api.max_body_bytes, workers, static_dir)
 
 
 def _open_app(home: Path, config: AppConfig, check_invariants: bool) -> tuple[CommitStore, GonkaApp]:
