@@ -181,7 +181,7 @@ async def _send(
     await send({"type": "http.response.body", "body": body})
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen_tcp(host: str, port: int) -> socket.socket:
     """A listening TCP socket made with its protocol named: asyncio sets TCP_NODELAY only on connections of such
     a socket, and without it an answer written as head then body waits out the client's delayed ACK (~40 ms)."""
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -225,7 +225,7 @@ class RESTServer:
 
     async def start(self) -> None:
         """Bind (an OSError if the port is taken) and serve on the running loop."""
-        sock = _listen(self.host, self.port)
+        sock = listen_tcp(self.host, self.port)
         self.port = sock.getsockname()[1]
         config = uvicorn_config(self.gateway, self.host, self.port, lifespan="off")
         self._server = _Server(config)
