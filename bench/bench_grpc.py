@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from array import array
+from collections.abc import Callable
 from multiprocessing.context import SpawnProcess
 from pathlib import Path
 from typing import Any
@@ -118,12 +119,14 @@ def run_once(
     channels: int,
     warmup: float,
     duration: float,
+    target: Callable[..., None] = worker,
 ) -> dict[str, float]:
-    """One warm-up plus measured window with freshly spawned load processes."""
+    """One warm-up plus measured window with freshly spawned load processes, each running ``target`` (``worker``'s
+    arguments; bench_rest.py passes its REST one)."""
     ready, window, results = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Queue()
     shares = [concurrency // procs + (i < concurrency % procs) for i in range(procs)]
     workers: list[SpawnProcess] = [
-        SPAWN.Process(target=worker, args=(address, faucet, expected, n, channels, ready, window, results), daemon=True)
+        SPAWN.Process(target=target, args=(address, faucet, expected, n, channels, ready, window, results), daemon=True)
         for n in shares
     ]
     try:

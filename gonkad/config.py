@@ -27,6 +27,19 @@ class TelemetryConfig(BaseModel):
     )
 
 
+class ApiConfig(BaseModel):
+    """app.toml's ``[api]``: the REST API (the Cosmos SDK's gRPC gateway routes, sdk/rest), off by default as
+    in the SDK."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enable: bool = False
+    address: str = "tcp://127.0.0.1:1317"
+    max_body_bytes: int = Field(
+        default=10 * 1024 * 1024, gt=0, description="larger request bodies are refused (413) unread"
+    )
+
+
 class AppConfig(BaseModel):
     """What gonkad itself listens on and keeps; CometBFT's settings stay in its config.toml."""
 
@@ -53,6 +66,7 @@ class AppConfig(BaseModel):
         "with consensus, so few)",
     )
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    api: ApiConfig = Field(default_factory=ApiConfig)
     modules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="node-local module settings, one [modules.NAME] table per module (e.g. where its key file is); "

@@ -24,7 +24,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gonkad import chain_registry, genesis, localnet_services
-from gonkad.config import AppConfig, TelemetryConfig, edit_cometbft_config, load_app_config, save_app_config
+from gonkad.config import (
+    ApiConfig,
+    AppConfig,
+    TelemetryConfig,
+    edit_cometbft_config,
+    load_app_config,
+    save_app_config,
+)
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary, pid_file
 from sdk.client.process import live_pid, terminate
@@ -41,6 +48,8 @@ BOND_DENOM = default_params().bond_denom
 """A new chain's collateral denom (x/stake's default params)."""
 
 SPEC_FILE = "localnet.json"
+NODE_PORTS = 6
+"""A node's ports: p2p, CometBFT RPC, ABCI, gRPC, metrics and the REST API."""
 
 
 class LocalnetSettings(BaseModel):
@@ -115,10 +124,6 @@ def one_line(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-NODE_PORTS = 5
-"""Each node's ports: p2p, rpc, abci, grpc, metrics."""
-
-
 class NodeSpec(BaseModel):
     name: str
     home: str
@@ -129,6 +134,8 @@ class NodeSpec(BaseModel):
     metrics_port: int = 0
     """0: a network built before nodes served metrics."""
     node_id: str
+    api_port: int | None = None
+    """The REST API's (app.toml ``[api]``); None in a localnet built before the node served one."""
 
     @property
     def rpc(self) -> str:
@@ -140,8 +147,13 @@ class NodeSpec(BaseModel):
         return f"http://127.0.0.1:{self.metrics_port}/metrics" if self.metrics_port else None
 
     @property
+    def api(self) -> str | None:
+        """The node's REST API (app.toml ``[api]``)."""
+        return f"http://127.0.0.1:{self.api_port}" if self.api_port else None
+
+    @property
     def ports(self) -> tuple[int, ...]:
-        return (self.p2p_port, self.rpc_port, self.abci_port, self.grpc_port, self.metrics_port)
+        return (self.p2p_port, self.rpc_port, self.abci_port, self.grpc_port, self.metrics_port, self.api_port or 0)
 
 
 class LocalnetSpec(BaseModel):
@@ -226,7 +238,7 @@ def _init_node(root: Path, i: int, ports: list[int]) -> NodeSpec:
     home = root / f"node{i}"
     _cometbft("init", "--home", str(home))
     create_key_file(home)  # config/bls_key.json, as `gonkad init` makes it
-    p2p, rpc, abci, grpc, metrics = ports
+    p2p, rpc, abci, grpc, metrics, api = ports
     node_id = _cometbft("show-node-id", "--home", str(home))
     return NodeSpec(
         name=f"node{i}",
@@ -236,6 +248,7 @@ def _init_node(root: Path, i: int, ports: list[int]) -> NodeSpec:
         abci_port=abci,
         grpc_port=grpc,
         metrics_port=metrics,
+        api_port=api,
         node_id=node_id,
     )
 
@@ -287,6 +300,7 @@ def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSett
         AppConfig(
             abci_address=f"tcp://127.0.0.1:{node.abci_port}",
             grpc_address=f"127.0.0.1:{node.grpc_port}",
+            api=ApiConfig(enable=node.api_port is not None, address=f"tcp://127.0.0.1:{node.api_port or 0}"),
             pruning_keep_recent=0,
             index_events=settings.index_events,
             telemetry=TelemetryConfig(enabled=True, prometheus_listen_addr=f"127.0.0.1:{node.metrics_port}"),
@@ -305,7 +319,7 @@ def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
     ports = free_ports(NODE_PORTS)
     while taken.intersection(ports):  # the nodes may not be running yet, so their ports can look free
         ports = free_ports(NODE_PORTS)
-    p2p, rpc, abci, grpc, metrics = ports
+    p2p, rpc, abci, grpc, metrics, api = ports
     return NodeSpec(
         name=name,
         home=str(home),
@@ -314,6 +328,7 @@ def _new_node(root: Path, spec: LocalnetSpec, name: str) -> NodeSpec:
         abci_port=abci,
         grpc_port=grpc,
         metrics_port=metrics,
+        api_port=api,
         node_id=_cometbft("show-node-id", "--home", str(home)),
     )
 
@@ -450,6 +465,7 @@ def node_status(node: NodeSpec) -> dict[str, Any]:
         "pids": {name: live_pid(pid_file(home, name), name) for name in ("gonkad", "cometbft")},
         "rpc": node.rpc,
         "grpc": f"127.0.0.1:{node.grpc_port}",
+        "api": node.api,
         "abci": f"tcp://127.0.0.1:{node.abci_port}",
         "metrics": node.metrics_url,
         "height": None,

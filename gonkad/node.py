@@ -2,9 +2,10 @@
 
 If either side dies the node stops as a whole, so an outside supervisor (``gonkad localnet start``,
 systemd) restarts it cleanly; CometBFT's handshake then replays whatever the app has not committed.
-The ABCI and gRPC servers share one event loop and one small pool of query workers (sdk/workers.py),
-which is drained before the store closes. With ``[telemetry] enabled`` the node serves Prometheus metrics on
-its own threads (sdk/telemetry): the servers report each call, the modules their figures when scraped.
+The ABCI, gRPC and REST (app.toml ``[api]``) servers share one event loop and one small pool of query
+workers (sdk/workers.py), which is drained before the store closes. With ``[telemetry] enabled`` the node
+serves Prometheus metrics on its own threads (sdk/telemetry): the servers report each call, the modules their
+figures when scraped.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 import os
 import signal
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +29,7 @@ from gonkad.paths import app_db, cometbft_binary, pid_file
 from sdk.abci.server import ABCIServer
 from sdk.grpc import GRPCServer
 from sdk.invariants import InvariantBroken
+from sdk.rest import RESTServer
 from sdk.store.commitstore import CommitStore
 from sdk.telemetry.module_figures import ModuleFigures, SnapshotJob, read_figures
 from sdk.telemetry.node_metrics import NodeMetrics
@@ -41,6 +44,8 @@ DEFAULT_COMET_RPC = "tcp://127.0.0.1:26657"
 SNAPSHOT_WAIT_S = 10.0
 """How long a scrape waits for the event loop to take a committed snapshot for the modules' figures."""
 T = TypeVar("T")
+WEB_DIR = Path(__file__).resolve().parent / "web"
+"""The network page the REST server serves at ``/`` (and its other files at ``/web/<name>``), where present."""
 
 
 def _die_with_parent() -> None:
@@ -103,6 +108,7 @@ async def run_node(
         observe=metrics.observe_grpc_query if metrics is not None else None,
     )
     metrics_server: MetricsServer | None = None
+    rest_server = _rest_server(config, grpc_server, workers) if config.api.enable else None
     pid_file(home, "gonkad").write_text(str(os.getpid()))
     log.info("ABCI server on %s:%d, height %d", host, server.port, store.version)
 
@@ -115,10 +121,14 @@ async def run_node(
         await grpc_server.start()  # after the fork: gRPC's threads must not be running when cometbft is forked
         if registry is not None:  # after the fork too, for the same reason
             metrics_server = MetricsServer(registry, *split_address(config.telemetry.prometheus_listen_addr))
+        if rest_server is not None:
+            await rest_server.start()
         exit_code = await _wait_for_end(stop, server, child)
     finally:
         if child is not None:
             await _stop_child(child)
+        if rest_server is not None:
+            await rest_server.stop()
         await grpc_server.stop()
         await server.stop()
         if metrics_server is not None:
@@ -157,6 +167,13 @@ def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[[], T]) -> T:
 
     loop.call_soon_threadsafe(run)
     return future.result(SNAPSHOT_WAIT_S)
+
+
+def _rest_server(config: AppConfig, grpc_server: GRPCServer, workers: Executor) -> RESTServer:
+    """app.toml's ``[api]`` server, answering every service the gRPC server serves."""
+    host, port = split_address(config.api.address)
+    static_dir = WEB_DIR if WEB_DIR.is_dir() else None
+    return RESTServer(grpc_server.services(), host, port, config.api.max_body_bytes, workers, static_dir)
 
 
 def _open_app(home: Path, config: AppConfig, check_invariants: bool) -> tuple[CommitStore, GonkaApp]:

@@ -1,9 +1,10 @@
 """Compile ``proto/gonka/**/*.proto`` into the git-ignored ``protogen/gonka/`` (run by ``make install``).
 
-The Cosmos protos ours import are handed to protoc as the descriptors cosmpy registers at run time
-(``--descriptor_set_in``), so the generated code is compiled against exactly the types it will meet, with no
-vendored copies. protoc names each dependency by its proto path (``gonka.…``, ``cosmos.…``); those imports
-are rewritten to where the modules live here (``protogen.gonka.…``, ``cosmpy.protos.cosmos.…``).
+The Cosmos protos ours import (and googleapis' ``google/api/annotations.proto``, the query services' REST
+routes) are handed to protoc as the descriptors registered at run time (``--descriptor_set_in``), so the
+generated code is compiled against exactly the types it will meet, with no vendored copies. protoc names each
+dependency by its proto path (``gonka.…``, ``cosmos.…``); those imports are rewritten to where the modules live
+here (``protogen.gonka.…``, ``cosmpy.protos.cosmos.…``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from cosmpy.protos.cosmos.msg.v1 import msg_pb2
 from cosmpy.protos.cosmos.slashing.v1beta1 import genesis_pb2 as slashing_genesis_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
 from cosmpy.protos.cosmos.vesting.v1beta1 import vesting_pb2
+from google.api import annotations_pb2
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import FileDescriptor
 from grpc_tools import protoc
@@ -32,6 +34,7 @@ COSMOS_DEPENDENCIES = (
     staking_pb2.DESCRIPTOR,
     slashing_genesis_pb2.DESCRIPTOR,
     vesting_pb2.DESCRIPTOR,
+    annotations_pb2.DESCRIPTOR,  # the query services' google.api.http routes (the REST API, sdk/rest)
 )
 IMPORT = re.compile(r"^(from|import) (gonka|cosmos)\.", re.MULTILINE)
 IMPORT_HOME = {"gonka": f"{PACKAGE}.gonka", "cosmos": "cosmpy.protos.cosmos"}

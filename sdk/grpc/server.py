@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from functools import partial
 
@@ -38,7 +38,7 @@ from sdk.errors import (
     ErrOutOfGas,
     ErrTxDecode,
 )
-from sdk.grpc.methods import ContextHandler, ContextMethods, Handler, Service
+from sdk.grpc.methods import CallContext, ContextHandler, ContextMethods, Handler, Service
 from sdk.grpc.tendermint_service import TendermintService
 from sdk.grpc.tx_service import TxService
 from sdk.module import QueryRoute
@@ -84,13 +84,8 @@ def unary_handler(
         try:
             request = decode(request_type, data, request_type.DESCRIPTOR.full_name)
             return (await handler(request, context)).SerializeToString()
-        except ABCIError as err:
-            code, details = status_code(err), err.log
-        except RPCError as err:
-            code, details = grpc.StatusCode.UNAVAILABLE, f"CometBFT RPC: {err}"
         except Exception as exc:  # noqa: BLE001 - one failing call must not take the server down
-            log.exception("gRPC %s failed", path)
-            code, details = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}"
+            code, details = failure_status(exc, path)
         finally:
             if observe is not None:
                 observe(path, time.perf_counter() - started)
@@ -100,7 +95,18 @@ def unary_handler(
     return grpc.unary_unary_rpc_method_handler(handle)
 
 
-def requested_height(metadata: grpc.aio.Metadata | None) -> int:
+def failure_status(exc: Exception, path: str) -> tuple[grpc.StatusCode, str]:
+    """The status and message a failed call of ``path`` answers with (the REST gateway, sdk/rest, answers the
+    same); an unexpected exception is logged and shown only by its type."""
+    if isinstance(exc, ABCIError):
+        return status_code(exc), exc.log
+    if isinstance(exc, RPCError):
+        return grpc.StatusCode.UNAVAILABLE, f"CometBFT RPC: {exc}"
+    log.error("call %s failed", path, exc_info=exc)
+    return grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}"
+
+
+def requested_height(metadata: Sequence[tuple[str, str]] | None) -> int:
     """The height the call's ``x-cosmos-block-height`` header names (0 without one); ``sdk/18`` unless it is
     one base-10 int64 (its range against the chain is ``BaseApp.query_height``'s to check)."""
     values = [value for key, value in (metadata or ()) if key == HEIGHT_HEADER]
@@ -124,7 +130,7 @@ def query_services(app: BaseApp, workers: Executor | None) -> dict[str, ContextM
 
 
 def _query_handler(app: BaseApp, route: QueryRoute, workers: Executor | None) -> ContextHandler:
-    async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def handle(request: Message, context: CallContext) -> Message:
         height = app.query_height(requested_height(context.invocation_metadata()))
         await context.send_initial_metadata(((HEIGHT_HEADER, str(height)),))
         if route.bounded and height == app.store.version:
@@ -136,7 +142,7 @@ def _query_handler(app: BaseApp, route: QueryRoute, workers: Executor | None) ->
 
 
 def _without_context(handler: Handler) -> ContextHandler:
-    async def handle(request: Message, context: grpc.aio.ServicerContext) -> Message:
+    async def handle(request: Message, context: CallContext) -> Message:
         return await handler(request)
 
     return handle
