@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from cosmpy.protos.cosmos.auth.v1beta1 import auth_pb2
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
+from cosmpy.protos.cosmos.tx.signing.v1beta1 import signing_pb2
 from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.codec import decode
@@ -37,6 +38,9 @@ from x.auth.keeper import AccountKeeper
 # Simulation has no real signatures; a recheck after a block re-runs a tx whose signature CheckTx
 # already verified and that nothing since could have changed (the Cosmos SDK skips it too).
 VERIFIES_SIGNATURES = (ExecMode.CHECK, ExecMode.FINALIZE)
+SIMULATION_SIGN_MODES = (SIGN_MODE_DIRECT, signing_pb2.SIGN_MODE_UNSPECIFIED)
+"""A simulation verifies no signature, so a client may leave its mode unset there (CosmJS's ``"auto"`` gas does);
+the Cosmos SDK reads the mode only to verify, so it accepts that too."""
 
 
 def process_ante(ctx: Context, tx: Tx, signers: list[bytes], accounts: AccountKeeper, bank: BankKeeper) -> None:
@@ -98,7 +102,8 @@ def verify_signer(ctx: Context, tx: Tx, signer: bytes, info, signature: bytes, a
     pubkey = public_key_of(account, info, signer)
     if info.sequence != account.sequence:
         raise ErrWrongSequence.wrap(f"account sequence mismatch, expected {account.sequence}, got {info.sequence}")
-    if not info.mode_info.HasField("single") or info.mode_info.single.mode != SIGN_MODE_DIRECT:
+    modes = SIMULATION_SIGN_MODES if ctx.mode is ExecMode.SIMULATE else (SIGN_MODE_DIRECT,)
+    if not info.mode_info.HasField("single") or info.mode_info.single.mode not in modes:
         raise ErrInvalidRequest.wrap("only SIGN_MODE_DIRECT single signatures are supported")
     if ctx.mode in VERIFIES_SIGNATURES and len(signature) == secp256k1.SIG_LEN and not secp256k1.is_low_s(signature):
         raise ErrUnauthorized.wrap("signature is not in low-S form")
