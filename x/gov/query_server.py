@@ -1,9 +1,11 @@
-"""``cosmos.gov.v1.Query``: proposals, votes, deposits, tallies and params, as the Cosmos SDK serves them."""
+"""``cosmos.gov.v1.Query``: proposals, votes, deposits, tallies and params, as the Cosmos SDK serves them; and
+``cosmos.gov.v1beta1.Query``, the same answers in the legacy shape (``legacy.py``) for clients that still read it."""
 
 from __future__ import annotations
 
 from cosmpy.protos.cosmos.base.query.v1beta1 import pagination_pb2
 from cosmpy.protos.cosmos.gov.v1 import gov_pb2, query_pb2
+from cosmpy.protos.cosmos.gov.v1beta1 import query_pb2 as v1beta1
 
 from sdk.address import parse_address
 from sdk.context import Context
@@ -11,7 +13,7 @@ from sdk.errors import ErrInvalidRequest, ErrNotFound
 from sdk.module import QueryRoute
 from sdk.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate
 from sdk.services import cosmos
-from x.gov import keys
+from x.gov import keys, legacy
 from x.gov.keeper import VOTING_PERIOD, GovKeeper
 
 
@@ -34,6 +36,21 @@ class QueryServer:
             query + "Deposits": QueryRoute(q.QueryDepositsRequest, self.deposits),
             query + "TallyResult": QueryRoute(q.QueryTallyResultRequest, self.tally),
             query + "Params": QueryRoute(q.QueryParamsRequest, self.params, bounded=True),
+        } | self.legacy_routes()
+
+    def legacy_routes(self) -> dict[str, QueryRoute]:
+        """Every v1 query but ``Constitution`` at its v1beta1 path: the v1 handler's answer, converted."""
+        query = cosmos("gov").query
+        q = v1beta1
+        return {
+            query + "Proposal": QueryRoute(q.QueryProposalRequest, self.legacy_proposal, bounded=True),
+            query + "Proposals": QueryRoute(q.QueryProposalsRequest, self.legacy_proposals),
+            query + "Vote": QueryRoute(q.QueryVoteRequest, self.legacy_vote, bounded=True),
+            query + "Votes": QueryRoute(q.QueryVotesRequest, self.legacy_votes),
+            query + "Deposit": QueryRoute(q.QueryDepositRequest, self.legacy_deposit, bounded=True),
+            query + "Deposits": QueryRoute(q.QueryDepositsRequest, self.legacy_deposits),
+            query + "TallyResult": QueryRoute(q.QueryTallyResultRequest, self.legacy_tally),
+            query + "Params": QueryRoute(q.QueryParamsRequest, self.legacy_params, bounded=True),
         }
 
     def proposal(self, ctx: Context, req: query_pb2.QueryProposalRequest) -> query_pb2.QueryProposalResponse:
@@ -112,6 +129,54 @@ class QueryServer:
         elif req.params_type:
             raise ErrInvalidRequest.wrap(f"unknown params type {req.params_type!r}: voting, deposit or tallying")
         return reply
+
+    # --- cosmos.gov.v1beta1 -----------------------------------------------------------------------
+
+    def legacy_proposal(self, ctx: Context, req: v1beta1.QueryProposalRequest) -> v1beta1.QueryProposalResponse:
+        reply = self.proposal(ctx, query_pb2.QueryProposalRequest(proposal_id=req.proposal_id))
+        return v1beta1.QueryProposalResponse(proposal=legacy.legacy_proposal(reply.proposal))
+
+    def legacy_proposals(self, ctx: Context, req: v1beta1.QueryProposalsRequest) -> v1beta1.QueryProposalsResponse:
+        request = query_pb2.QueryProposalsRequest(
+            proposal_status=req.proposal_status, voter=req.voter, depositor=req.depositor, pagination=req.pagination
+        )
+        reply = self.proposals(ctx, request)
+        return v1beta1.QueryProposalsResponse(
+            proposals=[legacy.legacy_proposal(p) for p in reply.proposals], pagination=reply.pagination
+        )
+
+    def legacy_vote(self, ctx: Context, req: v1beta1.QueryVoteRequest) -> v1beta1.QueryVoteResponse:
+        reply = self.vote(ctx, query_pb2.QueryVoteRequest(proposal_id=req.proposal_id, voter=req.voter))
+        return v1beta1.QueryVoteResponse(vote=legacy.legacy_vote(reply.vote))
+
+    def legacy_votes(self, ctx: Context, req: v1beta1.QueryVotesRequest) -> v1beta1.QueryVotesResponse:
+        reply = self.votes(ctx, query_pb2.QueryVotesRequest(proposal_id=req.proposal_id, pagination=req.pagination))
+        return v1beta1.QueryVotesResponse(
+            votes=[legacy.legacy_vote(v) for v in reply.votes], pagination=reply.pagination
+        )
+
+    def legacy_deposit(self, ctx: Context, req: v1beta1.QueryDepositRequest) -> v1beta1.QueryDepositResponse:
+        request = query_pb2.QueryDepositRequest(proposal_id=req.proposal_id, depositor=req.depositor)
+        return v1beta1.QueryDepositResponse(deposit=legacy.legacy_deposit(self.deposit(ctx, request).deposit))
+
+    def legacy_deposits(self, ctx: Context, req: v1beta1.QueryDepositsRequest) -> v1beta1.QueryDepositsResponse:
+        request = query_pb2.QueryDepositsRequest(proposal_id=req.proposal_id, pagination=req.pagination)
+        reply = self.deposits(ctx, request)
+        return v1beta1.QueryDepositsResponse(
+            deposits=[legacy.legacy_deposit(d) for d in reply.deposits], pagination=reply.pagination
+        )
+
+    def legacy_tally(self, ctx: Context, req: v1beta1.QueryTallyResultRequest) -> v1beta1.QueryTallyResultResponse:
+        reply = self.tally(ctx, query_pb2.QueryTallyResultRequest(proposal_id=req.proposal_id))
+        return v1beta1.QueryTallyResultResponse(tally=legacy.legacy_tally(reply.tally))
+
+    def legacy_params(self, ctx: Context, req: v1beta1.QueryParamsRequest) -> v1beta1.QueryParamsResponse:
+        """One section, which ``params_type`` must name (the SDK's v1beta1 has no answer without one)."""
+        if req.params_type not in legacy.PARAMS_TYPES:
+            choices = ", ".join(legacy.PARAMS_TYPES)
+            raise ErrInvalidRequest.wrap(f"{req.params_type!r} is not a valid parameter type: {choices}")
+        reply = self.params(ctx, query_pb2.QueryParamsRequest(params_type=req.params_type))
+        return legacy.legacy_params(reply, req.params_type)
 
     def _proposal(self, ctx: Context, proposal_id: int) -> gov_pb2.Proposal:
         if not proposal_id:
