@@ -15,7 +15,7 @@ from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
 from cosmpy.protos.cosmos.tx.signing.v1beta1 import signing_pb2
-from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
+from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2, tx_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
 
@@ -63,7 +63,7 @@ def with_signature(tx: bytes, signature: bytes) -> bytes:
 def signed(
     body: tx_pb2.TxBody | bytes,
     gas: int = 100_000,
-    fee: str = "1000ngonka",
+    fee: str | None = "1000ngonka",
     public_key: bytes | None = None,
     auth_info_extra: bytes = b"",
     fee_denom: str = "ngonka",
@@ -72,7 +72,8 @@ def signed(
     mode: int = SIGN_MODE_DIRECT,
 ) -> bytes:
     """ALICE's tx over any body (bytes: exactly those, unknown fields and all), signed as a wallet would;
-    ``key_in_signer_info`` off leaves the public key out, as a wallet may once the chain has it."""
+    ``key_in_signer_info`` off leaves the public key out, as a wallet may once the chain has it; ``fee`` None
+    puts no fee coin in at all."""
     body_bytes = body if isinstance(body, bytes) else body.SerializeToString()
     key = keys_pb2.PubKey(key=ALICE.public_key).SerializeToString() if public_key is None else public_key
     signer = tx_pb2.SignerInfo(
@@ -82,7 +83,10 @@ def signed(
     )
     auth = tx_pb2.AuthInfo(
         signer_infos=[signer],
-        fee=tx_pb2.Fee(amount=[coin_pb2.Coin(denom=fee_denom, amount=fee.removesuffix("ngonka"))], gas_limit=gas),
+        fee=tx_pb2.Fee(
+            amount=[coin_pb2.Coin(denom=fee_denom, amount=fee.removesuffix("ngonka"))] if fee is not None else [],
+            gas_limit=gas,
+        ),
     )
     auth_bytes = auth.SerializeToString() + auth_info_extra
     signature = ALICE.sign(sign_doc_bytes(body_bytes, auth_bytes, CHAIN, 0))
@@ -188,6 +192,20 @@ def test_simulation_takes_an_unset_sign_mode_and_nothing_else_does(chain: InProc
     )
     assert_refused(chain, unset, 18, "only SIGN_MODE_DIRECT")
     assert_refused(chain, signed(body, mode=signing_pb2.SIGN_MODE_UNSPECIFIED), 18, "only SIGN_MODE_DIRECT")
+
+
+def test_simulation_without_a_fee_meters_the_fee_transfer(chain: InProcessChain) -> None:
+    """Wallets simulate with no fee, then pay one on the gas found times a margin (CosmJS 1.4, Keplr 1.3): the
+    estimate counts the fee's transfer all the same, so the paid tx fits in it; the simulation moves nothing."""
+    body = tx_pb2.TxBody(messages=[pack(send_msg(address_of(ALICE), BOB, parse_coins("100ngonka")))])
+    unset = with_signature(signed(body, gas=0, fee=None, mode=signing_pb2.SIGN_MODE_UNSPECIFIED), b"")
+    reply = chain.app.query(abci.RequestQuery(path="/app/simulate", data=unset))
+    assert reply.code == 0, reply.log
+    estimate = service_pb2.SimulateResponse.FromString(reply.value).gas_info.gas_used
+    assert chain.balance(address_of(ALICE)) == FUNDS
+    [paid] = chain.block([send(gas=estimate * 13 // 10, fee=f"{estimate * 13 // 10}ngonka")]).tx_results
+    assert paid.code == 0, paid.log
+    assert paid.gas_used - 1_000 < estimate <= paid.gas_used  # short only by the signature's bytes
 
 
 def test_invalid_fee_too_low_refused_by_mempool(chain: InProcessChain) -> None:

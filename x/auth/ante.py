@@ -19,7 +19,9 @@ from sdk.coins import Coins, required_fees
 from sdk.context import Context, ExecMode
 from sdk.crypto import bech32, secp256k1
 from sdk.errors import (
+    ABCIError,
     ErrInsufficientFee,
+    ErrInsufficientFunds,
     ErrInvalidPubKey,
     ErrInvalidRequest,
     ErrMemoTooLarge,
@@ -30,6 +32,7 @@ from sdk.errors import (
     ErrUnknownAddress,
     ErrWrongSequence,
 )
+from sdk.gas import GasKV
 from sdk.tx import SECP256K1_PUBKEY_URL, SIGN_MODE_DIRECT, Tx
 from x.auth import keys
 from x.auth.expected_keepers import BankKeeper
@@ -166,4 +169,23 @@ def charge_fee(ctx: Context, tx: Tx, fee: Coins, first_signer: bytes, bank: Bank
         raise ErrInvalidRequest.wrap("a fee payer other than the first signer is not supported")
     if fee:
         bank.send_coins(ctx, first_signer, keys.module_address(keys.FEE_COLLECTOR), fee)
+    elif ctx.mode is ExecMode.SIMULATE and isinstance(ctx.store, GasKV):
+        meter_fee_transfer(ctx.with_store(ctx.store.scratch()), first_signer, bank)
     ctx.emit("tx", fee=str(fee), fee_payer=bech32.encode(first_signer))
+
+
+def meter_fee_transfer(scratch: Context, payer: bytes, bank: BankKeeper) -> None:
+    """The gas a fee transfer costs, for a simulation sent without a fee (CosmJS's and Keplr's ``"auto"`` gas
+    simulate so, then pay a fee on the gas found): 1 unit of a denom the payer holds moved to the fee collector
+    on ``scratch``, a throwaway branch metered by the tx's meter. Without it the estimate misses the fee's
+    balance reads and writes (about 13,600 gas, a third of a send), more than those clients' 1.3-1.4 margin.
+    A payer holding nothing, or nothing spendable, can pay no fee: nothing more is metered."""
+    held = bank.get_all_balances(scratch, payer)
+    if not held:
+        return
+    denom, _ = next(iter(held))
+    try:
+        bank.send_coins(scratch, payer, keys.module_address(keys.FEE_COLLECTOR), Coins(((denom, 1),)))
+    except ABCIError as err:
+        if (err.codespace, err.code) != (ErrInsufficientFunds.codespace, ErrInsufficientFunds.code):
+            raise
