@@ -5,7 +5,8 @@
 //                          "gasPrice": "1ngonka", "proposal": "1"}'
 //
 // Reads balances, accounts, blocks, validators, proposals and the community pool, sends `amount` to
-// `recipient` with "auto" gas (a simulate first), finds the tx by hash and by an indexed event, and prints
+// `recipient` with "auto" gas (a simulate first) twice (a new account, then an existing one), finds the first
+// tx by hash and by an indexed event, and prints
 // one JSON object of what it saw (tests/test_cosmjs_localnet.py compares it with the chain's own figures).
 // Any error CosmJS raises (a reply it cannot decode, a query it cannot route) ends it with a non-zero status.
 
@@ -114,6 +115,12 @@ async function main() {
   seen.byEvent = byEvent.map((t) => ({ hash: t.hash, height: t.height, code: t.code }));
   const bySender = await client.searchTx(`message.sender='${sender}' AND tx.height=${sent.height}`);
   seen.bySender = bySender.map((t) => ({ hash: t.hash, height: t.height }));
+
+  // Again to the same recipient, an account now: the smallest send, where the estimate's margin is thinnest.
+  const again = await signer.sendTokens(sender, args.recipient, [{ denom: args.denom, amount: args.amount }], "auto");
+  seen.again = { code: again.code, hash: again.transactionHash, gasUsed: again.gasUsed, gasWanted: again.gasWanted };
+  const againTx = await client.getTx(again.transactionHash);
+  seen.again.fee = decodeTxRaw(againTx.tx).authInfo.fee;
 
   seen.after = {
     balance: await client.getBalance(sender, args.denom),
