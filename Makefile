@@ -13,11 +13,13 @@ PROTOGEN_STAMP := $(PROTOGEN)/.generated
 PROTOS := $(shell find proto -name '*.proto')
 LOCALNET_HOME ?= localnet/home
 NATIVE := $(shell find native -name '*.rs' -o -name Cargo.toml)
+COSMJS := clients/js
+COSMJS_STAMP := $(COSMJS)/node_modules/.installed
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: install localnet localnet-stop localnet-status test check test-unit test-localnet bench bench-iavl bench-litellm clean
 
-install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP)
+install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP) $(COSMJS_STAMP)
 
 # `pip install -e .` also builds the state tree's native module (native/jmt) with cargo.
 $(STAMP): pyproject.toml $(NATIVE)
@@ -35,6 +37,11 @@ $(COMETBFT_STAMP):
 # Python code for proto/gonka/**, never committed: regenerated when a .proto or the toolchain changes.
 $(PROTOGEN_STAMP): $(STAMP) $(PROTOS) proto/generate.py
 	$(PY) proto/generate.py
+	touch $@
+
+# CosmJS, pinned by the committed lock file, for tests/test_cosmjs_localnet.py (a Cosmos client, unchanged).
+$(COSMJS_STAMP): $(COSMJS)/package.json $(COSMJS)/package-lock.json
+	cd $(COSMJS) && npm ci --no-audit --no-fund
 	touch $@
 
 localnet: install

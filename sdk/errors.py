@@ -75,4 +75,4 @@ ErrInvalidChainID = register(SDK, 28, "tx intended signer does not match the giv
 ErrTxTimeoutHeight = register(SDK, 30, "tx timeout height")
 ErrUnknownExtensionOptions = register(SDK, 31, "unknown extension options")
 ErrWrongSequence = register(SDK, 32, "incorrect account sequence")
-ErrNotFound = register(SDK, 38, "not found")
+ErrNotFound = register(SDK, 38, "key not found")

@@ -59,6 +59,10 @@ class GasKV:
         self._parent = parent
         self._meter = meter
 
+    def scratch(self) -> GasKV:
+        """A throwaway branch metered by the same meter: what a step would cost, its writes never kept."""
+        return GasKV(CacheKV(self._parent), self._meter)
+
     def get(self, key: bytes) -> bytes | None:
         value = self._parent.get(key)
         self._meter.consume(

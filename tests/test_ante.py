@@ -14,7 +14,9 @@ from cosmpy.protos.cosmos.crypto.ed25519 import keys_pb2 as ed25519
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import staking_pb2
 from cosmpy.protos.cosmos.staking.v1beta1 import tx_pb2 as staking_tx
-from cosmpy.protos.cosmos.tx.v1beta1 import tx_pb2
+from cosmpy.protos.cosmos.tx.signing.v1beta1 import signing_pb2
+from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2, tx_pb2
+from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
 
 from sdk.client.txbuilder import address_of, pack, send_msg, sign_tx
@@ -61,25 +63,30 @@ def with_signature(tx: bytes, signature: bytes) -> bytes:
 def signed(
     body: tx_pb2.TxBody | bytes,
     gas: int = 100_000,
-    fee: str = "1000ngonka",
+    fee: str | None = "1000ngonka",
     public_key: bytes | None = None,
     auth_info_extra: bytes = b"",
     fee_denom: str = "ngonka",
     sequence: int = 0,
     key_in_signer_info: bool = True,
+    mode: int = SIGN_MODE_DIRECT,
 ) -> bytes:
     """ALICE's tx over any body (bytes: exactly those, unknown fields and all), signed as a wallet would;
-    ``key_in_signer_info`` off leaves the public key out, as a wallet may once the chain has it."""
+    ``key_in_signer_info`` off leaves the public key out, as a wallet may once the chain has it; ``fee`` None
+    puts no fee coin in at all."""
     body_bytes = body if isinstance(body, bytes) else body.SerializeToString()
     key = keys_pb2.PubKey(key=ALICE.public_key).SerializeToString() if public_key is None else public_key
     signer = tx_pb2.SignerInfo(
         public_key=AnyPb(type_url=SECP256K1_PUBKEY_URL, value=key) if key_in_signer_info else None,
-        mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=SIGN_MODE_DIRECT)),
+        mode_info=tx_pb2.ModeInfo(single=tx_pb2.ModeInfo.Single(mode=mode)),
         sequence=sequence,
     )
     auth = tx_pb2.AuthInfo(
         signer_infos=[signer],
-        fee=tx_pb2.Fee(amount=[coin_pb2.Coin(denom=fee_denom, amount=fee.removesuffix("ngonka"))], gas_limit=gas),
+        fee=tx_pb2.Fee(
+            amount=[coin_pb2.Coin(denom=fee_denom, amount=fee.removesuffix("ngonka"))] if fee is not None else [],
+            gas_limit=gas,
+        ),
     )
     auth_bytes = auth.SerializeToString() + auth_info_extra
     signature = ALICE.sign(sign_doc_bytes(body_bytes, auth_bytes, CHAIN, 0))
@@ -165,6 +172,40 @@ def test_invalid_high_s_signature(chain: InProcessChain) -> None:
     s = int.from_bytes(signature[32:], "big")
     high = signature[:32] + (secp256k1.ORDER - s).to_bytes(32, "big")
     assert_refused(chain, with_signature(tx, high), 4, "low-S")
+
+
+def test_simulation_takes_an_unset_sign_mode_and_nothing_else_does(chain: InProcessChain) -> None:
+    """CosmJS simulates a tx with ``SIGN_MODE_UNSPECIFIED`` and an empty signature (the Cosmos SDK reads the
+    mode only to verify, which a simulation does not): a simulation takes it, CheckTx and a block never do,
+    and a simulation takes no other mode."""
+    body = tx_pb2.TxBody(messages=[pack(send_msg(address_of(ALICE), BOB, parse_coins("100ngonka")))])
+
+    def simulate(tx: bytes) -> abci.ResponseQuery:
+        return chain.app.query(abci.RequestQuery(path="/app/simulate", data=tx))
+
+    unset = with_signature(signed(body, mode=signing_pb2.SIGN_MODE_UNSPECIFIED), b"")
+    assert simulate(unset).code == 0, simulate(unset).log
+    amino = signed(body, mode=signing_pb2.SIGN_MODE_LEGACY_AMINO_JSON)
+    assert (simulate(amino).code, simulate(amino).log) == (
+        18,
+        "only SIGN_MODE_DIRECT single signatures are supported: invalid request",
+    )
+    assert_refused(chain, unset, 18, "only SIGN_MODE_DIRECT")
+    assert_refused(chain, signed(body, mode=signing_pb2.SIGN_MODE_UNSPECIFIED), 18, "only SIGN_MODE_DIRECT")
+
+
+def test_simulation_without_a_fee_meters_the_fee_transfer(chain: InProcessChain) -> None:
+    """Wallets simulate with no fee, then pay one on the gas found times a margin (CosmJS 1.4, Keplr 1.3): the
+    estimate counts the fee's transfer all the same, so the paid tx fits in it; the simulation moves nothing."""
+    body = tx_pb2.TxBody(messages=[pack(send_msg(address_of(ALICE), BOB, parse_coins("100ngonka")))])
+    unset = with_signature(signed(body, gas=0, fee=None, mode=signing_pb2.SIGN_MODE_UNSPECIFIED), b"")
+    reply = chain.app.query(abci.RequestQuery(path="/app/simulate", data=unset))
+    assert reply.code == 0, reply.log
+    estimate = service_pb2.SimulateResponse.FromString(reply.value).gas_info.gas_used
+    assert chain.balance(address_of(ALICE)) == FUNDS
+    [paid] = chain.block([send(gas=estimate * 13 // 10, fee=f"{estimate * 13 // 10}ngonka")]).tx_results
+    assert paid.code == 0, paid.log
+    assert paid.gas_used - 1_000 < estimate <= paid.gas_used  # short only by the signature's bytes
 
 
 def test_invalid_fee_too_low_refused_by_mempool(chain: InProcessChain) -> None:

@@ -25,6 +25,8 @@ from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 from cosmpy.protos.cosmos.gov.v1 import gov_pb2
 from cosmpy.protos.cosmos.gov.v1 import query_pb2 as gov_query
 from cosmpy.protos.cosmos.gov.v1 import tx_pb2 as gov_tx
+from cosmpy.protos.cosmos.gov.v1beta1 import gov_pb2 as legacy_gov
+from cosmpy.protos.cosmos.gov.v1beta1 import query_pb2 as legacy_query
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.any_pb2 import Any as AnyPb
 from google.protobuf.duration_pb2 import Duration
@@ -179,6 +181,12 @@ def epochs_update() -> epochs_tx.MsgUpdateParams:
     return epochs_tx.MsgUpdateParams(authority=AUTHORITY, params=NEW_EPOCHS)
 
 
+def authority_send(amount: int) -> bank_tx.MsgSend:
+    return bank_tx.MsgSend(
+        from_address=AUTHORITY, to_address=addr(OUTSIDER), amount=[coin_pb2.Coin(denom=DENOM, amount=str(amount))]
+    )
+
+
 @pytest.fixture
 def chain(tmp_path: Path):  # type: ignore[no-untyped-def]
     with GovChain(tmp_path / "db") as c:
@@ -311,10 +319,7 @@ def test_weighted_votes_count_exactly(chain: GovChain) -> None:
 def test_failing_second_message_fails_the_proposal_atomically(chain: GovChain) -> None:
     proposer = VALIDATORS[0]
     before = chain.balance(addr(proposer))
-    overspend = bank_tx.MsgSend(
-        from_address=AUTHORITY, to_address=addr(OUTSIDER), amount=[coin_pb2.Coin(denom=DENOM, amount=str(10**18))]
-    )
-    pid = chain.submit(proposer, [epochs_update(), overspend])
+    pid = chain.submit(proposer, [epochs_update(), authority_send(10**18)])
     for key in VALIDATORS:
         chain.vote(key, pid, YES)
     chain.end_voting()
@@ -465,6 +470,70 @@ def test_queries_filter_and_paginate(chain: GovChain) -> None:
         "0.334000000000000000",
         "0.334000000000000000",
     )
+
+
+def test_v1beta1_queries_answer_the_v1_state_in_the_legacy_shape(chain: GovChain) -> None:
+    """``cosmos.gov.v1beta1.Query`` (what CosmJS's gov extension reads): the v1 answers, converted as the SDK
+    converts them."""
+    voting, waiting = (
+        chain.submit(VALIDATORS[0], [epochs_update()]),
+        chain.submit(VALIDATORS[2], [authority_send(1)], deposit=0),
+    )
+    W = gov_pb2.WeightedVoteOption
+    split = [W(option=YES, weight="0.6"), W(option=NO, weight="0.4")]
+    chain.ok(VALIDATORS[1], gov_tx.MsgVoteWeighted(proposal_id=voting, voter=addr(VALIDATORS[1]), options=split))
+    path = "/cosmos.gov.v1beta1.Query/"
+    proposals = chain.query(
+        path + "Proposals", legacy_query.QueryProposalsRequest(), legacy_query.QueryProposalsResponse
+    )
+    current = [chain.proposal(voting), chain.proposal(waiting)]
+    assert [(p.proposal_id, p.status) for p in proposals.proposals] == [
+        (voting, legacy_gov.PROPOSAL_STATUS_VOTING_PERIOD),
+        (waiting, legacy_gov.PROPOSAL_STATUS_DEPOSIT_PERIOD),
+    ]
+    first, second = proposals.proposals
+    assert first.content == current[0].messages[0] and second.content == current[1].messages[0]  # the first one
+    assert first.total_deposit == current[0].total_deposit and first.voting_end_time == current[0].voting_end_time
+    assert first.submit_time == current[0].submit_time and second.deposit_end_time == current[1].deposit_end_time
+    one = chain.query(
+        path + "Proposal", legacy_query.QueryProposalRequest(proposal_id=voting), legacy_query.QueryProposalResponse
+    )
+    assert one.proposal == first
+    vote = chain.query(
+        path + "Vote",
+        legacy_query.QueryVoteRequest(proposal_id=voting, voter=addr(VALIDATORS[1])),
+        legacy_query.QueryVoteResponse,
+    ).vote
+    assert [(o.option, o.weight) for o in vote.options] == [(YES, "600000000000000000"), (NO, "400000000000000000")]
+    votes = chain.query(
+        path + "Votes", legacy_query.QueryVotesRequest(proposal_id=voting), legacy_query.QueryVotesResponse
+    )
+    assert list(votes.votes) == [vote]
+    deposits = chain.query(
+        path + "Deposits", legacy_query.QueryDepositsRequest(proposal_id=voting), legacy_query.QueryDepositsResponse
+    )
+    assert [(d.depositor, d.amount[0].amount) for d in deposits.deposits] == [(addr(VALIDATORS[0]), str(MIN_DEPOSIT))]
+    tally = chain.query(
+        path + "TallyResult",
+        legacy_query.QueryTallyResultRequest(proposal_id=voting),
+        legacy_query.QueryTallyResultResponse,
+    ).tally
+    assert (tally.yes, tally.no, tally.abstain, tally.no_with_veto) == ("600", "400", "0", "0")
+    tallying = chain.query(
+        path + "Params", legacy_query.QueryParamsRequest(params_type="tallying"), legacy_query.QueryParamsResponse
+    ).tally_params
+    assert (tallying.quorum, tallying.threshold) == (b"334000000000000000", b"500000000000000000")
+    voting_params = chain.query(
+        path + "Params", legacy_query.QueryParamsRequest(params_type="voting"), legacy_query.QueryParamsResponse
+    ).voting_params
+    assert voting_params.voting_period.seconds == VOTING_PERIOD // SECOND
+    for request, code, words in (
+        (("Params", legacy_query.QueryParamsRequest()), 18, "params_type is required"),
+        (("Proposal", legacy_query.QueryProposalRequest(proposal_id=99)), 38, "proposal 99 doesn't exist"),
+    ):
+        name, message = request
+        reply = chain.app.query(abci.RequestQuery(path=path + name, data=message.SerializeToString()))
+        assert (reply.codespace, reply.code) == ("sdk", code) and words in reply.log, reply.log
 
 
 def test_update_params_by_proposal_and_refused_from_others(chain: GovChain) -> None:

@@ -80,7 +80,8 @@ def test_block_work_below_height_1_is_invalid_argument(
     chain: InProcessChain, caplog: pytest.LogCaptureFixture, height: int
 ) -> None:
     """A negative height (or a huge one on the wire, which an int64 reads as negative) is the caller's error:
-    INVALID_ARGUMENT over gRPC and ``sdk/18`` over ABCI, with nothing logged as a server failure."""
+    INVALID_ARGUMENT over gRPC and ``sdk/18`` over ABCI (its log the gRPC status's text, as the Cosmos SDK's),
+    with nothing logged as a server failure."""
     with caplog.at_level(logging.WARNING):
         code, details = over_grpc(chain, block_work_status(height))
         reply = chain.app.query(
@@ -90,7 +91,7 @@ def test_block_work_below_height_1_is_invalid_argument(
         )
     log = f"height must be positive, got {height}: invalid request"
     assert (code, details) == (grpc.StatusCode.INVALID_ARGUMENT, log)
-    assert (reply.codespace, reply.code, reply.log) == ("sdk", 18, log)
+    assert (reply.codespace, reply.code, reply.log) == ("sdk", 18, f"rpc error: code = InvalidArgument desc = {log}")
     assert [r.getMessage() for r in caplog.records] == []
 
 
@@ -212,7 +213,7 @@ def test_block_height_header_of_a_pruned_height_is_not_found(chain: InProcessCha
         )
         return (failed.value.code(), failed.value.details() or ""), int(kept.balance.amount)
 
-    pruned = f"version {empty} not available: kept versions are {seven}..{latest}: not found"
+    pruned = f"version {empty} not available: kept versions are {seven}..{latest}: key not found"
     assert over_grpc(chain, calls) == ((grpc.StatusCode.NOT_FOUND, pruned), 7)
 
 

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
-from cosmpy.protos.cosmos.base.abci.v1beta1 import abci_pb2 as abci_types
 from cosmpy.protos.cosmos.base.node.v1beta1 import query_pb2 as node_query
 from cosmpy.protos.cosmos.consensus.v1 import query_pb2 as consensus_query
 from cosmpy.protos.cosmos.tx.v1beta1 import service_pb2 as tx_service
@@ -25,6 +24,7 @@ from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from cosmpy.protos.tendermint.crypto import proof_pb2
 from google.protobuf.message import Message
 
+from sdk.baseapp.simulate_service import SIMULATE_PATH, simulate_response, simulated_tx_bytes
 from sdk.baseapp.state import CommittedState, stored_consensus_params
 from sdk.baseapp.transactions import Transactions
 from sdk.codec import decode
@@ -32,6 +32,7 @@ from sdk.coins import format_dec_coins
 from sdk.context import BlockHeader, Context
 from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrUnknownRequest
 from sdk.module import QueryRoute
+from sdk.rpc_status import status_text
 from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore, UnprovableError, VersionUnavailableError
 from sdk.store.proof import PROOF_OP_TYPE
@@ -105,13 +106,23 @@ class Queries(Transactions):
             return abci.ResponseQuery(value=self._root_at(height), height=height)
         if path == "/app/simulate":
             return self._query_job(req.height, partial(self._query_simulate, req.data))
+        if path == SIMULATE_PATH:
+            try:
+                raw = simulated_tx_bytes(decode(tx_service.SimulateRequest, req.data, "query request"))
+            except ABCIError as err:
+                return failed_route_query(err, req.height)
+            return self._query_job(req.height, partial(self._query_simulate_route, raw, req.height))
         route = self.query_routes.get(path)
         if route is None:
             raise ErrUnknownRequest.wrap(f"unknown query path {req.path!r}")
-        request = decode(route.request_type, req.data, "query request")
-        if route.bounded and height == self.store.version:
-            return abci.ResponseQuery(value=self.query_bounded(route, request).SerializeToString(), height=height)
-        return self._query_job(req.height, partial(self._query_route, route, request), height)
+        try:
+            request = decode(route.request_type, req.data, "query request")
+            if route.bounded and height == self.store.version:
+                value = self.query_bounded(route, request).SerializeToString()
+                return abci.ResponseQuery(value=value, height=height)
+        except ABCIError as err:
+            return failed_route_query(err, req.height)
+        return self._query_job(req.height, partial(self._query_route, route, request, req.height), height)
 
     def _query_job(self, height: int, work: CommittedWork[abci.ResponseQuery], at: int = 0) -> QueryJob:
         """A ``committed_job`` at height ``at`` (0: the latest) whose errors become answers (at ``height``, the
@@ -126,10 +137,22 @@ class Queries(Transactions):
         return self.committed_job(answer, at)
 
     def _query_route(
-        self, route: QueryRoute, request: Message, state: CommittedState, header: BlockHeader
+        self, route: QueryRoute, request: Message, asked: int, state: CommittedState, header: BlockHeader
     ) -> abci.ResponseQuery:
-        value = self.query_module(route, request, state, header).SerializeToString()
+        try:
+            value = self.query_module(route, request, state, header).SerializeToString()
+        except ABCIError as err:
+            return failed_route_query(err, asked)
         return abci.ResponseQuery(value=value, height=header.height)
+
+    def _query_simulate_route(
+        self, raw_tx: bytes, asked: int, state: CommittedState, header: BlockHeader
+    ) -> abci.ResponseQuery:
+        try:
+            response = simulate_response(self.simulate(raw_tx, state, header))
+        except ABCIError as err:
+            return failed_route_query(err, asked)
+        return abci.ResponseQuery(value=response.SerializeToString(), height=header.height)
 
     def _query_simulate(self, raw_tx: bytes, state: CommittedState, header: BlockHeader) -> abci.ResponseQuery:
         result = self.simulate(raw_tx, state, header)
@@ -137,11 +160,7 @@ class Queries(Transactions):
             return abci.ResponseQuery(
                 code=result.code, codespace=result.codespace, log=result.log, height=header.height
             )
-        response = tx_service.SimulateResponse(
-            gas_info=abci_types.GasInfo(gas_wanted=result.gas_wanted, gas_used=result.gas_used),
-            result=abci_types.Result(log=result.log, events=result.events),
-        )
-        return abci.ResponseQuery(value=response.SerializeToString(), height=header.height)
+        return abci.ResponseQuery(value=simulate_response(result).SerializeToString(), height=header.height)
 
     def _root_at(self, height: int) -> bytes:
         try:
@@ -210,3 +229,9 @@ class Queries(Transactions):
 
 def failed_query(err: ABCIError, height: int) -> abci.ResponseQuery:
     return abci.ResponseQuery(code=err.code, codespace=err.codespace, log=err.log, height=height)
+
+
+def failed_route_query(err: ABCIError, height: int) -> abci.ResponseQuery:
+    """A gRPC route's failure as the Cosmos SDK answers it over ABCI: the log is the gRPC status error's text
+    (``rpc error: code = NotFound desc = …``), which clients such as CosmJS match on."""
+    return abci.ResponseQuery(code=err.code, codespace=err.codespace, log=status_text(err), height=height)

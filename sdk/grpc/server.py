@@ -29,19 +29,12 @@ from grpc_reflection.v1alpha import reflection
 from sdk.baseapp import BaseApp
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.codec import decode
-from sdk.errors import (
-    ABCIError,
-    ErrInsufficientFunds,
-    ErrInvalidAddress,
-    ErrInvalidRequest,
-    ErrNotFound,
-    ErrOutOfGas,
-    ErrTxDecode,
-)
+from sdk.errors import ABCIError, ErrInvalidRequest
 from sdk.grpc.methods import CallContext, ContextHandler, ContextMethods, Handler, Service
 from sdk.grpc.tendermint_service import TendermintService
 from sdk.grpc.tx_service import TxService
 from sdk.module import QueryRoute
+from sdk.rpc_status import status_code
 from sdk.workers import run_job
 
 log = logging.getLogger("gonkad.grpc")
@@ -51,23 +44,6 @@ _INT64 = re.compile(r"[+-]?[0-9]{1,19}")
 """What Go's strconv.ParseInt(text, 10, 64), which the Cosmos SDK reads the header with, takes (in range)."""
 
 STOP_GRACE_S = 2.0
-
-# Keyed by (codespace, code) so that a failed transaction result maps like the error it came from.
-_STATUS: dict[tuple[str, int], grpc.StatusCode] = {
-    (e.codespace, e.code): status
-    for e, status in (
-        (ErrInvalidAddress, grpc.StatusCode.INVALID_ARGUMENT),
-        (ErrInvalidRequest, grpc.StatusCode.INVALID_ARGUMENT),
-        (ErrTxDecode, grpc.StatusCode.INVALID_ARGUMENT),
-        (ErrNotFound, grpc.StatusCode.NOT_FOUND),
-        (ErrInsufficientFunds, grpc.StatusCode.FAILED_PRECONDITION),
-        (ErrOutOfGas, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    )
-}
-
-
-def status_code(err: ABCIError) -> grpc.StatusCode:
-    return _STATUS.get((err.codespace, err.code), grpc.StatusCode.UNKNOWN)
 
 
 Observer = Callable[[str, float], None]

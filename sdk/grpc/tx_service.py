@@ -22,9 +22,10 @@ from google.protobuf import json_format
 
 from sdk.abci.blocks import is_injected_entry
 from sdk.baseapp import BaseApp
+from sdk.baseapp.simulate_service import simulate_response, simulated_tx_bytes
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import pack
-from sdk.errors import ABCIError, ErrInvalidRequest, ErrNotFound, ErrorDef
+from sdk.errors import ErrInvalidRequest, ErrNotFound
 from sdk.grpc.comet import call_with_client_input, comet_page, per_page
 from sdk.grpc.methods import Methods
 from sdk.tx import decode_tx
@@ -157,24 +158,8 @@ class TxService:
         )
 
     async def simulate(self, req: service_pb2.SimulateRequest) -> service_pb2.SimulateResponse:
-        raw = req.tx_bytes
-        if not raw and req.HasField("tx"):
-            raw = tx_pb2.TxRaw(
-                body_bytes=req.tx.body.SerializeToString(),
-                auth_info_bytes=req.tx.auth_info.SerializeToString(),
-                signatures=req.tx.signatures,
-            ).SerializeToString()
-        if not raw:
-            raise ErrInvalidRequest.wrap("empty txBytes is not allowed")
-        result = await run_job(self.workers, self.app.committed_job(partial(self.app.simulate, raw)))
-        if result.code:
-            # The failure keeps the transaction's own codespace and code, so it maps to a gRPC status the same way.
-            log = f"{result.log} (gas wanted {result.gas_wanted}, gas used {result.gas_used})"
-            raise ABCIError(ErrorDef(result.codespace, result.code, log))
-        return service_pb2.SimulateResponse(
-            gas_info=sdk_abci.GasInfo(gas_wanted=result.gas_wanted, gas_used=result.gas_used),
-            result=sdk_abci.Result(data=result.data, log=result.log, events=result.events),
-        )
+        raw = simulated_tx_bytes(req)
+        return simulate_response(await run_job(self.workers, self.app.committed_job(partial(self.app.simulate, raw))))
 
     async def get_tx(self, req: service_pb2.GetTxRequest) -> service_pb2.GetTxResponse:
         try:
