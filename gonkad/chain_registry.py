@@ -3,9 +3,9 @@ and Keplr's chain suggestion (``window.keplr.experimentalSuggestChain``'s argume
 
 Everything comes from what the nodes are: the chain id and the token's units from the genesis (x/bank's denom
 metadata, the stake denom), the gas prices from app.toml's ``min_gas_prices``, the endpoints from config.toml's
-``[rpc]``, app.toml's ``grpc_address`` and, where app.toml has an enabled ``[api]`` section (the REST API, the
-Cosmos SDK's ``enable`` and ``address``), its address. Keplr needs a REST endpoint: without one there is no
-suggestion. The prefixes, coin type and key algorithm are the code's own (``sdk.crypto.bech32``, ``sdk.keyring``).
+``[rpc]``, app.toml's ``grpc_address`` and, where app.toml's ``[api]`` is enabled (the REST API), its address.
+Keplr needs a REST endpoint: without one there is no suggestion. The prefixes, coin type and key algorithm are
+the code's own (``sdk.crypto.bech32``, ``sdk.keyring``).
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from gonkad.config import APP_TOML, AppConfig, config_dir, read_cometbft_config, split_address
+from gonkad.config import config_dir, load_app_config, read_cometbft_config, split_address
 from gonkad.genesis import default_app_state
 from sdk.cli.flags import DEFAULT_HOME
 from sdk.cli.jsonfile import read_json_object
@@ -59,22 +58,11 @@ def _url(address: str) -> str:
     return f"http://{'127.0.0.1' if host in LISTEN_EVERYWHERE else host}:{port}"
 
 
-def _app_toml(home: Path) -> dict[str, Any]:
-    """The node's app.toml as TOML, not as ``AppConfig``: its ``[api]`` section is read whether or not this
-    build's ``AppConfig`` declares it."""
-    path = config_dir(home) / APP_TOML
-    if not path.exists():
-        return {}
-    with path.open("rb") as f:
-        return tomllib.load(f)
-
-
 def node_endpoints(home: Path) -> NodeEndpoints:
-    app = _app_toml(home)
+    app = load_app_config(home)
     comet = read_cometbft_config(home)
-    api = app.get("api")
-    rest = _url(api["address"]) if isinstance(api, dict) and api.get("enable") and api.get("address") else None
-    grpc_host, grpc_port = split_address(app.get("grpc_address", AppConfig().grpc_address))
+    rest = _url(app.api.address) if app.api.enable else None
+    grpc_host, grpc_port = split_address(app.grpc_address)
     return NodeEndpoints(
         moniker=str(comet.get("moniker", home.name)),
         rpc=_url(comet["rpc"]["laddr"]),
@@ -101,7 +89,7 @@ def chain_facts(home: Path) -> ChainFacts:
     app_state = genesis.get("app_state") or {}
     metadata = app_state.get("bank", {}).get("denom_metadata") or default_app_state()["bank"]["denom_metadata"]
     bond_denom = app_state.get("stake", {}).get("params", {}).get("bond_denom") or stake_default_params().bond_denom
-    prices = parse_dec_coins(str(_app_toml(home).get("min_gas_prices", AppConfig().min_gas_prices)))
+    prices = parse_dec_coins(load_app_config(home).min_gas_prices)
     return ChainFacts(
         chain_id=str(genesis["chain_id"]),
         denom_metadata=list(metadata),

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from gonkad import chain_registry, cli, genesis, localnet
-from gonkad.config import AppConfig, save_app_config
+from gonkad.config import ApiConfig, AppConfig, save_app_config
 from sdk.crypto import bech32
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -27,25 +27,23 @@ def validate(document: dict[str, Any], schema_file: str) -> None:
 
 
 def make_home(
-    home: Path, name: str, rpc_port: int, grpc_port: int, api: str | None, min_gas_prices: str = "0.025ngonka"
+    home: Path, name: str, rpc_port: int, grpc_port: int, api: ApiConfig | None, min_gas_prices: str = "0.025ngonka"
 ) -> Path:
     """A node home as ``gonkad init`` and the localnet leave it, as far as chain-info reads it: genesis.json,
-    CometBFT's config.toml (moniker, ``[rpc]``) and app.toml, with ``api`` appended as its ``[api]`` section."""
+    CometBFT's config.toml (moniker, ``[rpc]``) and app.toml, with ``api`` as its ``[api]`` (the default: none)."""
     (home / "config").mkdir(parents=True)
     (home / "config" / "genesis.json").write_text(
         json.dumps({"chain_id": CHAIN_ID, "app_state": genesis.default_app_state()})
     )
     (home / "config" / "config.toml").write_text(f'moniker = "{name}"\n[rpc]\nladdr = "tcp://127.0.0.1:{rpc_port}"\n')
-    save_app_config(home, AppConfig(grpc_address=f"127.0.0.1:{grpc_port}", min_gas_prices=min_gas_prices))
-    if api is not None:
-        with (home / "config" / "app.toml").open("a") as f:
-            f.write(api)
+    config = AppConfig(grpc_address=f"127.0.0.1:{grpc_port}", min_gas_prices=min_gas_prices, api=api or ApiConfig())
+    save_app_config(home, config)
     return home
 
 
-def rest_api(port: int, enable: bool = True) -> str:
-    """app.toml's ``[api]`` as the Cosmos SDK writes it."""
-    return f'\n[api]\nenable = {"true" if enable else "false"}\naddress = "tcp://127.0.0.1:{port}"\n'
+def rest_api(port: int, enable: bool = True) -> ApiConfig:
+    """app.toml's ``[api]``."""
+    return ApiConfig(enable=enable, address=f"tcp://127.0.0.1:{port}")
 
 
 def test_the_files_validate_and_say_what_the_chain_is(tmp_path: Path) -> None:

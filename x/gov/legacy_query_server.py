@@ -10,6 +10,8 @@ its first message (the SDK's stand-in for clients of v1beta1), and for a text pr
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from cosmpy.protos.cosmos.gov.v1 import gov_pb2, tx_pb2
 from cosmpy.protos.cosmos.gov.v1 import query_pb2 as v1_query
 from cosmpy.protos.cosmos.gov.v1beta1 import gov_pb2 as legacy
@@ -21,7 +23,6 @@ from sdk.dec import legacy_dec_bytes, parse_dec
 from sdk.errors import ErrInvalidRequest
 from sdk.module import QueryRoute, type_url
 from sdk.services import cosmos
-from x.gov.query_server import QueryServer
 
 LEGACY_CONTENT_URL = type_url(tx_pb2.MsgExecLegacyContent)
 
@@ -77,10 +78,24 @@ def deposit(d: gov_pb2.Deposit) -> legacy.Deposit:
     return legacy.Deposit(proposal_id=d.proposal_id, depositor=d.depositor, amount=d.amount)
 
 
+class V1Queries(Protocol):
+    """The ``cosmos.gov.v1`` reads v1beta1 answers through (query_server.py's ``QueryServer``, which serves these
+    routes beside its own)."""
+
+    def proposal(self, ctx: Context, req: v1_query.QueryProposalRequest) -> v1_query.QueryProposalResponse: ...
+    def proposals(self, ctx: Context, req: v1_query.QueryProposalsRequest) -> v1_query.QueryProposalsResponse: ...
+    def vote(self, ctx: Context, req: v1_query.QueryVoteRequest) -> v1_query.QueryVoteResponse: ...
+    def votes(self, ctx: Context, req: v1_query.QueryVotesRequest) -> v1_query.QueryVotesResponse: ...
+    def deposit(self, ctx: Context, req: v1_query.QueryDepositRequest) -> v1_query.QueryDepositResponse: ...
+    def deposits(self, ctx: Context, req: v1_query.QueryDepositsRequest) -> v1_query.QueryDepositsResponse: ...
+    def tally(self, ctx: Context, req: v1_query.QueryTallyResultRequest) -> v1_query.QueryTallyResultResponse: ...
+    def params(self, ctx: Context, req: v1_query.QueryParamsRequest) -> v1_query.QueryParamsResponse: ...
+
+
 class LegacyQueryServer:
     """v1beta1 over v1 (``QueryServer``): the same reads, the same errors."""
 
-    def __init__(self, v1: QueryServer) -> None:
+    def __init__(self, v1: V1Queries) -> None:
         self.v1 = v1
 
     def routes(self) -> dict[str, QueryRoute]:

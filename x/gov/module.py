@@ -9,7 +9,7 @@ from sdk.abci.blocks import BlockInfo
 from sdk.context import Context
 from sdk.invariants import Invariant
 from sdk.module import BaseModule, MsgRoute, QueryRoute
-from x.gov import genesis, keys, legacy_query_server, msg_server, query_server
+from x.gov import genesis, keys, msg_server, query_server
 from x.gov.expected_keepers import PackedSigners
 from x.gov.keeper import GovKeeper
 
@@ -43,5 +43,4 @@ class GovModule(BaseModule):
         return msg_server.routes(self.keeper, self.packed_signers)
 
     def query_routes(self) -> dict[str, QueryRoute]:
-        v1 = query_server.QueryServer(self.keeper)
-        return {**v1.routes(), **legacy_query_server.LegacyQueryServer(v1).routes()}
+        return query_server.routes(self.keeper)

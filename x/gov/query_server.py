@@ -13,6 +13,7 @@ from sdk.pagination import DEFAULT_LIMIT, MAX_LIMIT, paginate
 from sdk.services import cosmos
 from x.gov import keys
 from x.gov.keeper import VOTING_PERIOD, GovKeeper
+from x.gov.legacy_query_server import LegacyQueryServer
 
 
 class QueryServer:
@@ -147,3 +148,9 @@ def _page(
     return [v for _, v in chosen], pagination_pb2.PageResponse(
         next_key=following[0][0] if following else b"", total=total
     )
+
+
+def routes(keeper: GovKeeper) -> dict[str, QueryRoute]:
+    """``cosmos.gov.v1``'s routes and ``cosmos.gov.v1beta1``'s, which answer through them (legacy_query_server.py)."""
+    v1 = QueryServer(keeper)
+    return {**v1.routes(), **LegacyQueryServer(v1).routes()}
