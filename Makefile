@@ -12,6 +12,7 @@ PROTOGEN := protogen
 PROTOGEN_STAMP := $(PROTOGEN)/.generated
 PROTOS := $(shell find proto -name '*.proto')
 LOCALNET_HOME ?= localnet/home
+BROWSER := /usr/bin/chromium /usr/bin/chromedriver
 NATIVE := $(shell find native -name '*.rs' -o -name Cargo.toml)
 COSMJS := clients/js
 COSMJS_STAMP := $(COSMJS)/node_modules/.installed
@@ -19,7 +20,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: install localnet localnet-stop localnet-status test check test-unit test-localnet bench bench-iavl bench-litellm clean
 
-install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP) $(COSMJS_STAMP)
+install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP) $(COSMJS_STAMP) $(BROWSER)
 
 # `pip install -e .` also builds the state tree's native module (native/jmt) with cargo.
 $(STAMP): pyproject.toml $(NATIVE)
@@ -33,6 +34,11 @@ $(COMETBFT_STAMP):
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install github.com/cometbft/cometbft/cmd/cometbft@$(COMETBFT_VERSION)
 	$(COMETBFT) version
 	rm -f $(BIN)/.cometbft-* && touch $@
+
+# Debian's headless browser and its WebDriver, for the network page's test (tests/test_rest_localnet.py); apt only
+# where either is missing.
+$(BROWSER) &:
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
 
 # Python code for proto/gonka/**, never committed: regenerated when a .proto or the toolchain changes.
 $(PROTOGEN_STAMP): $(STAMP) $(PROTOS) proto/generate.py

@@ -1,15 +1,17 @@
 """The REST API (app.toml ``[api]``, sdk/rest) of a real 1-validator localnet: every annotated GET route of every
 service the node serves answers, answers agree with gRPC, a bank send goes through ``POST /cosmos/tx/v1beta1/txs``
-and is found by hash, and bad input gets the SDK's error body (a 100 MB body refused unread)."""
+and is found by hash, bad input gets the SDK's error body (a 100 MB body refused unread), and the network page
+(gonkad/web) shows in headless Chromium what the chain answers over gRPC, and follows it live."""
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,17 +19,30 @@ from urllib.parse import urlsplit
 import grpc
 import httpx
 import pytest
+from browser import headless_chromium
 from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2 as auth_query
 from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2_grpc as auth_grpc
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2_grpc as bank_grpc
 from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2 as tm_query
 from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2_grpc as tm_grpc
+from cosmpy.protos.cosmos.distribution.v1beta1 import tx_pb2 as distribution_tx
+from cosmpy.protos.cosmos.gov.v1 import gov_pb2
+from cosmpy.protos.cosmos.gov.v1 import query_pb2 as gov_query
 from google.api import annotations_pb2
 from google.protobuf.descriptor_pool import DescriptorPool
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.wait import WebDriverWait
 
-from gonkad import localnet
+from gonkad import genesis, localnet
+from protogen.gonka.epochs.v1 import epochs_pb2
+from protogen.gonka.epochs.v1 import query_pb2 as epochs_query
+from protogen.gonka.inference.v1 import query_pb2 as inference_query
+from protogen.gonka.pool.v1 import query_pb2 as pool_query
+from protogen.gonka.stake.v1 import query_pb2 as stake_query
+from sdk.client.querier import Querier
 from sdk.client.txbuilder import address_of, send_msg, sign_tx
 from sdk.coins import parse_coins
 from sdk.crypto import bech32
@@ -38,6 +53,19 @@ CHAIN = "gonka-rest"
 DENOM = "ngonka"
 HEIGHT = "x-cosmos-block-height"
 SENT = 1234
+FUNDED = 2**53 + 1
+"""Paid into the community pool while the page watches: a float on the page would show it one less."""
+WEIGHTS = "ab" * 32
+MODEL = {
+    "id": f"page-model@sha256:{WEIGHTS}",
+    "name": "page-model",
+    "weights_sha256": WEIGHTS,
+    "context_length": "2048",
+    "price_per_token": "12345678901",
+}
+"""A model at genesis, so the page has a price to show (this network runs no ML nodes)."""
+PAGE_PNG = "NETWORK_PAGE_PNG"
+"""Where the page test saves its screenshot when set (docs/network-page.png is made so); a temp file otherwise."""
 VARIABLE = re.compile(r"\{([^}=]+)(=[^}]*)?\}")
 
 
@@ -45,25 +73,41 @@ VARIABLE = re.compile(r"\{([^}=]+)(=[^}]*)?\}")
 def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The network, its node's REST URL and gRPC channel, and one bank send made through the REST API."""
     root = tmp_path_factory.mktemp("restnet")
+    settings = localnet.load_settings(validators=1, chain_id=CHAIN)
+    models = {"inference": {"models": [MODEL]}}
     try:
-        localnet.start(root, validators=1, chain_id=CHAIN)
+        localnet.start(
+            root, settings=settings.model_copy(update={"genesis": genesis.merge_overrides(settings.genesis, models)})
+        )
         node = localnet.wait_for_height(root, 2, timeout_s=60)["nodes"][0]
         with grpc.insecure_channel(node["grpc"]) as channel, httpx.Client(base_url=node["api"], timeout=30) as rest:
-            yield {"root": root, "rest": rest, "channel": channel, "api": node["api"], "sent": send_by_rest(root, rest)}
+            yield {
+                "root": root,
+                "rest": rest,
+                "channel": channel,
+                "api": node["api"],
+                "querier": Querier(node["rpc"], node["grpc"]),
+                "sent": send_by_rest(root, rest),
+            }
     finally:
         if (root / localnet.SPEC_FILE).exists():
             localnet.stop(root)
 
 
 def send_by_rest(root: Path, rest: httpx.Client) -> dict[str, Any]:
-    """faucet -> val0 through simulate and broadcast over REST, signed with the project's client library;
-    waits until the tx is found by hash."""
-    faucet = localnet.load_key(root, "faucet")
-    sender, recipient = address_of(faucet), address_of(localnet.load_key(root, "val0"))
-    account = rest.get(f"/cosmos/auth/v1beta1/accounts/{sender}").json()["account"]
-    messages = [send_msg(sender, recipient, parse_coins(f"{SENT}{DENOM}"))]
-    number, sequence = int(account["account_number"]), int(account["sequence"])
+    """faucet -> val0 through simulate and broadcast over REST; waits until the tx is found by hash."""
+    sender, recipient = address_of(localnet.load_key(root, "faucet")), address_of(localnet.load_key(root, "val0"))
     before = balance(rest, recipient)
+    sent = broadcast_by_rest(root, rest, [send_msg(sender, recipient, parse_coins(f"{SENT}{DENOM}"))])
+    return {**sent, "sender": sender, "recipient": recipient, "before": before}
+
+
+def broadcast_by_rest(root: Path, rest: httpx.Client, messages: list[Any]) -> dict[str, Any]:
+    """The faucet's tx of ``messages``, signed with the project's client library, gas from a simulation over REST,
+    broadcast over REST; waits until it is found by hash."""
+    faucet = localnet.load_key(root, "faucet")
+    account = rest.get(f"/cosmos/auth/v1beta1/accounts/{address_of(faucet)}").json()["account"]
+    number, sequence = int(account["account_number"]), int(account["sequence"])
     draft = base64.b64encode(sign_tx(faucet, messages, CHAIN, number, sequence)).decode()
     simulated = rest.post("/cosmos/tx/v1beta1/simulate", json={"tx_bytes": draft})
     assert simulated.status_code == 200, simulated.text
@@ -79,14 +123,7 @@ def send_by_rest(root: Path, rest: httpx.Client) -> dict[str, Any]:
     while (found := rest.get(f"/cosmos/tx/v1beta1/txs/{response['txhash']}")).status_code == 404:
         assert time.monotonic() < deadline, found.text
         time.sleep(0.3)
-    return {
-        "hash": response["txhash"],
-        "found": found,
-        "gas_used": gas_used,
-        "sender": sender,
-        "recipient": recipient,
-        "before": before,
-    }
+    return {"hash": response["txhash"], "found": found, "gas_used": gas_used}
 
 
 def balance(rest: httpx.Client, address: str) -> int:
@@ -262,3 +299,134 @@ def test_a_100_mb_body_is_refused_unread_and_the_chain_goes_on(net: dict[str, An
     assert head.startswith(b"HTTP/1.1 413 "), head
     assert json.loads(body)["code"] == 8
     localnet.wait_for_height(net["root"], height + 2, timeout_s=30)
+
+
+@pytest.fixture
+def browser() -> Iterator[webdriver.Chrome]:
+    with headless_chromium() as driver:
+        yield driver
+
+
+def shown(driver: webdriver.Chrome, selector: str) -> str:
+    """The exact value the page shows in the element: its ``data-value`` (the text is grouped by thousands)."""
+    return driver.find_element(By.CSS_SELECTOR, selector).get_attribute("data-value") or ""
+
+
+def page_agrees(driver: webdriver.Chrome, figures: Callable[[], dict[str, str]], timeout_s: float = 20) -> None:
+    """Waits until every selector of ``figures()`` (asked afresh each try: the chain moves on) shows its value."""
+    seen: dict[str, str] = {}
+
+    def agrees(_: object) -> bool:
+        seen.clear()
+        seen.update({selector: shown(driver, selector) for selector in figures()})
+        return seen == figures()
+
+    try:
+        WebDriverWait(driver, timeout_s, poll_frequency=0.25).until(agrees)
+    except Exception as error:
+        raise AssertionError(f"the page shows {seen}, the chain {figures()}") from error
+
+
+def test_network_page_shows_the_chain_live(net: dict[str, Any], browser: webdriver.Chrome, tmp_path: Path) -> None:
+    """The page served by the node, in headless Chromium, shows what the chain answers over gRPC (hosts, weights,
+    power, collateral, the model's price, epoch, pool, proposals, inferences, the last certificate) and follows
+    a payment into the community pool and the blocks as they come."""
+    querier: Querier = net["querier"]
+    browser.get(net["api"] + "/")
+    WebDriverWait(browser, 30).until(lambda d: shown(d, "#height") != "")
+    assert browser.find_element(By.ID, "status").get_attribute("data-state") == "live"
+
+    def epoch() -> epochs_query.QueryCurrentEpochResponse:
+        request = epochs_query.QueryCurrentEpochRequest()
+        return querier.query("/gonka.epochs.v1.Query/CurrentEpoch", request, epochs_query.QueryCurrentEpochResponse)
+
+    def pool() -> int:
+        totals = querier.query(
+            "/gonka.pool.v1.Query/Totals", pool_query.QueryTotalsRequest(), pool_query.QueryTotalsResponse
+        )
+        return sum(int(c.amount) for c in totals.balance if c.denom == DENOM)
+
+    hosts = querier.query(
+        "/gonka.stake.v1.Query/Hosts", stake_query.QueryHostsRequest(), stake_query.QueryHostsResponse
+    ).hosts
+    assert hosts
+
+    def chain_figures() -> dict[str, str]:
+        current = epoch()
+        weights = querier.query(
+            "/gonka.stake.v1.Query/EpochWeights",
+            stake_query.QueryEpochWeightsRequest(epoch=current.epoch.number),
+            stake_query.QueryEpochWeightsResponse,
+        ).weights
+        powers = querier.query(
+            "/gonka.stake.v1.Query/ValidatorPowers",
+            stake_query.QueryValidatorPowersRequest(),
+            stake_query.QueryValidatorPowersResponse,
+        )
+        models = querier.query(
+            "/gonka.inference.v1.Query/Models",
+            inference_query.QueryModelsRequest(),
+            inference_query.QueryModelsResponse,
+        ).models
+        open_proposals = [
+            p
+            for status in (gov_pb2.PROPOSAL_STATUS_DEPOSIT_PERIOD, gov_pb2.PROPOSAL_STATUS_VOTING_PERIOD)
+            for p in querier.query(
+                "/cosmos.gov.v1.Query/Proposals",
+                gov_query.QueryProposalsRequest(proposal_status=status),
+                gov_query.QueryProposalsResponse,
+            ).proposals
+        ]
+        inferences = sum(
+            len(
+                querier.query(
+                    "/gonka.inference.v1.Query/Inferences",
+                    inference_query.QueryInferencesRequest(executor=host.operator),
+                    inference_query.QueryInferencesResponse,
+                ).inferences
+            )
+            for host in hosts
+        )
+        figures = {
+            "#epoch": str(current.epoch.number),
+            "#stage": epochs_pb2.Stage.Name(current.stage),
+            "#host-count": str(len(hosts)),
+            "#total-power": str(powers.total),
+            "#model-count": str(len(models)),
+            "#pool": str(pool()),
+            "#proposal-count": str(len(open_proposals)),
+            "#inference-count": str(inferences),
+        }
+        for host in hosts:
+            row = f'tr[data-operator="{host.operator}"]'
+            figures[f'{row} td[data-field="collateral"]'] = host.collateral
+            figures[f'{row} td[data-field="weight"]'] = str(
+                next((w.weight for w in weights if w.operator == host.operator), 0)
+            )
+            figures[f'{row} td[data-field="power"]'] = str(
+                next((p.weight for p in powers.powers if p.operator == host.operator), 0)
+            )
+        for model in models:
+            figures[f'tr[data-model="{model.id}"] td[data-field="price"]'] = str(model.price_per_token)
+        return figures
+
+    page_agrees(browser, chain_figures)
+    assert shown(browser, f'tr[data-model="{MODEL["id"]}"] td[data-field="price"]') == MODEL["price_per_token"]
+    certified, height = int(shown(browser, "#bls-height")), int(shown(browser, "#height"))
+    assert 1 <= certified <= height
+    assert shown(browser, "#bls-signed-power") == shown(browser, "#bls-total-power") == shown(browser, "#total-power")
+
+    before = pool()
+    faucet = address_of(localnet.load_key(net["root"], "faucet"))
+    fund = distribution_tx.MsgFundCommunityPool(depositor=faucet, amount=parse_coins(f"{FUNDED}{DENOM}").to_proto())
+    paid_at = int(broadcast_by_rest(net["root"], net["rest"], [fund])["found"].json()["tx_response"]["height"])
+    assert pool() == before + FUNDED
+    page_agrees(browser, lambda: {"#pool": str(before + FUNDED)})
+    assert browser.find_element(By.ID, "pool").text == f"{before + FUNDED:,}"
+    WebDriverWait(browser, 20).until(lambda d: int(shown(d, "#height")) > paid_at)
+    WebDriverWait(browser, 20).until(lambda d: int(shown(d, "#bls-height")) >= paid_at)
+    page_agrees(browser, chain_figures)
+
+    screenshot = Path(os.environ.get(PAGE_PNG) or tmp_path / "network-page.png")
+    assert browser.save_screenshot(str(screenshot)), screenshot
+    assert screenshot.stat().st_size > 0
