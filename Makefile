@@ -66,9 +66,13 @@ localnet-stop: install
 # collects only its own group's files: importing the other group's costs each process seconds of CPU for tests it
 # then deselects (the markers still select, tests/conftest.py).
 UNIT_WORKERS ?= 2
-LOCALNET_TESTS := $(sort $(wildcard tests/*_localnet.py))
+# Localnet files run two at a time, a file to a worker (each shares one network): they mostly wait for blocks.
+# The longest first, so that no long one is left running alone at the end.
+LOCALNET_WORKERS ?= 2
+LOCALNET_LONGEST := $(addprefix tests/test_,$(addsuffix _localnet.py,sprint gov epochs bls inference paid_answers))
+LOCALNET_TESTS := $(LOCALNET_LONGEST) $(filter-out $(LOCALNET_LONGEST),$(sort $(wildcard tests/*_localnet.py)))
 PYTEST_UNIT := $(PY) -m pytest -q -m "not localnet" -n $(UNIT_WORKERS) --ignore-glob='*_localnet.py'
-PYTEST_LOCALNET := $(PY) -m pytest -q -m localnet $(LOCALNET_TESTS)
+PYTEST_LOCALNET := $(PY) -m pytest -q -m localnet -n $(LOCALNET_WORKERS) --dist loadfile $(LOCALNET_TESTS)
 
 test: check
 	$(PYTEST_UNIT)
