@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser import headless_chromium
 from nodes import running_localnet
+from selenium import webdriver
 
 from gonkad import genesis, localnet
 from mlnode.threads import torch_threads
@@ -35,6 +37,13 @@ def one_torch_thread() -> Iterator[None]:
     a second thread only makes them all wait on each other's spinning threads."""
     with torch_threads(1):
         yield
+
+
+@pytest.fixture
+def browser() -> Iterator[webdriver.Chrome]:
+    """Headless Chromium for one test (the network page's), quit when the test ends, failed or not."""
+    with headless_chromium() as driver:
+        yield driver
 
 
 @pytest.fixture(scope="module")

@@ -34,9 +34,11 @@ import httpx
 import openai
 import pytest
 from agent_fakes import FakeNode
-from chain_reads import DENOM, QUERY, balance, committed, finished, gonkad, sent_ok, supply, vesting
+from browser import page_agrees, rows
+from chain_reads import DENOM, QUERY, balance, committed, finished, gonkad, inferences_of, sent_ok, supply, vesting
 from cosmpy.protos.cosmos.crypto.secp256k1 import keys_pb2
 from nodes import running_localnet
+from selenium import webdriver
 from servers import serve
 
 from gonkad import genesis, localnet
@@ -478,6 +480,56 @@ def test_the_executor_proxy_refuses_unsigned_requests(net: dict[str, Any]) -> No
     assert (after["pending"], after["finished"], after["refused"]) == (0, status["finished"], status["refused"] + 2)
     assert len(net["fake"].served) == served
     assert httpx.get(f"{url}/v1/node/info", timeout=10).json()["load"]["max_concurrency"] == 4  # passed through
+
+
+def page_figures(record: inference_pb2.Inference) -> tuple[str, str, str]:
+    """An inference's status, escrow and payment as the network page shows them."""
+    status = inference_pb2.Status.Name(record.status).removeprefix("STATUS_").lower()
+    return status, str(record.escrow), str(record.payment)
+
+
+def test_the_network_page_shows_a_paid_chat_with_its_payment(net: dict[str, Any], browser: webdriver.Chrome) -> None:
+    """The node's network page (gonkad/web over its REST API) in headless Chromium: its inference count is the
+    chain's (the one host's, as executor) and each latest inference it lists has the escrow and payment the chain
+    records; after one more paid chat it counts one more and lists that inference finished, with its payment."""
+    querier, host = net["querier"], net["host"]
+    browser.get(f"{localnet.load(net['root']).nodes[0].api}/")
+    before = {record.id.hex(): record for record in inferences_of(querier, executor=host)}
+    page_agrees(browser, lambda: {"#inference-count": str(len(before))}, timeout_s=30)
+    listed = rows(browser, "#inference-rows")
+    assert listed  # the earlier tests' chats
+    assert [(row["status"], row["escrow"], row["payment"]) for row in listed] == [
+        page_figures(before[row["inference"]]) for row in listed
+    ]
+
+    faucet = localnet.load_key(net["root"], "faucet")
+    inference_id = (
+        client(net["ta"], faucet, net["ta_address"])
+        .chat.completions.with_raw_response.create(
+            model=MODEL,
+            messages=[{"role": "user", "content": "hi"}],
+            max_tokens=MAX_TOKENS,
+            extra_body={"fee_per_token": FEE},
+        )
+        .headers["x-inference-id"]
+    )
+    record = finished(querier, inference_id)
+    assert (record.status, record.escrow, record.payment) == (
+        inference_pb2.STATUS_FINISHED,
+        MAX_TOKENS * FEE,
+        COMPLETION_TOKENS * FEE,
+    )
+    status, escrow, payment = page_figures(record)
+    row = f'tr[data-inference="{inference_id}"]'
+    page_agrees(
+        browser,
+        lambda: {
+            "#inference-count": str(len(before) + 1),
+            f'{row} td[data-field="status"]': status,
+            f'{row} td[data-field="escrow"]': escrow,
+            f'{row} td[data-field="payment"]': payment,
+        },
+    )
 
 
 def test_the_agent_and_the_executor_stop_cleanly_on_sigterm(net: dict[str, Any]) -> None:

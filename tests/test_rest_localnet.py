@@ -11,7 +11,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import grpc
 import httpx
 import pytest
-from browser import headless_chromium
+from browser import page_agrees, shown
 from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2 as auth_query
 from cosmpy.protos.cosmos.auth.v1beta1 import query_pb2_grpc as auth_grpc
 from cosmpy.protos.cosmos.bank.v1beta1 import query_pb2 as bank_query
@@ -299,32 +299,6 @@ def test_a_100_mb_body_is_refused_unread_and_the_chain_goes_on(net: dict[str, An
     assert head.startswith(b"HTTP/1.1 413 "), head
     assert json.loads(body)["code"] == 8
     localnet.wait_for_height(net["root"], height + 2, timeout_s=30)
-
-
-@pytest.fixture
-def browser() -> Iterator[webdriver.Chrome]:
-    with headless_chromium() as driver:
-        yield driver
-
-
-def shown(driver: webdriver.Chrome, selector: str) -> str:
-    """The exact value the page shows in the element: its ``data-value`` (the text is grouped by thousands)."""
-    return driver.find_element(By.CSS_SELECTOR, selector).get_attribute("data-value") or ""
-
-
-def page_agrees(driver: webdriver.Chrome, figures: Callable[[], dict[str, str]], timeout_s: float = 20) -> None:
-    """Waits until every selector of ``figures()`` (asked afresh each try: the chain moves on) shows its value."""
-    seen: dict[str, str] = {}
-
-    def agrees(_: object) -> bool:
-        seen.clear()
-        seen.update({selector: shown(driver, selector) for selector in figures()})
-        return seen == figures()
-
-    try:
-        WebDriverWait(driver, timeout_s, poll_frequency=0.25).until(agrees)
-    except Exception as error:
-        raise AssertionError(f"the page shows {seen}, the chain {figures()}") from error
 
 
 def test_network_page_shows_the_chain_live(net: dict[str, Any], browser: webdriver.Chrome, tmp_path: Path) -> None:
