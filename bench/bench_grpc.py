@@ -213,18 +213,26 @@ def row(label: str, r: dict[str, float]) -> str:
     )
 
 
-def main() -> None:
+def load_arguments(
+    description: str, duration: float, warmup: float, concurrency: int, procs: int, channels: int
+) -> argparse.Namespace:
+    """The load's options, shared with bench_rest.py: runs, window, calls in flight, load processes, channels."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so that `finally` stops the localnet
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--duration", type=float, default=10.0, help="measured seconds per run")
-    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of load before each measured window")
-    parser.add_argument("--concurrency", type=int, default=64, help="concurrent in-flight calls in all")
-    parser.add_argument("--procs", type=int, default=4, help="load processes sharing the concurrency")
-    parser.add_argument("--channels", type=int, default=4, help="gRPC channels (TCP connections) per load process")
+    parser.add_argument("--duration", type=float, default=duration, help="measured seconds per window")
+    parser.add_argument("--warmup", type=float, default=warmup, help="seconds of load before each measured window")
+    parser.add_argument("--concurrency", type=int, default=concurrency, help="concurrent in-flight calls in all")
+    parser.add_argument("--procs", type=int, default=procs, help="load processes sharing the concurrency")
+    parser.add_argument("--channels", type=int, default=channels, help="gRPC channels (TCP connections) per process")
     args = parser.parse_args()
     if not 1 <= args.procs <= args.concurrency:
         parser.error("--procs must be between 1 and --concurrency")
+    return args
+
+
+def main() -> None:
+    args = load_arguments(__doc__.splitlines()[0], duration=10.0, warmup=2.0, concurrency=64, procs=4, channels=4)
     runs = run_localnet(args.runs, args.procs, args.concurrency, args.channels, args.warmup, args.duration)
     print(f"command: {shlex.join(sys.orig_argv)}")
     print(

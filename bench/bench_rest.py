@@ -17,7 +17,6 @@ import asyncio
 import json
 import os
 import shlex
-import signal
 import statistics
 import sys
 import tempfile
@@ -29,7 +28,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_grpc import CALL_TIMEOUT_S, MAX_ERROR_SAMPLES, genesis_balance, row, run_once  # noqa: E402
+from bench_grpc import (  # noqa: E402
+    CALL_TIMEOUT_S,
+    MAX_ERROR_SAMPLES,
+    genesis_balance,
+    load_arguments,
+    row,
+    run_once,
+)
 
 from gonkad import localnet  # noqa: E402
 from sdk.client.rpc import CometRPC  # noqa: E402
@@ -110,15 +116,7 @@ def run_localnet(args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so that `finally` stops the localnet
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--duration", type=float, default=5.0, help="measured seconds per window")
-    parser.add_argument("--warmup", type=float, default=1.0, help="seconds of load before each measured window")
-    parser.add_argument("--concurrency", type=int, default=32, help="concurrent in-flight calls in all")
-    parser.add_argument("--procs", type=int, default=2, help="load processes sharing the concurrency")
-    parser.add_argument("--channels", type=int, default=2, help="gRPC channels per load process")
-    args = parser.parse_args()
+    args = load_arguments(__doc__.splitlines()[0], duration=5.0, warmup=1.0, concurrency=32, procs=2, channels=2)
     runs = run_localnet(args)
     print(f"command: {shlex.join(sys.orig_argv)}")
     print(
