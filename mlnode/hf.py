@@ -17,6 +17,7 @@ import torch
 from safetensors.torch import load_file
 
 from mlnode.config import ModelConfig
+from mlnode.hf_tokenizer import TOKENIZER_FILE, HFTokenizer
 from mlnode.model import Transformer
 from mlnode.weights import CONFIG_FILE, LoadedModel, finish, weights_sha256
 
@@ -99,8 +100,9 @@ def hf_name(name: str) -> str:
 
 
 def load_hf_model(directory: Path, name: str | None = None) -> LoadedModel:
-    """Load a Llama/Qwen2 directory into our decoder (float32)."""
-    config = config_from_hf(json.loads((directory / CONFIG_FILE).read_text()))
+    """Load a Llama/Qwen2 directory into our decoder (float32), with its tokenizer when it has one."""
+    body = json.loads((directory / CONFIG_FILE).read_text())
+    config = config_from_hf(body)
     stored: dict[str, torch.Tensor] = {}
     for path in sorted(directory.glob("*.safetensors")):
         stored.update(load_file(str(path)))
@@ -111,4 +113,9 @@ def load_hf_model(directory: Path, name: str | None = None) -> LoadedModel:
     if config.tie_embeddings:
         state.setdefault("output.weight", state["tok_embeddings.weight"])
     model.load_state_dict(state, strict=True)
-    return finish(name or directory.name, model, weights_sha256(stored))
+    loaded = finish(name or directory.name, model, weights_sha256(stored))
+    if (directory / TOKENIZER_FILE).is_file():
+        eos = body.get("eos_token_id")
+        end = frozenset(eos if isinstance(eos, list) else [] if eos is None else [eos])
+        loaded.vocabulary = HFTokenizer(directory).vocabulary(end)
+    return loaded

@@ -17,7 +17,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
 from mlnode import tokenizer
 from mlnode.hf import hf_name
-from mlnode.hf_tokenizer import TOKENIZER_CONFIG_FILE, TOKENIZER_FILE
+from mlnode.hf_tokenizer import TOKENIZER_CONFIG_FILE, TOKENIZER_FILE, byte_symbols
 from mlnode.model import Transformer
 from mlnode.weights import CONFIG_FILE, WEIGHTS_FILE, load_model, weights_sha256
 
@@ -31,22 +31,9 @@ CHAT_TEMPLATE = (
 )
 
 
-def _byte_symbols() -> list[str]:
-    """GPT-2's printable stand-in for each byte, the alphabet of the ``ByteLevel`` pre-tokenizer."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    symbols, extra = {}, 0
-    for byte in range(256):
-        if byte in printable:
-            symbols[byte] = chr(byte)
-        else:
-            symbols[byte] = chr(256 + extra)
-            extra += 1
-    return [symbols[byte] for byte in range(256)]
-
-
 def byte_tokenizer() -> Tokenizer:
     """Our vocabulary as a ``tokenizers`` tokenizer: ids 0–255 the bytes, then the specials in id order."""
-    vocab = {symbol: byte for byte, symbol in enumerate(_byte_symbols())}
+    vocab = {symbol: byte for byte, symbol in enumerate(byte_symbols())}
     result = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     result.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     result.decoder = decoders.ByteLevel()

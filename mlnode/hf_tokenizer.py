@@ -21,6 +21,8 @@ from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from tokenizers import Tokenizer
 
+from mlnode.vocabulary import Vocabulary
+
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"
@@ -48,6 +50,19 @@ def _token_text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def byte_symbols() -> list[str]:
+    """GPT-2's printable stand-in for each byte, the alphabet of the ``ByteLevel`` pre-tokenizer."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    symbols, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            symbols[byte] = chr(byte)
+        else:
+            symbols[byte] = chr(256 + extra)
+            extra += 1
+    return [symbols[byte] for byte in range(256)]
+
+
 class HFTokenizer:
     def __init__(self, directory: Path) -> None:
         self.tokenizer = Tokenizer.from_file(str(directory / TOKENIZER_FILE))
@@ -65,7 +80,11 @@ class HFTokenizer:
         environment.globals["strftime_now"] = _strftime_now
         self.template = environment.from_string(template) if template else None
         eos = self.specials.get("eos_token")
-        self.eos_ids = frozenset({self.tokenizer.token_to_id(eos)} if eos is not None else set()) - {None}
+        eos_id = self.tokenizer.token_to_id(eos) if eos is not None else None
+        self.eos_ids: frozenset[int] = frozenset() if eos_id is None else frozenset({eos_id})
+        self.byte_level = json.loads(self.tokenizer.to_str()).get("decoder", {}).get("type") == "ByteLevel"
+        self._bytes = {symbol: byte for byte, symbol in enumerate(byte_symbols())}
+        self._added = {token.content for token in self.tokenizer.get_added_tokens_decoder().values()}
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
@@ -88,3 +107,28 @@ class HFTokenizer:
     def chat_prompt(self, messages: Sequence[Mapping[str, Any]]) -> list[int]:
         """Token ids of the conversation followed by the assistant's opening."""
         return self.encode(self.render(messages))
+
+    def token_bytes(self, token_id: int) -> list[int]:
+        """The bytes a byte-level token stands for; empty for an added (special) token."""
+        piece = self.tokenizer.id_to_token(token_id)
+        if piece is None or piece in self._added:
+            return []
+        return [self._bytes[symbol] for symbol in piece]
+
+    def token_text(self, token_id: int) -> str:
+        raw = self.token_bytes(token_id)
+        return bytes(raw).decode("utf-8", errors="replace") if raw else str(self.tokenizer.id_to_token(token_id))
+
+    def vocabulary(self, end: frozenset[int] = frozenset()) -> Vocabulary:
+        """This tokenizer for generation and serving; ``end`` adds ids that end an answer to the eos token
+        (``config.json``'s ``eos_token_id``). Only byte-level tokenizers (Llama 3, Qwen2) give every token
+        its bytes, which stop sequences and logprobs need."""
+        if not self.byte_level:
+            raise ValueError("only byte-level tokenizers (a ByteLevel decoder in tokenizer.json) are served")
+        return Vocabulary(
+            chat_prompt=lambda messages: self.chat_prompt([{"role": r, "content": c} for r, c in messages]),
+            token_bytes=self.token_bytes,
+            token_text=self.token_text,
+            end=self.eos_ids | end,
+            generatable=None,
+        )

@@ -18,6 +18,7 @@ from safetensors.torch import load_file, save_file
 
 from mlnode.config import ModelConfig, preset
 from mlnode.model import Transformer
+from mlnode.vocabulary import BYTES, Vocabulary
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -39,6 +40,8 @@ class LoadedModel:
     config: ModelConfig
     model: Transformer
     sha256: str
+    vocabulary: Vocabulary = BYTES
+    """How prompts and answers map to ids: our bytes, or the model directory's own tokenizer."""
 
     @property
     def identity(self) -> str:

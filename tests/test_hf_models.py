@@ -7,21 +7,28 @@ the reference.
 from __future__ import annotations
 
 import json
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import torch
 from safetensors.torch import load_file
+from servers import serve
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from tokenizers import decoders as tok_decoders
 from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedModel, Qwen2Config, Qwen2ForCausalLM
 
+from gonkad.cli import main
 from mlnode import tokenizer as byte_tokenizer
 from mlnode.hf import is_hf_directory, load_hf_model
-from mlnode.hf_export import export_model_directory
 from mlnode.hf_tokenizer import HFTokenizer
 from mlnode.model import KVCache, Transformer
+from mlnode.node import build_backend
+from mlnode.nodeinfo import Hardware
+from mlnode.server import create_app
+from mlnode.settings import NodeSettings
 from mlnode.weights import random_model, save_model, weights_sha256
 
 TEMPLATE = (
@@ -42,6 +49,7 @@ SHAPE: dict[str, Any] = {
     "max_position_embeddings": 128,
     "rope_theta": 50000.0,
     "rms_norm_eps": 1e-6,
+    "initializer_range": 0.2,  # varied greedy answers, not one token repeated
 }
 
 
@@ -136,11 +144,12 @@ def test_a_checkpoint_computes_as_in_transformers(tmp_path: Path, family: str) -
     assert greedy(loaded.model, prompt, 10) == reference_greedy(reference, prompt, 10)
 
 
-def test_our_checkpoint_exports_to_transformers(tmp_path: Path) -> None:
+def test_our_checkpoint_exports_to_transformers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "checkpoint"
     recorded = save_model(random_model("tiny", 5).model, source, "tiny-trained")
     exported = tmp_path / "hf"
-    sha = export_model_directory(source, exported)
+    main(["mlnode", "export-hf", "--model", str(source), "--out", str(exported)])
+    sha = json.loads(capsys.readouterr().out)["identity"].removeprefix("hf@sha256:")
 
     reference = LlamaForCausalLM.from_pretrained(str(exported)).eval()
     ours = random_model("tiny", 5).model
@@ -158,3 +167,43 @@ def test_our_checkpoint_exports_to_transformers(tmp_path: Path) -> None:
     assert HFTokenizer(exported).chat_prompt(CONVERSATION) == byte_tokenizer.chat_prompt(pairs)
     text = "plain ascii and ünïcode"
     assert hf_tokenizer.decode(hf_tokenizer.encode(text, add_special_tokens=False)) == text
+
+
+def test_an_ml_node_serves_a_checkpoint_directory(tmp_path: Path) -> None:
+    reference = make_checkpoint(tmp_path, "qwen2")
+    hf_tokenizer = AutoTokenizer.from_pretrained(str(tmp_path))
+    built = build_backend(NodeSettings(port=0, model=str(tmp_path), device="cpu", threads=1))
+    assert built.routers == []  # verification replays our byte tokens only
+    app = create_app(built.backend, Hardware(device="cpu", threads=1, memory_bandwidth_gbps=1.0), built.routers)
+    prompt = reference_chat_ids(hf_tokenizer)
+    end = hf_tokenizer.convert_tokens_to_ids("<|im_end|>")
+    with torch.inference_mode():
+        out = reference.generate(  # type: ignore[operator]
+            torch.tensor([prompt]), max_new_tokens=12, do_sample=False, eos_token_id=end, pad_token_id=0
+        )
+    expected = [int(t) for t in out[0, len(prompt) :] if int(t) != end]
+    assert len(expected) == 12  # the random model does not end early: all 12 tokens are compared
+    with serve(app, lifespan="on") as url:
+        models = httpx.get(f"{url}/v1/models").json()["data"]
+        assert models[0]["identity"] == f"{tmp_path.name}@sha256:{load_hf_model(tmp_path).sha256}"
+        body = {"model": tmp_path.name, "messages": CONVERSATION, "max_tokens": 12, "temperature": 0, "logprobs": True}
+        answer = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=60).json()
+        text = hf_tokenizer.decode(expected, skip_special_tokens=True)
+        pieces = [bytes(HFTokenizer(tmp_path).token_bytes(t)) for t in expected]
+        stop = next(p.decode() for p in pieces[4:] if p and p.isascii() and p.decode().isprintable())
+        stopped = httpx.post(f"{url}/v1/chat/completions", json={**body, "stop": [stop]}, timeout=60).json()
+    choice = answer["choices"][0]
+    assert choice["message"]["content"] == text
+    # the answer ends before the token in which the stop sequence starts
+    cut = stopped["choices"][0]["message"]["content"]
+    assert stopped["choices"][0]["finish_reason"] == "stop" and text.startswith(cut) and stop not in cut
+    at = b"".join(pieces).find(stop.encode())
+    keep = sum(1 for end in accumulate(map(len, pieces)) if end <= at)
+    assert cut == b"".join(pieces[:keep]).decode("utf-8", errors="replace")
+    answer_bytes = b"".join(bytes(t["bytes"]) for t in choice["logprobs"]["content"])
+    assert answer_bytes == b"".join(pieces) and answer_bytes.decode("utf-8", errors="replace") == text
+    assert answer["usage"] == {
+        "prompt_tokens": len(prompt),
+        "completion_tokens": len(expected),
+        "total_tokens": len(prompt) + len(expected),
+    }
