@@ -64,6 +64,8 @@ def byte_symbols() -> list[str]:
 
 
 class HFTokenizer:
+    """A model directory's ``tokenizer.json``, special tokens and chat template."""
+
     def __init__(self, directory: Path) -> None:
         self.tokenizer = Tokenizer.from_file(str(directory / TOKENIZER_FILE))
         settings_path = directory / TOKENIZER_CONFIG_FILE
@@ -82,15 +84,12 @@ class HFTokenizer:
         eos = self.specials.get("eos_token")
         eos_id = self.tokenizer.token_to_id(eos) if eos is not None else None
         self.eos_ids: frozenset[int] = frozenset() if eos_id is None else frozenset({eos_id})
-        self.byte_level = json.loads(self.tokenizer.to_str()).get("decoder", {}).get("type") == "ByteLevel"
+        self.byte_level = (json.loads(self.tokenizer.to_str()).get("decoder") or {}).get("type") == "ByteLevel"
         self._bytes = {symbol: byte for byte, symbol in enumerate(byte_symbols())}
         self._added = {token.content for token in self.tokenizer.get_added_tokens_decoder().values()}
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
 
     def render(self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool = True) -> str:
         """The conversation as the chat template writes it."""
