@@ -28,6 +28,18 @@ def cmd_start(args: argparse.Namespace) -> None:
     node.run(settings)
 
 
+def cmd_export_hf(args: argparse.Namespace) -> None:
+    """Write our model directory as a Hugging Face Llama directory; prints the exported identity."""
+    import json
+    from pathlib import Path
+
+    from mlnode.hf_export import export_model_directory  # torch loads for this command only
+
+    out = Path(args.out)
+    sha = export_model_directory(Path(args.model), out)
+    print(json.dumps({"directory": str(out), "identity": f"{out.name}@sha256:{sha}"}))
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``mlnode`` and its actions to gonkad's top-level sub-commands."""
     mlnode = subparsers.add_parser("mlnode", help="the ML node: models behind an OpenAI-compatible API")
@@ -56,3 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"the Sprint race's parameters ({', '.join(RACE_PRESETS)}; default {DEFAULT_RACE_PRESET})",
     )
     p.set_defaults(func=cmd_start)
+    p = actions.add_parser(
+        "export-hf", help="write a model directory (e.g. a DiLoCo checkpoint's model/) as a Hugging Face Llama one"
+    )
+    p.add_argument("--model", required=True, help="our model directory (config.json + model.safetensors)")
+    p.add_argument("--out", required=True, help="the Hugging Face directory to write")
+    p.set_defaults(func=cmd_export_hf)

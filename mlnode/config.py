@@ -20,10 +20,22 @@ class ModelConfig(BaseModel):
     max_seq_len: int = Field(512, ge=8)
     rope_theta: float = 10000.0
     norm_eps: float = 1e-5
+    # Hugging Face Llama/Qwen2 options; left out of the dump at their defaults, so our own presets' configs
+    # (and every hash taken over them) are unchanged.
+    n_kv_heads: int | None = Field(None, ge=1, exclude_if=lambda v: v is None)
+    """Key/value heads (grouped-query attention); None means one per query head."""
+    qkv_bias: bool = Field(False, exclude_if=lambda v: not v)
+    """Biases on the query, key and value projections (Qwen2)."""
+    tie_embeddings: bool = Field(False, exclude_if=lambda v: not v)
+    """The output projection is the token embedding matrix."""
 
     @property
     def head_dim(self) -> int:
         return self.dim // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_kv_heads or self.n_heads
 
     def parameter_count(self) -> int:
         per_layer = 4 * self.dim * self.dim + 3 * self.dim * self.ffn_dim + 2 * self.dim

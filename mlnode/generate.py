@@ -7,14 +7,16 @@ request gets the same tokens whichever path ran it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import torch
 from torch import Tensor
 
 from mlnode.model import KVCache, Transformer
 from mlnode.sampling import SamplingParams, choose, log_softmax
-from mlnode.tokenizer import EOT
+from mlnode.vocabulary import BYTES, Vocabulary
 
 MAX_TOP_LOGPROBS = 5
 
@@ -34,6 +36,7 @@ class GenerationRequest:
     sampling: SamplingParams = SamplingParams()
     stop: tuple[bytes, ...] = ()
     top_logprobs: int = 0
+    vocabulary: Vocabulary = BYTES
 
 
 @dataclass
@@ -54,8 +57,9 @@ class Sequence:
         """Choose the next token from this position's logits and record it, or finish. Choices are made
         on the CPU in float64 whatever device computed the logits."""
         logits = logits.detach().float().cpu()
-        choice = choose(logits, self.request.sampling, len(self.tokens))
-        if choice.token == EOT:
+        vocabulary = self.request.vocabulary
+        choice = choose(logits, self.request.sampling, len(self.tokens), vocabulary.generatable)
+        if choice.token in vocabulary.end:
             self.finish_reason = "stop"
             return
         logprobs = log_softmax(logits)
@@ -70,13 +74,16 @@ class Sequence:
             self.finish_reason = "length"
 
     def _apply_stop(self) -> None:
-        """End at the first stop sequence; the sequence itself is not part of the answer."""
+        """End at the first stop sequence; the sequence itself is not part of the answer. With multi-byte
+        tokens the answer ends before the token in which the stop sequence starts."""
         if not self.request.stop:
             return
-        text = bytes(self.tokens)
+        ends = self._byte_ends()
+        text = b"".join(bytes(self.request.vocabulary.token_bytes(t)) for t in self.tokens)
         cut = min((i for i in (text.find(s) for s in self.request.stop) if i >= 0), default=-1)
         if cut >= 0:
-            del self.tokens[cut:], self.logprobs[cut:]
+            keep = bisect_right(ends, cut)
+            del self.tokens[keep:], self.logprobs[keep:]
             self.finish_reason = "stop"
 
     def releasable(self) -> int:
@@ -84,7 +91,12 @@ class Sequence:
         if self.finish_reason is not None or not self.request.stop:
             return len(self.tokens)
         hold = max(len(s) for s in self.request.stop) - 1
-        return max(self.emitted, len(self.tokens) - hold)
+        ends = self._byte_ends()
+        return max(self.emitted, bisect_right(ends, (ends[-1] if ends else 0) - hold))
+
+    def _byte_ends(self) -> list[int]:
+        """Where each token's bytes end in the answer's bytes."""
+        return list(accumulate(len(self.request.vocabulary.token_bytes(t)) for t in self.tokens))
 
 
 def generate(model: Transformer, request: GenerationRequest) -> Sequence:

@@ -28,27 +28,28 @@ from mlnode.schemas import (
     TopLogprob,
     Usage,
 )
-from mlnode.tokenizer import chat_prompt, token_bytes, token_text
+from mlnode.vocabulary import BYTES, Vocabulary
 from mlnode.weights import LoadedModel
 
 
-def _top(token: int, logprob: float) -> TopLogprob:
-    return TopLogprob(token=token_text(token), logprob=logprob, bytes=token_bytes(token))
-
-
-def openai_logprobs(tokens: Iterable[generate.TokenChoice]) -> ChoiceLogprobs:
+def openai_logprobs(tokens: Iterable[generate.TokenChoice], vocabulary: Vocabulary = BYTES) -> ChoiceLogprobs:
     """Per-token logprobs in OpenAI's shape: the chosen token and its ``top_logprobs`` alternatives."""
+    text, raw = vocabulary.token_text, vocabulary.token_bytes
     return ChoiceLogprobs(
         content=[
             TokenLogprob(
-                token=token_text(t.token),
+                token=text(t.token),
                 logprob=t.logprob,
-                bytes=token_bytes(t.token),
-                top_logprobs=[_top(i, lp) for i, lp in t.top],
+                bytes=raw(t.token),
+                top_logprobs=[TopLogprob(token=text(i), logprob=lp, bytes=raw(i)) for i, lp in t.top],
             )
             for t in tokens
         ]
     )
+
+
+def answer_bytes(tokens: Iterable[generate.TokenChoice], vocabulary: Vocabulary) -> bytes:
+    return b"".join(bytes(vocabulary.token_bytes(t.token)) for t in tokens)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class _Reply:
     seed: int
     prompt_tokens: int
     logprobs: bool
+    vocabulary: Vocabulary
     id: str = field(default_factory=lambda: f"chatcmpl-{uuid.uuid4().hex}")
     created: int = field(default_factory=lambda: int(time.time()))
 
@@ -84,15 +86,15 @@ class _Reply:
     def delta_chunk(
         self, delta: Delta, tokens: tuple[generate.TokenChoice, ...] = (), finish_reason: str | None = None
     ) -> ChatCompletionChunk:
-        logprobs = openai_logprobs(tokens) if self.logprobs and tokens else None
+        logprobs = openai_logprobs(tokens, self.vocabulary) if self.logprobs and tokens else None
         return self.chunk([ChunkChoice(delta=delta, logprobs=logprobs, finish_reason=finish_reason)])
 
     def completion(self, tokens: list[generate.TokenChoice], finish_reason: str) -> ChatCompletion:
-        text = bytes(t.token for t in tokens).decode("utf-8", errors="replace")
+        text = answer_bytes(tokens, self.vocabulary).decode("utf-8", errors="replace")
         choice = Choice(
             message=AssistantMessage(content=text),
             finish_reason=finish_reason,
-            logprobs=openai_logprobs(tokens) if self.logprobs else None,
+            logprobs=openai_logprobs(tokens, self.vocabulary) if self.logprobs else None,
         )
         return ChatCompletion(
             id=self.id,
@@ -122,7 +124,8 @@ class LocalStream:
         while True:
             update = await self._job.next()
             completion_tokens += len(update.tokens)
-            text = decoder.decode(bytes(t.token for t in update.tokens), final=update.finish_reason is not None)
+            raw = answer_bytes(update.tokens, self._reply.vocabulary)
+            text = decoder.decode(raw, final=update.finish_reason is not None)
             if update.tokens or text:
                 yield self._reply.delta_chunk(Delta(content=text), update.tokens)
             if update.finish_reason is not None:
@@ -175,7 +178,8 @@ class LocalBackend:
         """Check the request against the model and this node's limits, and queue it."""
         if request.model not in (self.loaded.name, self.loaded.identity):
             raise model_not_found(request.model)
-        prompt = chat_prompt([(message.role, message.content) for message in request.messages])
+        vocabulary = self.loaded.vocabulary
+        prompt = vocabulary.chat_prompt([(message.role, message.content) for message in request.messages])
         limit = request.token_limit
         if limit is not None and limit > self.max_tokens_limit:
             param = "max_completion_tokens" if request.max_completion_tokens else "max_tokens"
@@ -194,9 +198,11 @@ class LocalBackend:
                 sampling=SamplingParams(request.temperature, request.top_p, request.seed),
                 stop=tuple(s.encode() for s in request.stop),
                 top_logprobs=request.top_logprobs or 0,
+                vocabulary=vocabulary,
             )
         )
-        return job, _Reply(self.loaded.name, self.fingerprint, request.seed, len(prompt), request.logprobs)
+        reply = _Reply(self.loaded.name, self.fingerprint, request.seed, len(prompt), request.logprobs, vocabulary)
+        return job, reply
 
     async def complete(self, request: ChatCompletionRequest) -> ChatCompletion:
         job, reply = self._admit(request)

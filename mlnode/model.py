@@ -54,7 +54,7 @@ class KVCache:
     def empty(
         cls, config: ModelConfig, slots: int, dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu"
     ) -> KVCache:
-        shape = (slots, config.n_heads, config.max_seq_len, config.head_dim)
+        shape = (slots, config.kv_heads, config.max_seq_len, config.head_dim)
         return cls(
             [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)],
             [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.n_layers)],
@@ -75,14 +75,20 @@ class Attention(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.n_heads, self.head_dim = config.n_heads, config.head_dim
-        self.wq = nn.Linear(config.dim, config.dim, bias=False)
-        self.wk = nn.Linear(config.dim, config.dim, bias=False)
-        self.wv = nn.Linear(config.dim, config.dim, bias=False)
+        self.groups = config.n_heads // config.kv_heads
+        kv_dim = config.kv_heads * config.head_dim
+        self.wq = nn.Linear(config.dim, config.dim, bias=config.qkv_bias)
+        self.wk = nn.Linear(config.dim, kv_dim, bias=config.qkv_bias)
+        self.wv = nn.Linear(config.dim, kv_dim, bias=config.qkv_bias)
         self.wo = nn.Linear(config.dim, config.dim, bias=False)
 
     def _heads(self, x: Tensor) -> Tensor:
         batch, length, _ = x.shape
-        return x.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)
+        return x.view(batch, length, -1, self.head_dim).transpose(1, 2)
+
+    def _expand(self, x: Tensor) -> Tensor:
+        """Grouped-query attention: each key/value head serves ``groups`` consecutive query heads."""
+        return x if self.groups == 1 else x.repeat_interleave(self.groups, dim=1)
 
     def forward(
         self,
@@ -107,13 +113,16 @@ class Attention(nn.Module):
             span = int(positions.max()) + 1
             mask = torch.arange(span, device=x.device)[None, :] <= positions[:, None]
             out = F.scaled_dot_product_attention(
-                q, cache_k[:batch, :, :span], cache_v[:batch, :, :span], attn_mask=mask[:, None, None, :]
+                q,
+                self._expand(cache_k[:batch, :, :span]),
+                self._expand(cache_v[:batch, :, :span]),
+                attn_mask=mask[:, None, None, :],
             )
         else:
             if cache is not None and slot is not None:
                 cache[0][slot, :, :length] = k[0]
                 cache[1][slot, :, :length] = v[0]
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=length > 1)
+            out = F.scaled_dot_product_attention(q, self._expand(k), self._expand(v), is_causal=length > 1)
         return self.wo(out.transpose(1, 2).reshape(batch, length, dim))
 
 
@@ -159,6 +168,8 @@ class Transformer(nn.Module):
         self.layers = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         self.norm = RMSNorm(config.dim, config.norm_eps)
         self.output = nn.Linear(config.dim, config.vocab_size, bias=False)
+        if config.tie_embeddings:
+            self.output.weight = self.tok_embeddings.weight
         cos, sin = rope_tables(config)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)

@@ -19,12 +19,14 @@ from fastapi import APIRouter
 
 from mlnode import nodeinfo
 from mlnode.backend import Backend
+from mlnode.hf import is_hf_directory, load_hf_model
 from mlnode.limits import body_limit
 from mlnode.local import LocalBackend
 from mlnode.server import create_app
 from mlnode.settings import NodeSettings
 from mlnode.upstream import UpstreamBackend
 from mlnode.verify_chat import verify_router
+from mlnode.vocabulary import BYTES
 from mlnode.weights import load_model, random_model
 
 
@@ -47,18 +49,21 @@ def build_backend(settings: NodeSettings) -> Built:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         backend = UpstreamBackend(settings.upstream, settings.max_concurrency, settings.max_queue, settings.model)
         return Built(backend, device, [], None)
-    loaded = (
-        load_model(Path(settings.model))
-        if settings.model is not None
-        else random_model(str(settings.preset), settings.seed or 0)
-    )
+    if settings.model is None:
+        loaded = random_model(str(settings.preset), settings.seed or 0)
+    elif is_hf_directory(Path(settings.model)):
+        loaded = load_hf_model(Path(settings.model))
+    else:
+        loaded = load_model(Path(settings.model))
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"--device {settings.device}: torch sees no CUDA device on this host")
     loaded.model.to(("cuda" if torch.cuda.is_available() else "cpu") if settings.device == "auto" else settings.device)
     device = loaded.model.output.weight.device
     threads = settings.threads or (max(1, (os.cpu_count() or 1) - 1) if device.type == "cpu" else None)
     backend = LocalBackend(loaded, settings.max_concurrency, settings.max_queue, settings.max_tokens_limit, threads)
-    return Built(backend, device, [verify_router(loaded)], loaded.config.max_seq_len)
+    # Verification replays our own chat template and byte tokens; a Hugging Face model is served without it.
+    routers = [verify_router(loaded)] if loaded.vocabulary is BYTES else []
+    return Built(backend, device, routers, loaded.config.max_seq_len)
 
 
 class ReadyServer(uvicorn.Server):

@@ -67,17 +67,22 @@ class Choice:
     the distance of the draw to the nearest edge of the chosen token's probability interval."""
 
 
-def allowed_logits(logits: Tensor) -> Tensor:
-    """Float64 logits with every token that may not be generated (specials other than EOT) at -inf."""
+def allowed_logits(logits: Tensor, allowed: Tensor | None = GENERATABLE) -> Tensor:
+    """Float64 logits with every token that may not be generated at -inf: for our vocabulary the specials
+    other than EOT; ``allowed`` None allows every id."""
+    if allowed is None:
+        return logits.double()
     masked = torch.full_like(logits, -math.inf, dtype=torch.float64)
-    masked[GENERATABLE] = logits[GENERATABLE].double()
+    masked[allowed] = logits[allowed].double()
     return masked
 
 
-def nucleus(logits: Tensor, params: SamplingParams) -> tuple[np.ndarray, np.ndarray]:
+def nucleus(
+    logits: Tensor, params: SamplingParams, allowed: Tensor | None = GENERATABLE
+) -> tuple[np.ndarray, np.ndarray]:
     """Token ids and their probabilities (float64, renormalised) inside the top-p nucleus, sorted by
     probability descending and then by id."""
-    probs = torch.softmax(allowed_logits(logits) / params.temperature, dim=-1).numpy()
+    probs = torch.softmax(allowed_logits(logits, allowed) / params.temperature, dim=-1).numpy()
     order = np.lexsort((np.arange(len(probs)), -probs))
     order = order[probs[order] > 0]
     sorted_probs = probs[order]
@@ -87,12 +92,12 @@ def nucleus(logits: Tensor, params: SamplingParams) -> tuple[np.ndarray, np.ndar
     return order, sorted_probs / sorted_probs.sum()
 
 
-def choose(logits: Tensor, params: SamplingParams, index: int) -> Choice:
+def choose(logits: Tensor, params: SamplingParams, index: int, allowed: Tensor | None = GENERATABLE) -> Choice:
     """The token for output position ``index`` given that position's logits [vocab]."""
     if params.greedy:
-        top = torch.topk(allowed_logits(logits), 2)
+        top = torch.topk(allowed_logits(logits, allowed), 2)
         return Choice(int(top.indices[0]), float(top.values[0] - top.values[1]))
-    order, probs = nucleus(logits, params)
+    order, probs = nucleus(logits, params, allowed)
     draw = uniform(params.seed, index)
     edges = np.cumsum(probs)
     position = min(int(np.searchsorted(edges, draw, side="right")), len(order) - 1)

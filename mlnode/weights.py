@@ -18,6 +18,7 @@ from safetensors.torch import load_file, save_file
 
 from mlnode.config import ModelConfig, preset
 from mlnode.model import Transformer
+from mlnode.vocabulary import BYTES, Vocabulary
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -39,23 +40,27 @@ class LoadedModel:
     config: ModelConfig
     model: Transformer
     sha256: str
+    vocabulary: Vocabulary = BYTES
+    """How prompts and answers map to ids: our bytes, or the model directory's own tokenizer."""
 
     @property
     def identity(self) -> str:
         return f"{self.name}@sha256:{self.sha256}"
 
 
-def _finish(name: str, model: Transformer) -> LoadedModel:
+def finish(name: str, model: Transformer, sha256: str | None = None) -> LoadedModel:
+    """Freeze ``model`` for inference; its identity is ``sha256`` when given (the stored tensors' hash)
+    or else that of its own state."""
     model.eval()
     for param in model.parameters():
         param.requires_grad_(False)
-    return LoadedModel(name, model.config, model, weights_sha256(model.state_dict()))
+    return LoadedModel(name, model.config, model, sha256 or weights_sha256(model.state_dict()))
 
 
 def random_model(preset_name: str, seed: int) -> LoadedModel:
     """A seeded random initialisation: a valid model for tests, named ``<preset>-seed<seed>``."""
     model = Transformer(preset(preset_name)).init_weights(seed)
-    return _finish(f"{preset_name}-seed{seed}", model)
+    return finish(f"{preset_name}-seed{seed}", model)
 
 
 def save_model(model: Transformer, directory: Path, name: str, metadata: dict[str, object] | None = None) -> str:
@@ -76,7 +81,7 @@ def load_model(directory: Path) -> LoadedModel:
     model = Transformer(config)
     state = load_file(str(directory / WEIGHTS_FILE))
     model.load_state_dict(state, strict=True)
-    loaded = _finish(str(body.get("name") or directory.name), model)
+    loaded = finish(str(body.get("name") or directory.name), model)
     if body.get("sha256") and body["sha256"] != loaded.sha256:
         raise ValueError(f"{directory}: weights hash {loaded.sha256} does not match config.json {body['sha256']}")
     return loaded
