@@ -16,11 +16,13 @@ BROWSER := /usr/bin/chromium /usr/bin/chromedriver
 NATIVE := $(shell find native -name '*.rs' -o -name Cargo.toml)
 COSMJS := clients/js
 COSMJS_STAMP := $(COSMJS)/node_modules/.installed
+DOCS_SOURCES := /usr/share/doc/python3-doc
+CORPUS := data/python-docs/meta.json
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: install localnet localnet-stop localnet-status test check test-unit test-localnet bench bench-iavl bench-litellm clean
 
-install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP) $(COSMJS_STAMP) $(BROWSER)
+install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP) $(COSMJS_STAMP) $(BROWSER) $(CORPUS)
 
 # `pip install -e .` also builds the state tree's native module (native/jmt) with cargo.
 $(STAMP): pyproject.toml $(NATIVE)
@@ -39,6 +41,14 @@ $(COMETBFT_STAMP):
 # where either is missing.
 $(BROWSER) &:
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+
+# The training corpus (diloco/README.md, "Data"): Debian's Python documentation, prepared into token shards
+# (under a second; diloco.prepare skips when they match the installed sources).
+$(DOCS_SOURCES):
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-doc
+
+$(CORPUS): $(STAMP) $(DOCS_SOURCES) diloco/prepare.py
+	PYTHONPATH=$(CURDIR) $(PY) -m diloco.prepare > /dev/null
 
 # Python code for proto/gonka/**, never committed: regenerated when a .proto or the toolchain changes.
 $(PROTOGEN_STAMP): $(STAMP) $(PROTOS) proto/generate.py

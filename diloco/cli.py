@@ -34,8 +34,9 @@ TRAIN_FLAGS = {
     "compression": "pseudo-gradient encoding: fp32, fp16 or int8 (default fp32)",
     "int8_chunk": "elements per int8 scale (default 4096)",
     "seed": "model initialisation and data-order seed (default 0)",
-    "corpus_bytes": "use only the first N corpus bytes (default: the whole standard library)",
-    "val_every_file": "every N-th corpus file is validation (default 50)",
+    "corpus": "python-docs (the Python documentation's prose, default) or stdlib (the standard library's code)",
+    "corpus_bytes": "use only the first N corpus bytes (default: the whole corpus)",
+    "val_every_file": "with --corpus stdlib: every N-th file is validation (default 50)",
     "eval_batches": "validation batches per evaluation (default 8)",
 }
 LAUNCH_FLAGS = {

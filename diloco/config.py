@@ -50,10 +50,12 @@ class TrainConfig(BaseModel):
     """Elements sharing one fp32 scale in int8 compression."""
     seed: int = Field(0, ge=0)
     """Model initialisation and every data order derive from it."""
+    corpus: Literal["python-docs", "stdlib"] = "python-docs"
+    """python-docs: the Python documentation's prose (``diloco.prepare``); stdlib: the standard library's code."""
     corpus_bytes: int | None = Field(None, ge=4096)
-    """Use only the first N bytes of the corpus (quick runs); None is the whole standard library."""
+    """Use only the first N bytes of the corpus (quick runs); None is the whole corpus."""
     val_every_file: int = Field(50, ge=2)
-    """Every N-th corpus file goes to validation."""
+    """With the stdlib corpus: every N-th file goes to validation (python-docs is split when prepared)."""
     eval_batches: int = Field(8, ge=1)
 
     @model_validator(mode="after")

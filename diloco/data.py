@@ -1,7 +1,9 @@
-"""The training corpus: the Python standard library's own ``.py`` sources as bytes, nothing downloaded.
+"""The training corpus as bytes, nothing downloaded: by default the Python documentation's prose, prepared
+once into token shards by ``diloco.prepare`` (on first use when they are missing); ``corpus="stdlib"`` is
+the Python standard library's own ``.py`` sources, files read in sorted order with test suites left out and
+every ``val_every_file``-th file going to validation.
 
-Files are read in sorted order with test suites left out; every ``val_every_file``-th file goes to
-validation and the rest, concatenated, is cut into one contiguous shard per data index. A batch is
+The training bytes are cut into one contiguous shard per data index. A batch is
 ``batch_size`` windows of ``seq_len + 1`` bytes whose start offsets come from a generator seeded by
 (run seed, worker index, round), so a worker's data order for a round is a small tensor anyone can
 recompute, store and hash.
@@ -18,6 +20,7 @@ from pathlib import Path
 import numpy
 import torch
 
+from diloco import prepare
 from diloco.config import TrainConfig
 
 EXCLUDED_DIRS = {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__"}
@@ -30,7 +33,7 @@ class Corpus:
     """uint8 bytes of the training files."""
     validation: torch.Tensor
     sha256: str
-    """Of the bytes actually used (train then validation): binds a run to one standard library."""
+    """Of the bytes actually used (train then validation): binds a run to one corpus."""
     files: int
 
 
@@ -40,7 +43,27 @@ def corpus_files(root: Path) -> list[Path]:
     )
 
 
-def load_corpus(config: TrainConfig) -> Corpus:
+def load_corpus(config: TrainConfig, data_dir: Path = prepare.DEFAULT_DATA_DIR, source: Path | None = None) -> Corpus:
+    """The run's corpus; python-docs is prepared from ``source`` (default: the installed documentation) into
+    ``data_dir`` first, which does nothing when the shards there match it."""
+    if config.corpus == "stdlib":
+        return _stdlib_corpus(config)
+    prepare.prepare(source or prepare.find_source(), data_dir)
+    return _prepared_corpus(config, data_dir)
+
+
+def _prepared_corpus(config: TrainConfig, data_dir: Path) -> Corpus:
+    """The prepared shards; ``corpus_bytes`` keeps the first 1/``VAL_EVERY`` of it from validation, the
+    rest from training."""
+    train, validation, meta = prepare.load_shards(data_dir)
+    if config.corpus_bytes is not None:
+        val_bytes = config.corpus_bytes // int(str(meta["val_every"]))
+        train, validation = train[: config.corpus_bytes - val_bytes], validation[:val_bytes]
+    digest = hashlib.sha256(train.tobytes() + validation.tobytes()).hexdigest()
+    return Corpus(_as_tensor(train), _as_tensor(validation), digest, int(str(meta["files"])))
+
+
+def _stdlib_corpus(config: TrainConfig) -> Corpus:
     files = corpus_files(Path(sysconfig.get_paths()["stdlib"]))
     train, validation, used = bytearray(), bytearray(), 0
     for number, path in enumerate(files):
@@ -56,7 +79,7 @@ def load_corpus(config: TrainConfig) -> Corpus:
     return Corpus(_as_tensor(train), _as_tensor(validation), digest, len(files))
 
 
-def _as_tensor(raw: bytearray) -> torch.Tensor:
+def _as_tensor(raw: bytearray | numpy.ndarray) -> torch.Tensor:
     return torch.from_numpy(numpy.frombuffer(raw, dtype=numpy.uint8).copy())
 
 

@@ -34,7 +34,15 @@ from sdk.keyring.keyring import Keyring
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 SMALL = TrainConfig(
-    workers=2, inner_steps=3, rounds=4, batch_size=2, seq_len=16, corpus_bytes=200_000, warmup_steps=2, eval_batches=2
+    workers=2,
+    inner_steps=3,
+    rounds=4,
+    batch_size=2,
+    seq_len=16,
+    corpus="stdlib",
+    corpus_bytes=200_000,
+    warmup_steps=2,
+    eval_batches=2,
 )
 
 
