@@ -115,7 +115,7 @@ def cmd_train(args: argparse.Namespace) -> None:
     settings = _validated(
         LaunchSettings,
         {
-            **_given(args, (*LAUNCH_FLAGS, *SHARED, "creator")),
+            **_given(args, (*LAUNCH_FLAGS, *SHARED, "creator", "budget")),
             "resume": args.resume,
             "timeouts": timeouts,
             **_chain(args),
@@ -180,6 +180,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--join", help="HOST:PORT: take part as one worker in a run coordinated there")
     train.add_argument("--worker-name", help="with --join: this worker's identity (its PoL key name)")
     train.add_argument("--creator", help="with --chain-node: the key that registers a new run on chain")
+    train.add_argument("--budget", help="with --creator: what the new run escrows and pays its workers (ngonka)")
     for name, text in CHAIN_FLAGS.items():
         train.add_argument(_flag(name), help=text)
     train.set_defaults(func=cmd_train)

@@ -132,6 +132,8 @@ class LaunchSettings(BaseModel):
     chain: ChainSettings | None = None
     creator: str | None = None
     """With ``chain``: the key that registers a new run in x/learning."""
+    budget: int | None = Field(None, ge=1)
+    """With ``creator``: what the new run escrows and pays its workers (integer, the chain's learning denom)."""
 
 
 class JoinSettings(BaseModel):

@@ -19,7 +19,7 @@ from sdk.errors import ABCIError
 from sdk.module import MsgRoute, type_url
 from sdk.params import check_authority, update_params_route
 from sdk.store.cachekv import CacheKV
-from x.inference import lifecycle
+from x.inference import lifecycle, trained
 from x.inference.errors import (
     ErrInvalidInference,
     ErrInvalidModel,
@@ -228,6 +228,8 @@ def handle_register_model(
     check_authority(keeper.authority, msg.authority)
     model = msg.model
     validate_model(model)
+    if model.training_run_id:
+        trained.check_trained(keeper, ctx, model)
     keeper.set_model(ctx, model)
     ctx.emit(
         "register_model",

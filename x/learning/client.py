@@ -79,8 +79,9 @@ class LearningClient:
         rounds: int,
         preset: str,
         initial_weights_hash: bytes,
+        budget: int,
     ) -> int:
-        """Register a run signed by ``key``; returns its id."""
+        """Register a run signed by ``key``, escrowing ``budget`` (in the chain's learning denom); returns its id."""
         delivered = self._deliver(
             key,
             tx_pb2.MsgCreateTrainingRun(
@@ -91,6 +92,7 @@ class LearningClient:
                 rounds=rounds,
                 preset=preset,
                 initial_weights_hash=initial_weights_hash,
+                budget=str(budget),
             ),
         )
         return int(delivered.attribute("create_run", "run_id"))
@@ -152,6 +154,10 @@ class LearningClient:
                 reason=reason,
             ),
         )
+
+    def claim(self, key: secp256k1.PrivateKey, run_id: int, round_: int) -> Delivered:
+        """Claim the worker ``key``'s share for its VALID checkpoint of a round (paid vested)."""
+        return self._deliver(key, tx_pb2.MsgClaimTrainingReward(worker=address_of(key), run_id=run_id, round=round_))
 
     # --- queries: plain data; a missing run or checkpoint raises RPCError ---------------------------
 
