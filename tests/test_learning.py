@@ -647,6 +647,7 @@ def test_default_genesis_is_the_default_app_state() -> None:
             "invalid address",
         ),
         (["query", "learning", "checkpoint", "1", "-1", "ADDR"], "invalid round '-1'"),
+        (["tx", "learning", "claim", "1", "x"], "invalid round 'x'"),
     ],
 )
 def test_bad_cli_input_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str], words: str) -> None:

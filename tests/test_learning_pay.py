@@ -43,6 +43,7 @@ from sdk.coins import make_coins
 from sdk.crypto import bech32, secp256k1
 from x.learning import invariants, keys
 from x.learning.module import LearningModule
+from x.learning.params import default_params, validate_params
 from x.pool import keys as pool_keys
 
 HOST_KEYS = {addr(k): k for k in (W1, W2, V1, V2)}
@@ -341,3 +342,22 @@ def test_genesis_round_trip_keeps_the_money_and_the_pending_draws(tmp_path: Path
     paid = {**state, "runs": [{**state["runs"][0], "paid": str(3 * SHARE)}]}
     with pytest.raises(ValueError, match="paid and refunded exceed the budget"):
         chain_with(tmp_path / "overpaid", TWO, escrow, paid)
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"replay_rate_ppm": 1_000_001}, "replay_rate_ppm must be at most 1000000"),
+        ({"verifiers_per_checkpoint": 101}, "verifiers_per_checkpoint must be at most 100"),
+        ({"verdict_window": 0}, "verdict_window must be positive"),
+        ({"learning_slash_fraction": "1.5"}, "learning_slash_fraction '1.5' must be in"),
+        ({"payment_vesting_epochs": 0}, "payment_vesting_epochs must be in"),
+        ({"denom": "x"}, "denom 'x' is not a valid denom"),
+    ],
+)
+def test_invalid_params_are_refused(change: dict[str, Any], words: str) -> None:
+    params = default_params()
+    for field, value in change.items():
+        setattr(params, field, value)
+    with pytest.raises(ValueError, match=words):
+        validate_params(params)
