@@ -49,6 +49,7 @@ COMMANDS = {
     "mlnode": "mlnode.cli",
     "agent": "gonkad.cmd.agent",
     "executor": "gonkad.cmd.executor",
+    "models": "gonkad.cmd.models",
     "train": "diloco.cli",
     "verify-work": "gonkad.cmd.verify_work",
     "chain-info": "gonkad.cmd.chain_info",
