@@ -11,7 +11,7 @@ those nodes (``host/README.md``, "Models: publishing and fetching").
 - ``config.py``: ``HOME/host.toml``'s ``[models]``.
 """
 
-from host.models.config import HostConfig, ModelsConfig, load_host_config, store_root
+from host.models.config import HOST_TOML, HostConfig, ModelsConfig, load_host_config, store_root
 from host.models.fetch import Refused, Unreachable, fetch_model
 from host.models.follower import ModelFollower, node_id
 from host.models.manifest import MANIFEST, Manifest, build_manifest
@@ -19,6 +19,7 @@ from host.models.nodes import NodeProcess, identify
 from host.models.store import ModelStore
 
 __all__ = [
+    "HOST_TOML",
     "MANIFEST",
     "HostConfig",
     "Manifest",
