@@ -235,3 +235,20 @@ def test_the_follower_refuses_a_tampered_source_once(
     chain.models = [chain_model(published, "")]  # no source: nothing to fetch
     duty.step()
     assert len(requests) == 3
+
+
+def test_a_fetched_models_answers_are_re_executed_on_its_own_node() -> None:
+    """PoC V2: the validation duty sends a fetched model's ``/v1/verify`` to that model's node."""
+    from host.poc.node import VerifyNode
+
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return httpx.Response(200, json={"match": True, "score": 1.0, "reasons": []})
+
+    node = VerifyNode("http://127.0.0.1:8080", 5, {"fetched@sha256:ab": "http://127.0.0.1:9999/"}.get)
+    node.client = httpx.Client(base_url="http://127.0.0.1:8080", transport=httpx.MockTransport(answer))
+    node.verify({"model": "fetched@sha256:ab"})
+    node.verify({"model": "tiny-seed0@sha256:cd"})
+    assert asked == ["http://127.0.0.1:9999/v1/verify", "http://127.0.0.1:8080/v1/verify"]

@@ -105,14 +105,23 @@ def cmd_start(args: argparse.Namespace) -> None:
     follower = EpochFollower.of(finisher.querier, finisher.signer.submit, key, mlnode, sprint) if args.sprint else None
     store = PayloadStore(Path(args.home) / PAYLOADS_NAME, payload_config.retention_s, payload_config.prune_interval_s)
     payloads = Payloads(store, finisher.querier, finisher.address, payload_config)
-    validator = (
-        PocFollower.of(finisher.querier, finisher.signer.submit, finisher.latest_height, key, mlnode, poc, payloads)
-        if args.poc
-        else None
-    )
     fetcher = (
         ModelFollower(finisher.querier, finisher.signer.submit, finisher.address, model_store, models_config, identify)
         if models_config.fetch
+        else None
+    )
+    validator = (
+        PocFollower.of(
+            finisher.querier,
+            finisher.signer.submit,
+            finisher.latest_height,
+            key,
+            mlnode,
+            poc,
+            payloads,
+            fetcher.upstream if fetcher is not None else None,
+        )
+        if args.poc
         else None
     )
     try:
