@@ -26,14 +26,17 @@ from cosmpy.protos.cosmos.gov.v1 import gov_pb2
 from cosmpy.protos.cosmos.gov.v1 import query_pb2 as gov_query
 from cosmpy.protos.cosmos.gov.v1 import tx_pb2 as gov_tx
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 
 from gonkad import localnet
 from gonkad.cmd.models import publish
+from host.models import load_host_config
 from protogen.gonka.inference.v1 import inference_pb2, query_pb2, tx_pb2
 from sdk.client.querier import Querier
-from sdk.client.tx import TxOptions, deliver
+from sdk.client.tx import Delivered, TxFailed, TxOptions, deliver
 from sdk.client.txbuilder import address_of
-from sdk.crypto import bech32
+from sdk.crypto import bech32, secp256k1
+from sdk.errors import ErrWrongSequence
 from sdk.keyring.keyring import Keyring
 from sdk.params import GOV_AUTHORITY
 from sdk.services import gonka
@@ -42,15 +45,19 @@ TRAIN = {"workers": 2, "inner-steps": 4, "rounds": 2, "batch-size": 4, "seq-len"
 """A run that finishes in about a minute on 2 busy cores; its loss still falls."""
 GOV = "/cosmos.gov.v1.Query/"
 PROPOSAL_GAS = "1000000"
+SEQUENCE_TRIES = 5
 Progress = Callable[[str], None]
 
 
 def train_and_serve(root: Path, progress: Progress, timeout_s: float = 300.0) -> dict[str, Any]:
     """Run the path on the localnet under ``root``; what the command prints."""
     spec = localnet.load(root)
-    if spec.services is None or spec.services.settings.fetching_hosts < 1:
-        raise ValueError(f"{root}: the localnet has no host that fetches models ([services] fetching_hosts)")
     services = spec.services
+    if services is None or not any(load_host_config(Path(e.home)).models.fetch for e in services.of("executor")):
+        raise ValueError(
+            f"{root}: no host of this localnet fetches models (its executors' host.toml, [services] fetching_hosts; "
+            "a localnet built before them needs `gonkad localnet stop` and a new home)"
+        )
     publisher = services.of("executor")[0]
     node = spec.node(publisher.node)
     querier = Querier(node.rpc, f"127.0.0.1:{node.grpc_port}")
@@ -82,7 +89,7 @@ def train_and_serve(root: Path, progress: Progress, timeout_s: float = 300.0) ->
             vote = gov_tx.MsgVote(
                 proposal_id=proposal, voter=_address(root, name), option=gov_pb2.VOTE_OPTION_YES, metadata=""
             )
-            deliver(querier, localnet.load_key(root, name), [vote], spec.chain_id, TxOptions(gas=PROPOSAL_GAS))
+            _deliver(querier, localnet.load_key(root, name), vote, spec.chain_id)
     with step(f"waiting for proposal {proposal} to pass"):
         _until(lambda: _passed(querier, proposal), timeout_s, f"proposal {proposal} did not pass")
     with step("waiting for a host to fetch, load and register it, and a TA to route to it"):
@@ -139,8 +146,23 @@ def _propose(querier: Querier, root: Path, chain_id: str, model: inference_pb2.M
         summary=f"Serve {model.id}, trained on this network, from {model.source_url}",
         expedited=True,
     )
-    done = deliver(querier, localnet.load_key(root, "val0"), [submit], chain_id, TxOptions(gas=PROPOSAL_GAS))
+    done = _deliver(querier, localnet.load_key(root, "val0"), submit, chain_id)
     return int(done.attribute("submit_proposal", "proposal_id"))
+
+
+def _deliver(querier: Querier, key: secp256k1.PrivateKey, message: Message, chain_id: str) -> Delivered:
+    """``message`` signed by ``key`` and committed. A localnet's validator key is also its host's, whose executor
+    signs race commits with it: a sequence taken meanwhile is read again and the message signed again."""
+    tries = 1
+    while True:
+        try:
+            return deliver(querier, key, [message], chain_id, TxOptions(gas=PROPOSAL_GAS))
+        except TxFailed as error:
+            wrong = (error.codespace, error.code) == (ErrWrongSequence.codespace, ErrWrongSequence.code)
+            if not wrong or tries == SEQUENCE_TRIES:
+                raise
+        tries += 1
+        time.sleep(0.5)
 
 
 def _passed(querier: Querier, proposal: int) -> bool:
@@ -159,8 +181,11 @@ def _served(querier: Querier, ta: str, model_id: str) -> list[str] | None:
         query_pb2.QueryNodesRequest(model=model_id),
         query_pb2.QueryNodesResponse,
     ).nodes
-    listed = {card["id"] for card in httpx.get(f"{ta}/v1/models", timeout=5).json()["data"]}
-    status = httpx.get(f"{ta}/v1/status", timeout=5).json()
+    try:
+        listed = {card["id"] for card in httpx.get(f"{ta}/v1/models", timeout=5).json()["data"]}
+        status = httpx.get(f"{ta}/v1/status", timeout=5).json()
+    except httpx.HTTPError:  # a busy TA: asked again
+        return None
     routed = [n for n in status["nodes"] if model_id in n["models"] and n["state"] == "alive"]
     return sorted({n.operator for n in nodes}) if nodes and model_id in listed and routed else None
 
