@@ -72,6 +72,9 @@ class ServicesSettings(BaseModel):
     """Each TA's account at genesis: what pays its transactions' fees."""
     ta_queue_bound: int = Field(256, ge=0)
     """Requests a TA holds while every node is busy; beyond it 429."""
+    fetching_hosts: int = Field(1, ge=0)
+    """The last K hosts opt in to fetching models registered with a ``source_url`` (their executors' ``host.toml``:
+    ``[models] fetch = true``, ``host/README.md``); ``gonkad localnet train-and-serve`` publishes from val0."""
 
 
 class ServiceSpec(BaseModel):
@@ -129,6 +132,7 @@ def build(
     services: list[ServiceSpec] = []
     for i in range(hosts):
         services += _ml_node(root, i, nodes[i].name, ports[2 * i : 2 * i + 2], keyring, model, settings, app_state)
+        _write_host_config(Path(services[-1].home), settings, fetch=i >= hosts - settings.fetching_hosts)
     agents, app_state = _transfer_agents(root, settings, nodes, ports[2 * hosts :], app_state)
     return ServicesSpec(settings=settings, model=model, services=services + agents), app_state
 
@@ -207,6 +211,20 @@ def _ml_node(
         }
     )
     return [mlnode, executor]
+
+
+def _write_host_config(home: Path, settings: ServicesSettings, fetch: bool) -> None:
+    """An executor's ``host.toml``: whether it fetches registered models, whose ML nodes run like the preset's."""
+    from host.models import HOST_TOML
+
+    (home / HOST_TOML).write_text(
+        "[models]\n"
+        f"fetch = {'true' if fetch else 'false'}\n"
+        "poll_s = 1\n"
+        f"threads = {settings.threads}\n"
+        f"max_concurrency = {settings.max_concurrency}\n"
+        f"max_tokens_limit = {settings.max_tokens_limit}\n"
+    )
 
 
 def _transfer_agents(
