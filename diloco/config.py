@@ -147,6 +147,9 @@ class JoinSettings(BaseModel):
     threads: int = Field(1, ge=1)
     device: str = Field("auto", pattern=DEVICE)
     chain: ChainSettings | None = None
+    test_fault: Literal["wrong-data"] | None = None
+    """TEST ONLY: ``wrong-data`` trains each round on another data order than the one it stores and commits, so its
+    checkpoints do not follow from their data (what a verifier's replay must catch)."""
 
 
 class VerifyRequest(BaseModel):
