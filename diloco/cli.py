@@ -181,8 +181,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--worker-name", help="with --join: this worker's identity (its PoL key name)")
     train.add_argument(
         "--test-fault",
-        choices=["wrong-data"],
-        help="with --join, TEST ONLY: train on another data order than the one committed (replays must refuse it)",
+        choices=["wrong-data", "wrong-data-first"],
+        help="with --join, TEST ONLY: train every round (or round 0 only) on another data order than the one "
+        "committed (replays must refuse it)",
     )
     train.add_argument("--creator", help="with --chain-node: the key that registers a new run on chain")
     train.add_argument("--budget", help="with --creator: what the new run escrows and pays its workers (ngonka)")

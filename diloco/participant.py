@@ -162,7 +162,8 @@ class Participant:
         start_optimizer_hash = weights_sha256(checkpoint.inner_state(self.optimizer, self.model))
         data = shard(self.corpus, self.index, self.config.workers)
         starts = data_order(self.config, self.index, round_number, data.numel())
-        trained_on = starts if self.test_fault is None else torch.roll(starts, 1)
+        faulty = self.test_fault == "wrong-data" or (self.test_fault == "wrong-data-first" and round_number == 0)
+        trained_on = torch.roll(starts, 1) if faulty else starts
         began = time.perf_counter()
         losses = inner_steps(
             self.model, self.optimizer, data, trained_on, self.config, round_number * self.config.inner_steps
