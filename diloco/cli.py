@@ -55,7 +55,7 @@ CHAIN_FLAGS = {
     "keyring_home": "with --chain-node: the home whose keyring holds the keys (a worker's key is named like it)",
     "keyring_backend": "with --chain-node: test or file (default test)",
 }
-JOIN_ONLY = ("join", "worker_name")
+JOIN_ONLY = ("join", "worker_name", "test_fault")
 SHARED = ("out", "threads", "device")
 Settings = TypeVar("Settings", bound="BaseModel")
 
@@ -104,8 +104,8 @@ def cmd_train(args: argparse.Namespace) -> None:
 
         participant.run(settings)
         return
-    if args.worker_name is not None:
-        raise ValueError("--worker-name goes with --join")
+    if args.worker_name is not None or args.test_fault is not None:
+        raise ValueError(f"{'--worker-name' if args.worker_name is not None else '--test-fault'} goes with --join")
     if args.resume and train_given:
         raise ValueError(
             f"--resume continues the run in --out with its own configuration; drop {_flag(next(iter(train_given)))}"
@@ -179,6 +179,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--device", help="auto (default: cuda when available, else cpu), cpu, cuda or cuda:N")
     train.add_argument("--join", help="HOST:PORT: take part as one worker in a run coordinated there")
     train.add_argument("--worker-name", help="with --join: this worker's identity (its PoL key name)")
+    train.add_argument(
+        "--test-fault",
+        choices=["wrong-data", "wrong-data-first"],
+        help="with --join, TEST ONLY: train every round (or round 0 only) on another data order than the one "
+        "committed (replays must refuse it)",
+    )
     train.add_argument("--creator", help="with --chain-node: the key that registers a new run on chain")
     train.add_argument("--budget", help="with --creator: what the new run escrows and pays its workers (ngonka)")
     for name, text in CHAIN_FLAGS.items():

@@ -147,6 +147,10 @@ class JoinSettings(BaseModel):
     threads: int = Field(1, ge=1)
     device: str = Field("auto", pattern=DEVICE)
     chain: ChainSettings | None = None
+    test_fault: Literal["wrong-data", "wrong-data-first"] | None = None
+    """TEST ONLY: ``wrong-data`` trains each round (``wrong-data-first``: round 0 only) on another data order than
+    the one it stores and commits, so those checkpoints do not follow from their data (what a verifier's replay must
+    catch)."""
 
 
 class VerifyRequest(BaseModel):

@@ -67,6 +67,12 @@ class ExecutorConfig(BaseModel):
     store: Any = None
     """``host.models.ModelStore`` published at ``GET /models/<sha256>/manifest.json`` and ``…/<file>``; None: nothing
     published."""
+    replay_data: Any = None
+    """``host.training.ReplayData`` served at ``GET /v1/training/<run>/<round>/<worker>/<file>``; None: this host
+    serves no replay data (the verifiers of its checkpoints then judge them invalid)."""
+    training: Any = None
+    """The training duty's ``host.training.TrainingFollower``: its counts are the ``"training"`` object of
+    ``GET /v1/executor/status``; None: the host neither replays nor claims."""
     release_key: secp256k1.PrivateKey | None = None
     """The host's key: when its node fails before answering, the TA gets its release (``X-Release``) and may
     reassign the inference at once (x/inference README, "Reassignment"); without a key, only after the executor

@@ -21,6 +21,9 @@
     GET  /models/<sha256>/manifest.json       a model the host publishes: its files with sizes and SHA-256, its
     GET  /models/<sha256>/<file>              identity, and each file (``host.models``); a request for a model the
                                               host fetched goes to that model's own ML node
+    GET  /v1/training/<run>/<round>/<worker>/<file>
+                                              one file of a round's replay data of this host's own worker
+                                              (``host.training``), for the verifiers the chain draws
 
 A host serves an answer only when the chain is certain to pay for it: the node may start on a request once the
 quick checks pass (``admit``), but nothing of its answer leaves the host before the start (or reassignment) is in
@@ -61,6 +64,7 @@ from host.faults import forge, forged
 from host.models.serve import MODEL_FILE, send_model_file
 from host.shown import Shown
 from host.terms import node_body
+from host.training.serve import TRAINING_FILE, send_replay_file
 from sdk.client.rpc import RPCError
 from sdk.crypto.request import sign_release
 from sdk.http.asgi import Receive, Scope, Send, read_body, send_error, send_json
@@ -143,6 +147,8 @@ class Executor:
                 )
             elif method == "GET" and self.config.store is not None and (found := MODEL_FILE.match(path)):
                 await send_model_file(send, self.config.store, found.group(1), found.group(2))
+            elif method == "GET" and self.config.replay_data is not None and (found := TRAINING_FILE.match(path)):
+                await send_replay_file(send, self.config.replay_data, found)
             else:
                 raise ApiError(404, f"Invalid URL ({method} {path})")
         except ApiError as error:
@@ -160,6 +166,8 @@ class Executor:
             document["poc"] = {key: value for part in poc for key, value in part.items()}
         if self.config.models is not None:
             document["models"] = self.config.models.status()
+        if self.config.training is not None:
+            document["training"] = self.config.training.status()
         return document
 
     async def payload(self, receive: Receive, send: Send) -> None:

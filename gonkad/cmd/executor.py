@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from host.models import ModelFollower
     from host.poc import PocFollower
     from host.sprint import EpochFollower
+    from host.training import TrainingFollower
 
 log = logging.getLogger("gonkad.executor")
 PID_NAME = "executor"
@@ -71,6 +72,7 @@ def cmd_start(args: argparse.Namespace) -> None:
     from host.models import ModelFollower, ModelStore, identify, load_host_config, store_root
     from host.poc import PayloadConfig, Payloads, PayloadStore, PocConfig, PocFollower
     from host.sprint import EpochFollower, SprintConfig
+    from host.training import ReplayData, TrainingFollower, under
 
     port = parse_port(args.port)
     node = check_node(args.node)
@@ -88,7 +90,8 @@ def cmd_start(args: argparse.Namespace) -> None:
     )
     payload_config = PayloadConfig(retention_s=_retention_s(args.poc_retention_s))
     poc = PocConfig(home=Path(args.home), fault=args.poc_fault)
-    models_config = load_host_config(Path(args.home)).models
+    host_config = load_host_config(Path(args.home))
+    models_config, training_config = host_config.models, host_config.training
     model_store = ModelStore(store_root(Path(args.home), models_config))
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
@@ -108,6 +111,13 @@ def cmd_start(args: argparse.Namespace) -> None:
     fetcher = (
         ModelFollower(finisher.querier, finisher.signer.submit, finisher.address, model_store, models_config, identify)
         if models_config.fetch
+        else None
+    )
+    training = (
+        TrainingFollower.of(
+            finisher.querier, finisher.signer.submit, finisher.address, Path(args.home), training_config
+        )
+        if training_config.replay or training_config.claim
         else None
     )
     validator = (
@@ -136,13 +146,15 @@ def cmd_start(args: argparse.Namespace) -> None:
                 poc=validator,
                 models=fetcher,
                 store=model_store if models_config.publish else None,
+                replay_data=ReplayData(under(Path(args.home), training_config.runs), finisher.address),
+                training=training,
                 release_key=key,
                 fault=args.answer_fault,
                 host=args.host,
                 port=port,
             )
         )
-        duties = (follower, validator, fetcher)
+        duties = (follower, validator, fetcher, training)
         _serve(args, executor, finisher, duties, port, {"chain_id": chain_id, "mlnode": mlnode}, drain_s)
     finally:
         store.close()
@@ -209,14 +221,15 @@ def _serve(
     args: argparse.Namespace,
     executor: Executor,
     finisher: Finisher,
-    duties: tuple[EpochFollower | None, PocFollower | None, ModelFollower | None],
+    duties: tuple[EpochFollower | None, PocFollower | None, ModelFollower | None, TrainingFollower | None],
     port: int,
     shown: dict[str, str],
     drain_s: float,
 ) -> None:
     """Serve until stopped (printing the URL, the host's address and ``shown``), the finisher sending meanwhile and
-    for up to ``drain_s`` seconds after, the duties' threads (the race's, PoC V2's, the fetched models'; None when
-    off) running while the server does; fetched models' nodes are registered at the URL it listens on."""
+    for up to ``drain_s`` seconds after, the duties' threads (the race's, PoC V2's, the fetched models',
+    training's; None when off) running while the server does; fetched models' nodes are registered at the URL it
+    listens on."""
     from sdk.http.asgi import uvicorn_config
 
     listener, url = listen(args.host, port)

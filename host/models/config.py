@@ -1,5 +1,6 @@
-"""The host program's own settings file, ``HOME/host.toml`` (``gonkad executor start --home HOME``); today one
-table, ``[models]``: publishing the store and fetching registered models (``host/README.md``).
+"""The host program's own settings file, ``HOME/host.toml`` (``gonkad executor start --home HOME``): ``[models]``,
+publishing the store and fetching registered models, and ``[training]`` (``host.training.config``), its part in
+training runs (``host/README.md``).
 
     [models]
     fetch = true            # fetch, load and serve models registered with a source_url (default false)
@@ -13,6 +14,8 @@ import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from host.training.config import TrainingConfig
 
 HOST_TOML = "host.toml"
 
@@ -46,6 +49,7 @@ class HostConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     models: ModelsConfig = Field(default_factory=ModelsConfig)
+    training: TrainingConfig = Field(default_factory=TrainingConfig)
 
 
 def load_host_config(home: Path) -> HostConfig:

@@ -3,12 +3,10 @@ lists, streamed in chunks (a model is larger than any body the proxy holds in me
 
 from __future__ import annotations
 
-import asyncio
 import re
 
-from host.models.manifest import CHUNK
 from host.models.store import ModelStore
-from sdk.http.asgi import Send
+from sdk.http.asgi import Send, send_file
 from sdk.http.errors import ApiError
 
 MODEL_FILE = re.compile(r"^/models/([0-9a-f]{64})/([A-Za-z0-9._-]{1,128})\Z")
@@ -18,12 +16,4 @@ async def send_model_file(send: Send, store: ModelStore, weights_sha256: str, na
     path = store.file(weights_sha256, name)
     if path is None:
         raise ApiError(404, f"No published model file {weights_sha256}/{name}", code="model_file_not_found")
-    loop = asyncio.get_running_loop()
-    with path.open("rb") as f:
-        size = path.stat().st_size
-        content_type = b"application/json" if name.endswith(".json") else b"application/octet-stream"
-        headers = [(b"content-type", content_type), (b"content-length", str(size).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        while chunk := await loop.run_in_executor(None, f.read, CHUNK):
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-    await send({"type": "http.response.body", "body": b""})
+    await send_file(send, path)

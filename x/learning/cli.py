@@ -125,6 +125,14 @@ def cmd_verdicts(args: argparse.Namespace) -> None:
     print_output(args.output, {"verdicts": _client(args).verdicts(run_id, round_, checked_address(args.worker))})
 
 
+def cmd_assigned(args: argparse.Namespace) -> None:
+    print_output(args.output, {"checkpoints": _client(args).assigned(checked_address(args.verifier))})
+
+
+def cmd_owed(args: argparse.Namespace) -> None:
+    print_output(args.output, {"checkpoints": _client(args).owed(checked_address(args.worker))})
+
+
 def _positionals(parser: argparse.ArgumentParser, *names: str) -> None:
     for name in names:
         parser.add_argument(name, metavar=name.upper())
@@ -175,6 +183,13 @@ def register_query(modules: argparse._SubParsersAction) -> None:
         ("checkpoint", ("run_id", "round", "worker"), cmd_checkpoint, "one worker's checkpoint of a round"),
         ("checkpoints", ("run_id", "round"), cmd_checkpoints, "every worker's checkpoint of a round"),
         ("verdicts", ("run_id", "round", "worker"), cmd_verdicts, "the verdicts on a checkpoint"),
+        (
+            "assigned",
+            ("verifier",),
+            cmd_assigned,
+            "the PENDING checkpoints a verifier was drawn for and has not judged",
+        ),
+        ("owed", ("worker",), cmd_owed, "a worker's VALID checkpoints not claimed yet"),
     ):
         p = learning.add_parser(name, help=text)
         _positionals(p, *positionals)

@@ -195,6 +195,20 @@ class LearningClient:
         request = query_pb2.QueryVerdictsRequest(run_id=run_id, round=round_, worker=worker)
         return self._all_pages("Verdicts", request, query_pb2.QueryVerdictsResponse, "verdicts")
 
+    def assigned(self, verifier: str) -> list[dict[str, Any]]:
+        """The PENDING checkpoints that drew ``verifier`` and hold no verdict of it."""
+        reply = self.querier.query(
+            QUERY + "Assigned", query_pb2.QueryAssignedRequest(verifier=verifier), query_pb2.QueryAssignedResponse
+        )
+        return [plain(checkpoint) for checkpoint in reply.checkpoints]
+
+    def owed(self, worker: str) -> list[dict[str, Any]]:
+        """The worker's VALID checkpoints it has not claimed."""
+        reply = self.querier.query(
+            QUERY + "Owed", query_pb2.QueryOwedRequest(worker=worker), query_pb2.QueryOwedResponse
+        )
+        return [plain(checkpoint) for checkpoint in reply.checkpoints]
+
     def _all_pages(self, method: str, request: Any, response_type: type[Message], field: str) -> list[dict[str, Any]]:
         """A paginated query followed by next_key to its end."""
         items: list[dict[str, Any]] = []

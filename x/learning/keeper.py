@@ -208,6 +208,29 @@ class LearningKeeper:
             found.append(checkpoint)
         return found
 
+    def assigned(self, ctx: Context, verifier: bytes) -> list[learning_pb2.Checkpoint]:
+        """The PENDING checkpoints that drew ``verifier`` and hold no verdict of it, in key order."""
+        address = bech32.encode(verifier)
+        return [
+            checkpoint
+            for checkpoint in self.pending(ctx)
+            if any(drawn.address == address for drawn in checkpoint.verifiers)
+            and _kv(ctx).get(
+                keys.verdict_key(checkpoint.run_id, checkpoint.round, bech32.decode(checkpoint.worker), verifier)
+            )
+            is None
+        ]
+
+    def owed(self, ctx: Context, worker: str) -> list[learning_pb2.Checkpoint]:
+        """The VALID checkpoints of ``worker`` not paid yet, run by run and round by round."""
+        return [
+            checkpoint
+            for run in self.records(ctx, keys.RUN_PREFIX, learning_pb2.TrainingRun)
+            if worker in run.workers
+            for checkpoint in self.records(ctx, keys.run_checkpoints_prefix(run.id), learning_pb2.Checkpoint)
+            if checkpoint.worker == worker and checkpoint.outcome == learning_pb2.OUTCOME_VALID and not checkpoint.paid
+        ]
+
     # --- verdicts ---------------------------------------------------------------------------------
 
     def add_verdict(self, ctx: Context, verdict: learning_pb2.Verdict) -> None:
