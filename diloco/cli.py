@@ -44,6 +44,7 @@ LAUNCH_FLAGS = {
     "local_workers": "workers to spawn here (default: --workers); the others join with --join",
     "stop_after": "end this session after N rounds in total; --resume continues",
     "keep_checkpoints": "keep only the newest N checkpoints and their replay data (default: all)",
+    "test_fault_worker": "TEST ONLY: this local worker trains round 0 on another data order than it commits",
 }
 TIMEOUT_FLAGS = {
     "startup_timeout_s": "how long round 0 waits for --workers workers (default 300)",

@@ -134,6 +134,8 @@ class LaunchSettings(BaseModel):
     """With ``chain``: the key that registers a new run in x/learning."""
     budget: int | None = Field(None, ge=1)
     """With ``creator``: what the new run escrows and pays its workers (integer, the chain's learning denom)."""
+    test_fault_worker: str | None = Field(None, pattern=WORKER_NAME)
+    """TEST ONLY: this local worker runs with ``--test-fault wrong-data-first`` (``JoinSettings.test_fault``)."""
 
 
 class JoinSettings(BaseModel):

@@ -66,7 +66,13 @@ def device_for(setting: str, position: int) -> str:
 
 
 def spawn(
-    layout: RunLayout, address: str, name: str, threads: int, device: str, chain: ChainSettings | None
+    layout: RunLayout,
+    address: str,
+    name: str,
+    threads: int,
+    device: str,
+    chain: ChainSettings | None,
+    test_fault: bool = False,
 ) -> subprocess.Popen[bytes]:
     layout.log_file(name).parent.mkdir(parents=True, exist_ok=True)
     chain_flags = (
@@ -99,6 +105,7 @@ def spawn(
                 "--device",
                 device,
                 *chain_flags,
+                *(["--test-fault", "wrong-data-first"] if test_fault else []),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -216,7 +223,13 @@ def coordinate(
     try:
         for position, name in enumerate(local):
             processes[name] = spawn(
-                layout, address, name, threads, device_for(settings.device, position), settings.chain
+                layout,
+                address,
+                name,
+                threads,
+                device_for(settings.device, position),
+                settings.chain,
+                test_fault=name == settings.test_fault_worker,
             )
             emit({"event": "spawned", "worker": name, "pid": processes[name].pid})
         Coordinator(

@@ -131,7 +131,10 @@ def cmd_localnet(args: argparse.Namespace) -> None:
     elif args.action == "train-and-serve":
         from gonkad.localnet_serve import train_and_serve
 
-        print(json.dumps(train_and_serve(root, lambda line: print(line, file=sys.stderr, flush=True))))
+        def progress(line: str) -> None:
+            print(line, file=sys.stderr, flush=True)
+
+        print(json.dumps(train_and_serve(root, progress, test_fault_worker=args.test_fault_worker)))
     elif args.action == "watch":
         deadline = time.monotonic() + args.seconds
         while time.monotonic() < deadline:
@@ -230,6 +233,11 @@ def _add_localnet_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chain-id", help="overrides the settings' chain_id")
     p.add_argument("--wait", type=float, default=0.0, help="start: wait up to this many seconds for blocks")
     p.add_argument("--seconds", type=float, default=10.0, help="watch: for how long")
+    p.add_argument(
+        "--test-fault-worker",
+        help="train-and-serve, TEST ONLY: this worker (worker0 or worker1) trains round 0 on another data order than "
+        "it commits, so the hosts' replays judge it invalid",
+    )
     p.set_defaults(func=cmd_localnet)
 
 

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 
 from protogen.gonka.learning.v1 import query_pb2, tx_pb2
 from sdk.client.querier import Querier
-from sdk.client.tx import Delivered, TxOptions, deliver, fetch_chain_id
+from sdk.client.tx import Delivered, TxOptions, deliver_shared, fetch_chain_id
 from sdk.client.txbuilder import address_of
 from sdk.crypto import secp256k1
 from sdk.services import gonka
@@ -65,7 +65,7 @@ class LearningClient:
         return self._chain_id
 
     def _deliver(self, key: secp256k1.PrivateKey, msg: Message) -> Delivered:
-        return deliver(self.querier, key, [msg], self.chain_id, self.options, self.timeout_s)
+        return deliver_shared(self.querier, key, [msg], self.chain_id, self.options, self.timeout_s)
 
     # --- transactions: each waits for its block -------------------------------------------------
 
