@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -157,13 +158,18 @@ def cmd_verify(args: argparse.Namespace) -> None:
         record = committed_record(client, registered, record)
     replay = replay_segment(run_dir, request.round, record.worker_name, request.threads)
     verdict = judge(record, replay)
+    judged = {
+        **asdict(verdict),
+        "replay_weights_hash": replay.weights_hash,
+        "replay_optimizer_hash": replay.optimizer_hash,
+    }
     if not request.submit:
-        print(verdict.to_json())
+        print(json.dumps(judged))
         return
     if registered is None or client is None or request.chain is None or request.verifier is None:
         raise ValueError(f"{run_dir} was not registered on chain (no chain.json)")
     txhash = submit_verdict(client, registered, request.chain, request.verifier, record, replay, verdict)
-    print(json.dumps({**json.loads(verdict.to_json()), "txhash": txhash}))
+    print(json.dumps({**judged, "txhash": txhash}))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -195,7 +201,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify = actions.add_parser(
         "verify",
         help="replay one worker's round and judge its PoL record; prints "
-        '{"valid": ..., "reasons": [...], "weight_distance": ...}',
+        '{"valid": ..., "reasons": [...], "weight_distance": ..., "replay_weights_hash": ..., '
+        '"replay_optimizer_hash": ...}',
     )
     verify.add_argument("run_dir")
     verify.add_argument("round")

@@ -254,7 +254,14 @@ def test_verify_command_prints_one_verdict_line(run_a: tuple[Path, dict[str, Any
     result = subprocess.run(
         gonkad("train", "verify", str(out), "3", "1"), cwd=ROOT, capture_output=True, timeout=60, check=True
     )
-    assert json.loads(result.stdout) == {"valid": True, "reasons": [], "weight_distance": 0.0}
+    record = find_record(out / "pol.jsonl", 3, "worker1")
+    assert json.loads(result.stdout) == {
+        "valid": True,
+        "reasons": [],
+        "weight_distance": 0.0,
+        "replay_weights_hash": record.weights_hash,
+        "replay_optimizer_hash": record.optimizer_hash,
+    }
 
 
 def test_the_ml_node_serves_a_trained_checkpoint(run_a: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:

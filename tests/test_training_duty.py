@@ -18,13 +18,17 @@ from test_diloco import CONFIG, ROOT, RUN_TIMEOUT_S, TIMEOUTS, events_of, gonkad
 from test_learning import CREATOR, QUERY, V1, V2, W1, W2, LearningChain, addr, commit, verdict
 from test_learning_pay import TWO, chain_with, claim, drawn, run_of, send
 
-from diloco.chain import CHAIN_FILE, ChainRun
+from diloco import chain as diloco_chain
+from diloco.chain import ChainRun
+from diloco.checkpoint import RunLayout
 from diloco.pol import CheckpointRecord, find_record
-from host.training import ReplayData, TrainingConfig
+from diloco.replay import judge, replay_segment
+from host.training import ReplayData, TrainingConfig, bundle
 from host.training.chain import TrainingChain
-from host.training.duty import RESEND_S, TrainingDuty
+from host.training.duty import EMPTY_STATE_SHA256, RESEND_S, TrainingDuty
 from host.training.fetch import BundleFetcher
 from host.training.serve import TRAINING_FILE, send_replay_file
+from mlnode.weights import weights_sha256
 from protogen.gonka.learning.v1 import learning_pb2, query_pb2, tx_pb2
 from sdk.client.process import stop_child
 from sdk.http.asgi import Receive, Scope, Send, send_error
@@ -93,7 +97,7 @@ def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         finally:
             stop_child(joiner, grace_s=20)
     registered = ChainRun(chain_node="http://127.0.0.1:1", run_id=7, workers={"worker0": HONEST, "cheat": CHEAT})
-    (out / CHAIN_FILE).write_text(registered.model_dump_json())
+    (out / bundle.CHAIN_FILE).write_text(registered.model_dump_json())
     return out
 
 
@@ -199,7 +203,8 @@ def test_the_duty_replays_what_it_is_drawn_for_and_claims_what_it_is_owed(faulty
         assert nothing.reason.startswith("the worker served no replay data"), nothing.reason
         assert not list((tmp_path / "cache").rglob("*.safetensors")), "the replay data is not kept"
         assert duty.counts.as_dict() == {
-            "replayed": 2, "verdicts_valid": 1, "verdicts_invalid": 2, "not_served": 2, "claims": 0, "errors": 0
+            "replayed": 2, "verdicts_valid": 1, "verdicts_invalid": 2, "not_served": 2, "not_replayed": 0,
+            "claims": 0, "errors": 0,
         }  # fmt: skip
 
     chain.open = []
@@ -227,3 +232,24 @@ def test_a_host_serves_only_its_own_workers_replay_data(faulty_run: Path) -> Non
             answer = httpx.get(url + path)
             assert answer.status_code == 404 and answer.json()["error"]["code"] == "no_replay_data", path
         assert httpx.get(f"{url}/v1/training/7/1/{HONEST}/../../run.json").status_code == 404
+
+
+def test_the_wire_bundle_is_what_a_replay_reads_where_gonkad_train_keeps_it(faulty_run: Path, tmp_path: Path) -> None:
+    """The host side names the run directory's files without loading diloco: its names are diloco's, and the
+    files it places in a fresh directory replay there exactly as in the run's own."""
+    layout = RunLayout(faulty_run)
+    places = bundle.bundle_paths(faulty_run, 1, "worker0")
+    assert places["run.json"] == layout.run_file and places["start_optimizer.safetensors"] == layout.inner_file(
+        1, "worker0"
+    )
+    assert places["start_weights.safetensors"].parent == layout.model_dir(1)
+    assert places["meta.json"].parent == layout.segment_dir(1, "worker0")
+    assert bundle.CHAIN_FILE == diloco_chain.CHAIN_FILE and bundle.POL_FILE == layout.pol_file.name
+    assert EMPTY_STATE_SHA256 == weights_sha256({})
+    copy = tmp_path / "copy"
+    for name, place in places.items():
+        target = bundle.bundle_paths(copy, 1, "worker0")[name]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(place.read_bytes())
+    record = find_record(faulty_run / "pol.jsonl", 1, "worker0")
+    assert judge(record, replay_segment(copy, 1, "worker0")).valid

@@ -5,7 +5,7 @@ claiming its pay for its VALID checkpoints.
 - ``config.py``: ``[training]`` of ``HOME/host.toml``; ``bundle.py``: a round's replay data as flat files;
 - ``serve.py``: ``GET /v1/training/<run>/<round>/<worker>/<file>`` (``ReplayData``);
 - ``chain.py``: ``TrainingChain``; ``fetch.py``: ``BundleFetcher``; ``duty.py``: ``TrainingDuty``;
-  ``follower.py``: ``TrainingFollower``, its thread.
+  ``counts.py``: its ``"training"`` status; ``follower.py``: ``TrainingFollower``, its thread.
 """
 
 from host.training.config import TrainingConfig, under

@@ -30,8 +30,11 @@ class TrainingConfig(BaseModel):
     threads: int | None = Field(None, ge=1)
     """Replay threads; None: the worker's own count, which makes an exact match possible."""
     fetch_attempts: int = Field(3, ge=1)
-    """A worker that serves no replay data after this many tries is judged invalid: its round cannot be checked."""
+    """A worker that serves no replay data, or data that does not replay, after this many tries is judged invalid:
+    its round cannot be checked."""
     fetch_timeout_s: float = Field(60.0, gt=0)
+    replay_timeout_s: float = Field(600.0, gt=0)
+    """The longest a replay (``gonkad train verify``) may run."""
 
 
 def under(home: Path, path: str) -> Path:

@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
-import re
 import shutil
 from pathlib import Path
 
 import httpx
 
-from diloco.checkpoint import RunLayout, SegmentMeta
-from diloco.config import WORKER_NAME
-from host.training.bundle import FILES, bundle_paths
+from host.training.bundle import FILES, WORKER_NAME, bundle_paths
 
 log = logging.getLogger("gonka.host.training")
 
@@ -35,15 +33,16 @@ class BundleFetcher:
             base = f"{url.rstrip('/')}/v1/training/{run_id}/{round_number}/{worker}"
             shutil.rmtree(target, ignore_errors=True)
             try:
-                meta = SegmentMeta.model_validate_json(self._get(f"{base}/meta.json"))
-                if meta.round != round_number or not re.match(WORKER_NAME, meta.worker_name):
-                    raise ValueError(f"meta.json is of round {meta.round}, worker {meta.worker_name!r}")
-                places = bundle_paths(RunLayout(target), round_number, meta.worker_name)
-                for name in FILES:
-                    places[name].parent.mkdir(parents=True, exist_ok=True)
-                    places[name].write_bytes(self._get(f"{base}/{name}"))
-                return meta.worker_name
-            except (httpx.HTTPError, ValueError, NotServed) as error:  # pydantic's ValidationError is a ValueError
+                meta = json.loads(self._get(f"{base}/meta.json"))
+                name = str(meta.get("worker_name", "")) if isinstance(meta, dict) else ""
+                if not WORKER_NAME.match(name) or meta.get("round") != round_number:
+                    raise ValueError(f"meta.json is not of round {round_number} of a worker: {str(meta)[:200]}")
+                places = bundle_paths(target, round_number, name)
+                for file in FILES:
+                    places[file].parent.mkdir(parents=True, exist_ok=True)
+                    places[file].write_bytes(self._get(f"{base}/{file}"))
+                return name
+            except (httpx.HTTPError, ValueError, NotServed) as error:  # json's errors are ValueErrors
                 log.info("run %d round %d of %s: no replay data from %s: %r", run_id, round_number, worker, url, error)
         raise NotServed(f"none of {len(urls)} URL(s) of {worker} served run {run_id} round {round_number}")
 

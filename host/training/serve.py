@@ -5,12 +5,11 @@ drawn verifiers (``host.training.duty``) need it to replay the round."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from diloco.chain import CHAIN_FILE, ChainRun
-from diloco.checkpoint import RunLayout
-from host.training.bundle import FILES, bundle_paths
+from host.training.bundle import CHAIN_FILE, FILES, bundle_paths
 from sdk.http.asgi import Send, send_file
 from sdk.http.errors import ApiError
 
@@ -28,13 +27,13 @@ class ReplayData:
         if worker != self.address or name not in FILES:
             return None
         for chain_file in sorted(self.root.glob(f"*/{CHAIN_FILE}")):
-            registered = ChainRun.model_validate_json(chain_file.read_text())
-            if registered.run_id != run_id:
+            registered = json.loads(chain_file.read_text())
+            if registered.get("run_id") != run_id:
                 continue
-            names = [n for n, address in registered.workers.items() if address == worker]
+            names = [n for n, address in registered.get("workers", {}).items() if address == worker]
             if not names:
                 return None
-            path = bundle_paths(RunLayout(chain_file.parent), round_number, names[0])[name]
+            path = bundle_paths(chain_file.parent, round_number, names[0])[name]
             return path if path.is_file() else None
         return None
 
