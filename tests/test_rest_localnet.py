@@ -193,7 +193,7 @@ def path_values(net: dict[str, Any]) -> dict[str, str]:
     validator = rest.get("/cosmos/base/tendermint/v1beta1/validatorsets/latest").json()["validators"][0]["address"]
     return {
         **dict.fromkeys(("address", "delegator_addr", "voter", "depositor", "operator", "host"), account),
-        **dict.fromkeys(("requester", "executor", "validator", "worker"), account),
+        **dict.fromkeys(("requester", "executor", "validator", "worker", "verifier"), account),
         "validator_addr": bech32.encode(bech32.decode(account), bech32.VALOPER_PREFIX),
         "cons_address": validator,
         "denom": DENOM,
