@@ -7,7 +7,7 @@ worker; only how often and how compactly workers talk differs:
 - data-parallel (``bench/data_parallel.py``): every step each worker all-reduces (averages) its fp32
   gradient, then takes one AdamW step, with the inner loop and the data order of a DiLoCo H=50 run;
 - DiLoCo: the real trainer, ``gonkad train``, for H ∈ {10, 50, 200} × fp32 / fp16 / int8 by default; any
-  run named ``CODEC[ef]-H`` (``int4ef-60``: int4 with error feedback, H = 60) can be asked for.
+  run named ``CODEC-H`` (``int4-60``: int4, H = 60) can be asked for.
 
 Bytes are counted the way DiLoCo counts its exchange: a worker sends its whole payload to each of the
 other n − 1 workers, so per exchange it sends ``payload_bytes · (n − 1)``; data-parallel's payload is the
@@ -51,8 +51,8 @@ DP_EVAL_EVERY = 50
 """Data-parallel evaluates (and draws its data order) in blocks of this many steps, like DiLoCo H=50."""
 PRIORITY = ["dp", "int8-50", "fp32-50", "fp16-50", "int8-10", "int8-200", "fp32-10", "fp32-200", "fp16-10", "fp16-200"]
 """Run names in the order they are run: the goal's comparison first."""
-RUN_NAME = re.compile(r"^(fp32|fp16|int8|int4|int2)(ef)?-([1-9][0-9]*)$")
-"""A DiLoCo run: codec, ``ef`` for error feedback, H."""
+RUN_NAME = re.compile(r"^(fp32|fp16|int8|int4)-([1-9][0-9]*)$")
+"""A DiLoCo run: codec and H."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def run_data_parallel(base: TrainConfig, steps: int, work: Path) -> Result:
 
 def run_diloco(base: TrainConfig, steps: int, name: str, work: Path) -> Result:
     """``gonkad train`` with R·H = ``steps``; the curve comes from its metrics.jsonl."""
-    compression, feedback, inner = parse_run(name)
+    compression, inner = parse_run(name)
     out = work / name
     command = [
         sys.executable,
@@ -121,8 +121,6 @@ def run_diloco(base: TrainConfig, steps: int, name: str, work: Path) -> Result:
         str(base.outer_lr),
         "--outer-momentum",
         str(base.outer_momentum),
-        "--error-feedback",
-        str(feedback).lower(),
         "--threads",
         "1",
     ]
@@ -135,15 +133,15 @@ def run_diloco(base: TrainConfig, steps: int, name: str, work: Path) -> Result:
     for event in (e for e in events if e["event"] == "round"):
         sent[event["round"] + 1] = sent[event["round"]] + event["bytes_per_worker"]
     curve = [Point(e["step"], sent[e["checkpoint"]], e["val_loss"]) for e in events if e["event"] == "checkpoint"]
-    return Result("DiLoCo", inner, f"{compression} + EF" if feedback else compression, curve, wall)
+    return Result("DiLoCo", inner, compression, curve, wall)
 
 
-def parse_run(name: str) -> tuple[str, bool, int]:
-    """``int4ef-60`` → (int4, error feedback, H = 60)."""
+def parse_run(name: str) -> tuple[str, int]:
+    """``int4-60`` → (int4, H = 60)."""
     match = RUN_NAME.match(name)
     if match is None:
         raise ValueError(f"not a run name: {name!r}")
-    return match[1], match[2] is not None, int(match[3])
+    return match[1], int(match[2])
 
 
 def report(results: list[Result], base: TrainConfig, steps: int, skipped: list[str], command: str) -> str:
@@ -245,7 +243,7 @@ def main() -> None:
     parser.add_argument("--outer-lr", type=float, default=TrainConfig().outer_lr)
     parser.add_argument("--outer-momentum", type=float, default=TrainConfig().outer_momentum)
     parser.add_argument(
-        "--runs", default=",".join(PRIORITY), help=f"comma-separated: dp and CODEC[ef]-H (default {','.join(PRIORITY)})"
+        "--runs", default=",".join(PRIORITY), help=f"comma-separated: dp and CODEC-H (default {','.join(PRIORITY)})"
     )
     parser.add_argument("--budget-s", type=float, default=None, help="start no run after this many seconds")
     parser.add_argument("--fresh", action="store_true", help="rerun even runs saved under bench/out/diloco/")
@@ -253,7 +251,7 @@ def main() -> None:
     names = args.runs.split(",")
     if unknown := {name for name in names if name != "dp" and not RUN_NAME.match(name)}:
         parser.error(f"unknown runs: {', '.join(sorted(unknown))}")
-    if uneven := [name for name in names if args.steps % (DP_EVAL_EVERY if name == "dp" else parse_run(name)[2])]:
+    if uneven := [name for name in names if args.steps % (DP_EVAL_EVERY if name == "dp" else parse_run(name)[1])]:
         parser.error(f"--steps {args.steps} is not a multiple of H for: {', '.join(uneven)}")
     base = TrainConfig(
         preset=args.preset,

@@ -20,7 +20,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from diloco.compress import Compression, ErrorFeedback  # noqa: E402
+from diloco.compress import Compression  # noqa: E402
 from diloco.config import TrainConfig  # noqa: E402
 from diloco.data import data_order, load_corpus, shard, validation_batches  # noqa: E402
 from diloco.inner import evaluate, inner_optimizer, inner_steps  # noqa: E402
@@ -44,7 +44,6 @@ def sweep_point(config: TrainConfig) -> list[tuple[int, float]]:
     optimizers = [inner_optimizer(model, config) for model in models]
     compression = Compression(config.compression, config.int8_chunk)
     numel = sum(p.numel() for p in models[0].parameters())
-    feedback = [ErrorFeedback(compression, numel) for _ in models]
     curve = []
     for round_number in range(config.rounds):
         payloads = []
@@ -52,12 +51,7 @@ def sweep_point(config: TrainConfig) -> list[tuple[int, float]]:
             model.load_state_dict(global_model.weights())
             starts = data_order(config, index, round_number, data.numel())
             inner_steps(model, optimizer, data, starts, config, round_number * config.inner_steps)
-            delta = global_model.pseudo_gradient(model.state_dict())
-            if config.error_feedback:
-                payload, feedback[index].residual = feedback[index].encode(delta)
-            else:
-                payload = compression.encode(delta)
-            payloads.append(payload)
+            payloads.append(compression.encode(global_model.pseudo_gradient(model.state_dict())))
         global_model.step(average(payloads, compression, numel))
         step = (round_number + 1) * config.inner_steps
         if step % EVAL_EVERY == 0 or round_number == config.rounds - 1:

@@ -8,7 +8,6 @@ sees half a file. Layout (``diloco/README.md`` has the details)::
     checkpoints/000004/model/                  config.json + model.safetensors (gonkad mlnode start --model)
     checkpoints/000004/outer.safetensors       outer Nesterov momentum, by parameter name
     checkpoints/000004/workers/NAME.safetensors that worker's inner AdamW state at the start of round 4
-    checkpoints/000004/residuals/NAME.safetensors with error feedback: its compression residual then
     checkpoints/000004/checkpoint.json         CheckpointInfo
     rounds/000004/NAME/data_order.json         the worker's window starts for round 4
     rounds/000004/NAME/end_weights.safetensors its weights after its inner steps
@@ -108,10 +107,6 @@ class RunLayout:
 
     def inner_file(self, n: int, name: str) -> Path:
         return self.checkpoint_dir(n) / "workers" / f"{name}.safetensors"
-
-    def residual_file(self, n: int, name: str) -> Path:
-        """With error feedback: the worker's compression residual at the start of round n."""
-        return self.checkpoint_dir(n) / "residuals" / f"{name}.safetensors"
 
     def info_file(self, n: int) -> Path:
         return self.checkpoint_dir(n) / "checkpoint.json"

@@ -2,17 +2,14 @@
 
 Every codec turns a flat fp32 vector into one uint8 payload of a size fixed by the element count, so
 workers can ``all_gather`` payloads of equal length; the receiver decodes each payload to fp32 before
-averaging. The integer codecs (int8, int4, int2) quantise each chunk c of ``chunk`` elements
-symmetrically to the levels −L..L, L = 2^(bits−1) − 1 (127, 7, 1: int2 is ternary), with one fp32
-scale per chunk, and pack 8/bits codes per byte. Error bounds, per element x of a chunk c:
+averaging. The integer codecs (int8, int4) quantise each chunk c of ``chunk`` elements symmetrically to
+the levels −L..L, L = 2^(bits−1) − 1 (127, 7), with one fp32 scale per chunk; int4 packs two codes per
+byte. Error bounds, per element x of a chunk c:
 
 - fp32: exact.
 - fp16: |x − x̂| ≤ |x|·2⁻¹¹ + 2⁻²⁵ (round to nearest; |x| must stay below 65504).
-- int8/int4/int2: |x − x̂| ≤ scale_c / 2 + |x|·2⁻²² with scale_c = max|c| / L (round to nearest; the
+- int8/int4: |x − x̂| ≤ scale_c / 2 + |x|·2⁻²² with scale_c = max|c| / L (round to nearest; the
   second term covers fp32 rounding in the division and the product).
-
-``ErrorFeedback`` makes the coarse codecs usable: a worker adds what its last payload failed to carry
-to the next pseudo-gradient, so quantisation error is delayed by a round instead of lost.
 """
 
 from __future__ import annotations
@@ -22,13 +19,13 @@ from dataclasses import dataclass
 import torch
 
 FP32_BYTES = 4
-INT_BITS = {"int8": 8, "int4": 4, "int2": 2}
+INT_BITS = {"int8": 8, "int4": 4}
 
 
 @dataclass(frozen=True)
 class Compression:
     kind: str
-    """fp32, fp16, int8, int4 or int2."""
+    """fp32, fp16, int8 or int4."""
     chunk: int = 4096
     """Integer codecs: elements sharing one fp32 scale."""
 
@@ -110,19 +107,3 @@ class Compression:
         mask = (1 << self.bits) - 1
         slots = [(packed >> (slot * self.bits)) & mask for slot in range(8 // self.bits)]
         return torch.stack(slots, dim=1).reshape(-1)[:numel].float() - self.levels
-
-
-class ErrorFeedback:
-    """A worker's compression residual (EF-SGD): the part of its corrected pseudo-gradient that its last
-    committed payload did not carry, added to the next one. Part of the worker's state between rounds."""
-
-    def __init__(self, compression: Compression, numel: int, device: torch.device | None = None) -> None:
-        self.compression, self.numel = compression, numel
-        self.residual = torch.zeros(numel, dtype=torch.float32, device=device)
-
-    def encode(self, flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The payload for ``flat`` plus the residual, and what that payload leaves out: the next residual,
-        to be adopted once the payload is committed (an exchange that fails may be redone)."""
-        corrected = flat.float() + self.residual
-        payload = self.compression.encode(corrected)
-        return payload, corrected - self.compression.decode(payload, self.numel)

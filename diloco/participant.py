@@ -26,7 +26,7 @@ import torch.distributed as dist
 from diloco import checkpoint
 from diloco.chain import CHAIN_KEY, ChainRun, ChainSink
 from diloco.checkpoint import CheckpointInfo, RunLayout, SegmentMeta
-from diloco.compress import Compression, ErrorFeedback
+from diloco.compress import Compression
 from diloco.config import JoinSettings, config_hash
 from diloco.data import Corpus, data_order, load_corpus, shard, validation_batches
 from diloco.inner import evaluate, initial_weights, inner_optimizer, inner_steps
@@ -47,8 +47,6 @@ class Contribution:
     """The compressed pseudo-gradient."""
     stats: torch.Tensor
     """float64 [mean train loss, tokens, inner seconds]."""
-    residual: torch.Tensor | None = None
-    """With error feedback: this worker's residual once the payload is committed."""
 
 
 class Participant:
@@ -65,7 +63,6 @@ class Participant:
         )
         self.compression = Compression(self.config.compression, self.config.int8_chunk)
         self.numel = sum(p.numel() for p in self.global_model.params.values())
-        self.feedback = ErrorFeedback(self.compression, self.numel, device) if self.config.error_feedback else None
         self.validation = validation_batches(corpus, self.config)
         self.index, self.holds_state, self.round_began = -1, False, 0.0
         self.pending: Contribution | None = None
@@ -101,12 +98,6 @@ class Participant:
             checkpoint.load_inner_state(self.optimizer, self.model, checkpoint.load_tensors(path))
         else:
             checkpoint.save_tensors(path, checkpoint.inner_state(self.optimizer, self.model))
-        if self.feedback is not None:
-            residual = self.layout.residual_file(admission.round, self.member.name)
-            if residual.exists():
-                self.feedback.residual = checkpoint.load_tensors(residual)["residual"].to(self.device)
-            else:
-                checkpoint.save_tensors(residual, {"residual": self.feedback.residual})
         self.member.ready(admission.round, self.index)
         return admission.round
 
@@ -196,14 +187,9 @@ class Participant:
             )
         )
         tokens = starts.numel() * self.config.seq_len
-        delta = self.global_model.pseudo_gradient(end).to(self.device)
-        payload, residual = (
-            self.feedback.encode(delta) if self.feedback is not None else (self.compression.encode(delta), None)
-        )
         self.pending = Contribution(
-            payload,
+            self.compression.encode(self.global_model.pseudo_gradient(end).to(self.device)),
             torch.tensor([sum(losses) / len(losses), tokens, seconds], dtype=torch.float64, device=self.device),
-            residual,
         )
         log.info("round %d rank %d: loss %.4f, %d tokens in %.2f s", round_number, rank, losses[-1], tokens, seconds)
 
@@ -221,14 +207,8 @@ class Participant:
         """The committed outer step; this worker's attestation of the new global state and its inner state
         for the next round; rank 0 also reports the round and writes the checkpoint."""
         self.global_model.step(average([c.payload for c in self.gathered], self.compression, self.numel).cpu())
-        next_round = plan.round + 1
-        if self.feedback is not None and self.pending is not None and self.pending.residual is not None:
-            self.feedback.residual = self.pending.residual
-            # Before the inner state, whose file marks this worker's part of the checkpoint complete.
-            checkpoint.save_tensors(
-                self.layout.residual_file(next_round, self.member.name), {"residual": self.feedback.residual}
-            )
         self.pending = None
+        next_round = plan.round + 1
         checkpoint.save_tensors(
             self.layout.inner_file(next_round, self.member.name), checkpoint.inner_state(self.optimizer, self.model)
         )
