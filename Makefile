@@ -79,7 +79,7 @@ UNIT_WORKERS ?= 2
 # Localnet files run two at a time, a file to a worker (each shares one network): they mostly wait for blocks.
 # The longest first, so that no long one is left running alone at the end.
 LOCALNET_WORKERS ?= 2
-LOCALNET_LONGEST := $(addprefix tests/test_,$(addsuffix _localnet.py,sprint gov epochs bls inference paid_answers))
+LOCALNET_LONGEST := $(addprefix tests/test_,$(addsuffix _localnet.py,sprint train_and_serve gov epochs bls inference paid_answers))
 LOCALNET_TESTS := $(LOCALNET_LONGEST) $(filter-out $(LOCALNET_LONGEST),$(sort $(wildcard tests/*_localnet.py)))
 PYTEST_UNIT := $(PY) -m pytest -q -m "not localnet" -n $(UNIT_WORKERS) --ignore-glob='*_localnet.py'
 PYTEST_LOCALNET := $(PY) -m pytest -q -m localnet -n $(LOCALNET_WORKERS) --dist loadfile $(LOCALNET_TESTS)

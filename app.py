@@ -35,6 +35,7 @@ from x.gov.module import GovModule
 from x.inference import keys as inference_keys
 from x.inference.keeper import InferenceKeeper
 from x.inference.module import InferenceModule
+from x.learning import keys as learning_keys
 from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
 from x.poc.hooks import EpochHooks as PocEpochHooks
@@ -68,6 +69,7 @@ MODULE_ACCOUNT_PERMISSIONS: dict[str, tuple[str, ...]] = {
     pool_keys.POOL_ACCOUNT: (),
     rewards_keys.REWARDS_ACCOUNT: (auth_keys.MINTER,),
     inference_keys.INFERENCE_ACCOUNT: (),  # the escrow of started inferences
+    learning_keys.LEARNING_ACCOUNT: (),  # the budgets of training runs
 }
 """The module accounts and what each may do (the SDK's ``maccPerms``): bank mints only into an account with
 ``minter`` and burns only from one with ``burner``."""
@@ -155,7 +157,21 @@ class GonkaApp(BaseApp):
                 self.vesting_keeper,
             ]
         )
-        self.learning_keeper = LearningKeeper(authority)
+        # x/learning: training runs' budgets escrowed and paid through vesting as work (x/rewards); checkpoints
+        # replayed by hosts drawn with x/poc's beacon, losers slashed (x/slashing). A model trained by a run is
+        # registered (x/inference) only from a finished, valid run's final weights.
+        self.learning_keeper = LearningKeeper(
+            self.account_keeper,
+            self.bank_keeper,
+            self.vesting_keeper,
+            self.stake_keeper,
+            self.slashing_keeper,
+            self.rewards_keeper,
+            self.epochs_keeper,
+            self.poc_keeper,
+            authority,
+        )
+        self.inference_keeper.set_learning(self.learning_keeper)
         # Governance runs passed proposals through the router (BaseApp.execute_packed) as the authority;
         # "burned" deposits go to the community pool when x/pool's deposits_to_pool says so.
         self.gov_keeper = GovKeeper(

@@ -62,8 +62,10 @@ def register_run(
     creator: str,
     worker_names: list[str],
     initial_weights_hash: str,
+    budget: int,
 ) -> ChainRun:
-    """``MsgCreateTrainingRun`` for a new run; its workers are the keys named like the workers."""
+    """``MsgCreateTrainingRun`` for a new run escrowing ``budget``; its workers are the keys named like the
+    workers (registered hosts)."""
     keys = keyring(settings)
     workers = {name: address_of(keys.private_key(name)) for name in worker_names}
     run_id = LearningClient(settings.chain_node).create_run(
@@ -74,6 +76,7 @@ def register_run(
         rounds=run.config.rounds,
         preset=run.config.preset,
         initial_weights_hash=bytes.fromhex(initial_weights_hash),
+        budget=budget,
     )
     registered = ChainRun(chain_node=settings.chain_node, run_id=run_id, workers=workers)
     checkpoint.write_text(chain_file(layout.root), registered.model_dump_json(indent=2) + "\n")

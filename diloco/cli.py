@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -44,6 +45,7 @@ LAUNCH_FLAGS = {
     "local_workers": "workers to spawn here (default: --workers); the others join with --join",
     "stop_after": "end this session after N rounds in total; --resume continues",
     "keep_checkpoints": "keep only the newest N checkpoints and their replay data (default: all)",
+    "test_fault_worker": "TEST ONLY: this local worker trains round 0 on another data order than it commits",
 }
 TIMEOUT_FLAGS = {
     "startup_timeout_s": "how long round 0 waits for --workers workers (default 300)",
@@ -55,7 +57,7 @@ CHAIN_FLAGS = {
     "keyring_home": "with --chain-node: the home whose keyring holds the keys (a worker's key is named like it)",
     "keyring_backend": "with --chain-node: test or file (default test)",
 }
-JOIN_ONLY = ("join", "worker_name")
+JOIN_ONLY = ("join", "worker_name", "test_fault")
 SHARED = ("out", "threads", "device")
 Settings = TypeVar("Settings", bound="BaseModel")
 
@@ -104,8 +106,8 @@ def cmd_train(args: argparse.Namespace) -> None:
 
         participant.run(settings)
         return
-    if args.worker_name is not None:
-        raise ValueError("--worker-name goes with --join")
+    if args.worker_name is not None or args.test_fault is not None:
+        raise ValueError(f"{'--worker-name' if args.worker_name is not None else '--test-fault'} goes with --join")
     if args.resume and train_given:
         raise ValueError(
             f"--resume continues the run in --out with its own configuration; drop {_flag(next(iter(train_given)))}"
@@ -115,7 +117,7 @@ def cmd_train(args: argparse.Namespace) -> None:
     settings = _validated(
         LaunchSettings,
         {
-            **_given(args, (*LAUNCH_FLAGS, *SHARED, "creator")),
+            **_given(args, (*LAUNCH_FLAGS, *SHARED, "creator", "budget")),
             "resume": args.resume,
             "timeouts": timeouts,
             **_chain(args),
@@ -156,13 +158,18 @@ def cmd_verify(args: argparse.Namespace) -> None:
         record = committed_record(client, registered, record)
     replay = replay_segment(run_dir, request.round, record.worker_name, request.threads)
     verdict = judge(record, replay)
+    judged = {
+        **asdict(verdict),
+        "replay_weights_hash": replay.weights_hash,
+        "replay_optimizer_hash": replay.optimizer_hash,
+    }
     if not request.submit:
-        print(verdict.to_json())
+        print(json.dumps(judged))
         return
     if registered is None or client is None or request.chain is None or request.verifier is None:
         raise ValueError(f"{run_dir} was not registered on chain (no chain.json)")
     txhash = submit_verdict(client, registered, request.chain, request.verifier, record, replay, verdict)
-    print(json.dumps({**json.loads(verdict.to_json()), "txhash": txhash}))
+    print(json.dumps({**judged, "txhash": txhash}))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -179,7 +186,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--device", help="auto (default: cuda when available, else cpu), cpu, cuda or cuda:N")
     train.add_argument("--join", help="HOST:PORT: take part as one worker in a run coordinated there")
     train.add_argument("--worker-name", help="with --join: this worker's identity (its PoL key name)")
+    train.add_argument(
+        "--test-fault",
+        choices=["wrong-data", "wrong-data-first"],
+        help="with --join, TEST ONLY: train every round (or round 0 only) on another data order than the one "
+        "committed (replays must refuse it)",
+    )
     train.add_argument("--creator", help="with --chain-node: the key that registers a new run on chain")
+    train.add_argument("--budget", help="with --creator: what the new run escrows and pays its workers (ngonka)")
     for name, text in CHAIN_FLAGS.items():
         train.add_argument(_flag(name), help=text)
     train.set_defaults(func=cmd_train)
@@ -187,7 +201,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     verify = actions.add_parser(
         "verify",
         help="replay one worker's round and judge its PoL record; prints "
-        '{"valid": ..., "reasons": [...], "weight_distance": ...}',
+        '{"valid": ..., "reasons": [...], "weight_distance": ..., "replay_weights_hash": ..., '
+        '"replay_optimizer_hash": ...}',
     )
     verify.add_argument("run_dir")
     verify.add_argument("round")

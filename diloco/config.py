@@ -132,6 +132,10 @@ class LaunchSettings(BaseModel):
     chain: ChainSettings | None = None
     creator: str | None = None
     """With ``chain``: the key that registers a new run in x/learning."""
+    budget: int | None = Field(None, ge=1)
+    """With ``creator``: what the new run escrows and pays its workers (integer, the chain's learning denom)."""
+    test_fault_worker: str | None = Field(None, pattern=WORKER_NAME)
+    """TEST ONLY: this local worker runs with ``--test-fault wrong-data-first`` (``JoinSettings.test_fault``)."""
 
 
 class JoinSettings(BaseModel):
@@ -145,6 +149,10 @@ class JoinSettings(BaseModel):
     threads: int = Field(1, ge=1)
     device: str = Field("auto", pattern=DEVICE)
     chain: ChainSettings | None = None
+    test_fault: Literal["wrong-data", "wrong-data-first"] | None = None
+    """TEST ONLY: ``wrong-data`` trains each round (``wrong-data-first``: round 0 only) on another data order than
+    the one it stores and commits, so those checkpoints do not follow from their data (what a verifier's replay must
+    catch)."""
 
 
 class VerifyRequest(BaseModel):

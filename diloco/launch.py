@@ -66,7 +66,13 @@ def device_for(setting: str, position: int) -> str:
 
 
 def spawn(
-    layout: RunLayout, address: str, name: str, threads: int, device: str, chain: ChainSettings | None
+    layout: RunLayout,
+    address: str,
+    name: str,
+    threads: int,
+    device: str,
+    chain: ChainSettings | None,
+    test_fault: bool = False,
 ) -> subprocess.Popen[bytes]:
     layout.log_file(name).parent.mkdir(parents=True, exist_ok=True)
     chain_flags = (
@@ -99,6 +105,7 @@ def spawn(
                 "--device",
                 device,
                 *chain_flags,
+                *(["--test-fault", "wrong-data-first"] if test_fault else []),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -130,7 +137,7 @@ def launch(config: TrainConfig | None, settings: LaunchSettings) -> dict[str, ob
     start = checkpoint.latest_complete(layout, local)
     first_round = start.checkpoint if start else 0
     end_round = min(settings.stop_after or run.config.rounds, run.config.rounds)
-    chain_run = None if settings.chain is None else on_chain(layout, run, settings.chain, settings.creator, first_round)
+    chain_run = None if settings.chain is None else on_chain(layout, run, settings, first_round)
     if first_round < end_round:
         coordinate(
             layout, run, first_round, end_round, dict(start.workers) if start else {}, count, settings, chain_run
@@ -148,11 +155,12 @@ def launch(config: TrainConfig | None, settings: LaunchSettings) -> dict[str, ob
     }
 
 
-def on_chain(
-    layout: RunLayout, run: RunRecord, chain: ChainSettings, creator: str | None, first_round: int
-) -> ChainRun:
-    """The run's x/learning registration: read back, or made now by ``creator`` for the run's workers
-    ``worker0`` … ``worker{K-1}`` (the keys of those names, local or joining from other hosts)."""
+def on_chain(layout: RunLayout, run: RunRecord, settings: LaunchSettings, first_round: int) -> ChainRun:
+    """The run's x/learning registration: read back, or made now by the settings' ``creator``, escrowing their
+    ``budget``, for the run's workers ``worker0`` … ``worker{K-1}`` (the keys of those names, local or joining
+    from other hosts)."""
+    chain, creator, budget = settings.chain, settings.creator, settings.budget
+    assert chain is not None, "on_chain is called with chain settings"
     registered = read_chain_run(layout.root)
     if registered is not None:
         return registered
@@ -160,6 +168,8 @@ def on_chain(
         raise ValueError("this run has rounds done off chain; only a new run can be registered on chain")
     if creator is None:
         raise ValueError("registering the run on chain needs --creator KEY")
+    if budget is None:
+        raise ValueError("registering the run on chain needs --budget N")
     return register_run(
         layout,
         run,
@@ -167,6 +177,7 @@ def on_chain(
         creator,
         [f"worker{i}" for i in range(run.config.workers)],
         weights_sha256(initial_weights(run.config)),
+        budget,
     )
 
 
@@ -212,7 +223,13 @@ def coordinate(
     try:
         for position, name in enumerate(local):
             processes[name] = spawn(
-                layout, address, name, threads, device_for(settings.device, position), settings.chain
+                layout,
+                address,
+                name,
+                threads,
+                device_for(settings.device, position),
+                settings.chain,
+                test_fault=name == settings.test_fault_worker,
             )
             emit({"event": "spawned", "worker": name, "pid": processes[name].pid})
         Coordinator(

@@ -51,8 +51,16 @@ class Contribution:
 
 class Participant:
     def __init__(
-        self, member: Member, spec: RunSpec, layout: RunLayout, corpus: Corpus, device: torch.device, sink: PoLSink
+        self,
+        member: Member,
+        spec: RunSpec,
+        layout: RunLayout,
+        corpus: Corpus,
+        device: torch.device,
+        sink: PoLSink,
+        test_fault: str | None = None,
     ) -> None:
+        self.test_fault = test_fault
         self.member, self.run, self.config, self.spec = member, spec.run, spec.run.config, spec
         self.layout, self.corpus, self.device, self.sink = layout, corpus, device, sink
         self.backend = "nccl" if device.type == "cuda" else "gloo"
@@ -154,9 +162,11 @@ class Participant:
         start_optimizer_hash = weights_sha256(checkpoint.inner_state(self.optimizer, self.model))
         data = shard(self.corpus, self.index, self.config.workers)
         starts = data_order(self.config, self.index, round_number, data.numel())
+        faulty = self.test_fault == "wrong-data" or (self.test_fault == "wrong-data-first" and round_number == 0)
+        trained_on = torch.roll(starts, 1) if faulty else starts
         began = time.perf_counter()
         losses = inner_steps(
-            self.model, self.optimizer, data, starts, self.config, round_number * self.config.inner_steps
+            self.model, self.optimizer, data, trained_on, self.config, round_number * self.config.inner_steps
         )
         seconds = time.perf_counter() - began
         end = {name: value.detach().cpu() for name, value in self.model.state_dict().items()}
@@ -286,7 +296,14 @@ def run(settings: JoinSettings) -> None:
     sink: PoLSink = JsonlSink(layout.pol_file, settings.worker_name)
     if settings.chain is not None and store.check([CHAIN_KEY]):
         sink = ChainSink(sink, settings.chain, ChainRun.model_validate_json(store.get(CHAIN_KEY)), settings.worker_name)
-    participant = Participant(Member(store, settings.worker_name), spec, layout, corpus, device, sink)
+    if settings.test_fault is not None:
+        log.warning(
+            "TEST-ONLY training fault %r is on: this worker's checkpoints do not follow from its data",
+            settings.test_fault,
+        )
+    participant = Participant(
+        Member(store, settings.worker_name), spec, layout, corpus, device, sink, settings.test_fault
+    )
     participant.run_rounds()
 
 

@@ -16,8 +16,7 @@ result. ``judge`` holds that replay against the worker's ``CheckpointRecord``:
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -65,9 +64,6 @@ class ReplayVerdict:
     valid: bool
     reasons: list[str]
     weight_distance: float | None
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
 
 
 def worker_name(layout: RunLayout, round_number: int, worker: str) -> str:

@@ -49,6 +49,7 @@ COMMANDS = {
     "mlnode": "mlnode.cli",
     "agent": "gonkad.cmd.agent",
     "executor": "gonkad.cmd.executor",
+    "models": "gonkad.cmd.models",
     "train": "diloco.cli",
     "verify-work": "gonkad.cmd.verify_work",
     "chain-info": "gonkad.cmd.chain_info",
@@ -127,6 +128,13 @@ def cmd_localnet(args: argparse.Namespace) -> None:
         print(json.dumps({"stopped": localnet.stop(root)}))
     elif args.action == "status":
         print(json.dumps({**localnet.status(root), "chain_info": localnet.write_chain_info(root)}, indent=2))
+    elif args.action == "train-and-serve":
+        from gonkad.localnet_serve import train_and_serve
+
+        def progress(line: str) -> None:
+            print(line, file=sys.stderr, flush=True)
+
+        print(json.dumps(train_and_serve(root, progress, test_fault_worker=args.test_fault_worker)))
     elif args.action == "watch":
         deadline = time.monotonic() + args.seconds
         while time.monotonic() < deadline:
@@ -215,15 +223,21 @@ def _validator_messages(args: argparse.Namespace) -> Callable[[str], list[Messag
 
 
 def _add_localnet_command(sub: argparse._SubParsersAction) -> None:
-    """``localnet start|stop|status|watch``: an N-validator network on this machine."""
+    """``localnet start|stop|status|watch|train-and-serve``: an N-validator network on this machine (and the path
+    from training to a served model on it, ``gonkad.localnet_serve``)."""
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
-    p.add_argument("action", choices=["start", "stop", "status", "watch"])
+    p.add_argument("action", choices=["start", "stop", "status", "watch", "train-and-serve"])
     p.add_argument("--settings", default=str(LOCALNET_SETTINGS_FILE), help="the network's settings (TOML)")
     p.add_argument("--validators", type=int, help="overrides the settings' validators")
     p.add_argument("--home", default="localnet/home")
     p.add_argument("--chain-id", help="overrides the settings' chain_id")
     p.add_argument("--wait", type=float, default=0.0, help="start: wait up to this many seconds for blocks")
     p.add_argument("--seconds", type=float, default=10.0, help="watch: for how long")
+    p.add_argument(
+        "--test-fault-worker",
+        help="train-and-serve, TEST ONLY: this worker (worker0 or worker1) trains round 0 on another data order than "
+        "it commits, so the hosts' replays judge it invalid",
+    )
     p.set_defaults(func=cmd_localnet)
 
 

@@ -12,6 +12,7 @@ the localnet's keyring, and its finish journal; a TA's its own key).
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 import time
@@ -33,6 +34,11 @@ Kind = Literal["mlnode", "executor", "agent"]
 HEALTH = {"mlnode": "/health", "executor": "/v1/executor/status", "agent": "/v1/status"}
 """What answers 200 once a service serves."""
 EXPORT_PASSPHRASE = "localnet"
+TRAINING_RUNS = "runs"
+"""Under the localnet's root: the training runs of ``gonkad localnet train-and-serve``, whose replay data each
+executor serves for its own host's workers."""
+VERDICT_WINDOW = 600
+"""Blocks a drawn host has to replay a training round: the hosts replay on CPU cores the validators share."""
 """Only to move a test-backend host key from the localnet's keyring into its executor's home."""
 
 
@@ -72,6 +78,9 @@ class ServicesSettings(BaseModel):
     """Each TA's account at genesis: what pays its transactions' fees."""
     ta_queue_bound: int = Field(256, ge=0)
     """Requests a TA holds while every node is busy; beyond it 429."""
+    fetching_hosts: int = Field(1, ge=0)
+    """The last K hosts opt in to fetching models registered with a ``source_url`` (their executors' ``host.toml``:
+    ``[models] fetch = true``, ``host/README.md``); ``gonkad localnet train-and-serve`` publishes from val0."""
 
 
 class ServiceSpec(BaseModel):
@@ -125,10 +134,14 @@ def build(
     per TA."""
     model = _add_model(app_state, settings)
     _set_race(app_state, settings.race_preset)
+    app_state["learning"]["params"]["verdict_window"] = VERDICT_WINDOW
     hosts = host_count(settings, len(nodes))
     services: list[ServiceSpec] = []
     for i in range(hosts):
         services += _ml_node(root, i, nodes[i].name, ports[2 * i : 2 * i + 2], keyring, model, settings, app_state)
+        _write_host_config(
+            Path(services[-1].home), settings, fetch=i >= hosts - settings.fetching_hosts, runs=root / TRAINING_RUNS
+        )
     agents, app_state = _transfer_agents(root, settings, nodes, ports[2 * hosts :], app_state)
     return ServicesSpec(settings=settings, model=model, services=services + agents), app_state
 
@@ -207,6 +220,24 @@ def _ml_node(
         }
     )
     return [mlnode, executor]
+
+
+def _write_host_config(home: Path, settings: ServicesSettings, fetch: bool, runs: Path) -> None:
+    """An executor's ``host.toml``: whether it fetches registered models, whose ML nodes run like the preset's, and
+    the localnet's training runs (``runs``, where ``gonkad localnet train-and-serve`` trains), whose replay data of
+    this host's workers it serves."""
+    from host.models import HOST_TOML
+
+    (home / HOST_TOML).write_text(
+        "[models]\n"
+        f"fetch = {'true' if fetch else 'false'}\n"
+        "poll_s = 1\n"
+        f"threads = {settings.threads}\n"
+        f"max_concurrency = {settings.max_concurrency}\n"
+        f"max_tokens_limit = {settings.max_tokens_limit}\n"
+        "\n[training]\n"
+        f"runs = {json.dumps(str(runs))}\n"
+    )
 
 
 def _transfer_agents(

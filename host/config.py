@@ -60,6 +60,19 @@ class ExecutorConfig(BaseModel):
     poc: Any = None
     """The PoC V2 validation duty's ``host.poc.PocFollower``: its counts join the ``"poc"`` object of
     ``GET /v1/executor/status``; None: the host does not validate."""
+    models: Any = None
+    """The fetched models' duty, ``host.models.ModelFollower``: ``upstream(model)`` names the ML node of a model it
+    serves (requests for it go there, not to ``mlnode``), its counts are the ``"models"`` object of
+    ``GET /v1/executor/status``; None: the host serves only its own node's model."""
+    store: Any = None
+    """``host.models.ModelStore`` published at ``GET /models/<sha256>/manifest.json`` and ``…/<file>``; None: nothing
+    published."""
+    replay_data: Any = None
+    """``host.training.ReplayData`` served at ``GET /v1/training/<run>/<round>/<worker>/<file>``; None: this host
+    serves no replay data (the verifiers of its checkpoints then judge them invalid)."""
+    training: Any = None
+    """The training duty's ``host.training.TrainingFollower``: its counts are the ``"training"`` object of
+    ``GET /v1/executor/status``; None: the host neither replays nor claims."""
     release_key: secp256k1.PrivateKey | None = None
     """The host's key: when its node fails before answering, the TA gets its release (``X-Release``) and may
     reassign the inference at once (x/inference README, "Reassignment"); without a key, only after the executor

@@ -18,6 +18,12 @@
                                               hosts the chain drew to re-execute it (``host.poc.Payloads``)
     GET  /v1/sprint/openings?epoch&validator  the leaves of this host's race commitment a validator samples
                                               (``host.sprint.openings``)
+    GET  /models/<sha256>/manifest.json       a model the host publishes: its files with sizes and SHA-256, its
+    GET  /models/<sha256>/<file>              identity, and each file (``host.models``); a request for a model the
+                                              host fetched goes to that model's own ML node
+    GET  /v1/training/<run>/<round>/<worker>/<file>
+                                              one file of a round's replay data of this host's own worker
+                                              (``host.training``), for the verifiers the chain draws
 
 A host serves an answer only when the chain is certain to pay for it: the node may start on a request once the
 quick checks pass (``admit``), but nothing of its answer leaves the host before the start (or reassignment) is in
@@ -55,8 +61,10 @@ from host.config import ExecutorConfig
 from host.counters import Counts
 from host.digest import Digest, event_data
 from host.faults import forge, forged
+from host.models.serve import MODEL_FILE, send_model_file
 from host.shown import Shown
 from host.terms import node_body
+from host.training.serve import TRAINING_FILE, send_replay_file
 from sdk.client.rpc import RPCError
 from sdk.crypto.request import sign_release
 from sdk.http.asgi import Receive, Scope, Send, read_body, send_error, send_json
@@ -93,6 +101,8 @@ class Executor:
         self.finisher = config.finisher
         self.pool = Pool(config.mlnode, config.connect_timeout_s)
         self.pass_through_pool = Pool(config.mlnode, config.connect_timeout_s)
+        self.model_pools: dict[str, Pool] = {}
+        """The fetched models' ML nodes, by URL (``config.models``)."""
         self.counts = Counts()
         self.answers: OrderedDict[bytes, tuple[bytes, bytes]] = OrderedDict()
         """Inference id → (content type, the bytes the TA got) of the last ``kept_answers`` finished answers."""
@@ -112,6 +122,8 @@ class Executor:
                 else:
                     self.pool.close()
                     self.pass_through_pool.close()
+                    for pool in self.model_pools.values():
+                        pool.close()
                     self.admitting.shutdown(wait=False, cancel_futures=True)
                     await send({"type": "lifespan.shutdown.complete"})
                     return
@@ -133,6 +145,10 @@ class Executor:
                 await send_json(
                     send, 200, await asyncio.get_running_loop().run_in_executor(self.admitting, serve, query)
                 )
+            elif method == "GET" and self.config.store is not None and (found := MODEL_FILE.match(path)):
+                await send_model_file(send, self.config.store, found.group(1), found.group(2))
+            elif method == "GET" and self.config.replay_data is not None and (found := TRAINING_FILE.match(path)):
+                await send_replay_file(send, self.config.replay_data, found)
             else:
                 raise ApiError(404, f"Invalid URL ({method} {path})")
         except ApiError as error:
@@ -148,6 +164,10 @@ class Executor:
         poc = [part.status() for part in (self.config.payloads, self.config.poc) if part is not None]
         if poc:
             document["poc"] = {key: value for part in poc for key, value in part.items()}
+        if self.config.models is not None:
+            document["models"] = self.config.models.status()
+        if self.config.training is not None:
+            document["training"] = self.config.training.status()
         return document
 
     async def payload(self, receive: Receive, send: Send) -> None:
@@ -198,7 +218,9 @@ class Executor:
             asking: asyncio.Future[Any] | None = None
             try:
                 if start is not None:  # the node works while the start goes into a block
-                    asking = asyncio.ensure_future(self._ask(node_body(request, terms, start, body), terms.stream))
+                    asking = asyncio.ensure_future(
+                        self._ask(node_body(request, terms, start, body), terms.stream, terms.model)
+                    )
                 await asyncio.wait((confirming, gone), return_when=asyncio.FIRST_COMPLETED)
                 if not confirming.done():
                     self._abandon(inference_id, "before the start was in a block")
@@ -206,7 +228,7 @@ class Executor:
                 record = await self.chain_answer(inference_id, confirming)
                 node_request = node_body(request, terms, record, body)
                 if asking is None:
-                    asking = asyncio.ensure_future(self._ask(node_request, terms.stream))
+                    asking = asyncio.ensure_future(self._ask(node_request, terms.stream, terms.model))
                 await self.answer(served, asking, gone, send)
             finally:
                 gone.cancel()
@@ -334,13 +356,23 @@ class Executor:
             asyncio.get_running_loop().run_in_executor(self.admitting, self.config.admission.admit, inference_id, raw),
         )
 
-    async def _ask(self, body: bytes, stream: bool) -> tuple[Response, bytes, AsyncIterator[bytes] | None]:
-        """Send the request to the node: its response and whole body, or, for a stream it answers with 200, its
-        first chunk and the rest of its chunks. The response is closed when this fails or is cancelled."""
+    def _pool(self, model: str) -> Pool:
+        """The pool of the ML node serving ``model``: a fetched model's own node, else the host's node."""
+        url = None if self.config.models is None else self.config.models.upstream(model)
+        if url is None:
+            return self.pool
+        if url not in self.model_pools:
+            self.model_pools[url] = Pool(url, self.config.connect_timeout_s)
+        return self.model_pools[url]
+
+    async def _ask(self, body: bytes, stream: bool, model: str) -> tuple[Response, bytes, AsyncIterator[bytes] | None]:
+        """Send the request to the node serving ``model``: its response and whole body, or, for a stream it answers
+        with 200, its first chunk and the rest of its chunks. The response is closed when this fails or is
+        cancelled."""
         response: Response | None = None
         try:
             async with asyncio.timeout(self.config.upstream_timeout_s):
-                response = await self.pool.request("POST", "/v1/chat/completions", body, timeout_s=None)
+                response = await self._pool(model).request("POST", "/v1/chat/completions", body, timeout_s=None)
                 if stream and response.status == 200:
                     chunks = response.chunks()
                     return response, await anext(chunks, b""), chunks

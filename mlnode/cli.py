@@ -40,6 +40,16 @@ def cmd_export_hf(args: argparse.Namespace) -> None:
     print(json.dumps({"directory": str(out), "identity": f"{out.name}@sha256:{sha}"}))
 
 
+def cmd_identity(args: argparse.Namespace) -> None:
+    """Print the identity a model directory is served under, as the node computes it when it loads it."""
+    import json
+    from pathlib import Path
+
+    from mlnode.node import load_directory  # torch loads for this command only
+
+    print(json.dumps({"identity": load_directory(Path(args.model)).identity}))
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``mlnode`` and its actions to gonkad's top-level sub-commands."""
     mlnode = subparsers.add_parser("mlnode", help="the ML node: models behind an OpenAI-compatible API")
@@ -74,3 +84,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, help="our model directory (config.json + model.safetensors)")
     p.add_argument("--out", required=True, help="the Hugging Face directory to write")
     p.set_defaults(func=cmd_export_hf)
+    p = actions.add_parser(
+        "identity", help='load a model directory and print {"identity": "NAME@sha256:WEIGHTS_SHA256"} (its model id)'
+    )
+    p.add_argument("--model", required=True, help="a model directory (ours or Hugging Face)")
+    p.set_defaults(func=cmd_identity)

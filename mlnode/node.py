@@ -27,7 +27,7 @@ from mlnode.settings import NodeSettings
 from mlnode.upstream import UpstreamBackend
 from mlnode.verify_chat import verify_router
 from mlnode.vocabulary import BYTES
-from mlnode.weights import load_model, random_model
+from mlnode.weights import LoadedModel, load_model, random_model
 
 
 @dataclass(frozen=True)
@@ -43,18 +43,22 @@ class Built:
     """The model's context in tokens; unknown for an upstream."""
 
 
+def load_directory(directory: Path) -> LoadedModel:
+    """A model directory: a Hugging Face one, or ours (``config.json`` + ``model.safetensors``)."""
+    return load_hf_model(directory) if is_hf_directory(directory) else load_model(directory)
+
+
 def build_backend(settings: NodeSettings) -> Built:
     """The local model (loaded, moved to its device) or the upstream adapter the settings name."""
     if settings.upstream is not None:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         backend = UpstreamBackend(settings.upstream, settings.max_concurrency, settings.max_queue, settings.model)
         return Built(backend, device, [], None)
-    if settings.model is None:
-        loaded = random_model(str(settings.preset), settings.seed or 0)
-    elif is_hf_directory(Path(settings.model)):
-        loaded = load_hf_model(Path(settings.model))
-    else:
-        loaded = load_model(Path(settings.model))
+    loaded = (
+        random_model(str(settings.preset), settings.seed or 0)
+        if settings.model is None
+        else load_directory(Path(settings.model))
+    )
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"--device {settings.device}: torch sees no CUDA device on this host")
     loaded.model.to(("cuda" if torch.cuda.is_available() else "cpu") if settings.device == "auto" else settings.device)

@@ -49,8 +49,12 @@ def browser() -> Iterator[webdriver.Chrome]:
 @pytest.fixture(scope="module")
 def net4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A 4-validator localnet, stopped at the end of the module whatever happened. Tests on it kill and
-    restart validators, so downtime is never jailed here (its own tests use their own networks)."""
+    restart validators, so downtime is never jailed here (its own tests use their own networks). A training
+    checkpoint's verdicts are taken for 100,000 blocks: a replay on CPU outlasts the default window."""
     settings = localnet.load_settings(validators=4, chain_id="gonka-test")
-    never_jailed = {"slashing": {"params": {"signed_blocks_window": "1000000"}}}
-    settings = settings.model_copy(update={"genesis": genesis.merge_overrides(settings.genesis, never_jailed)})
+    overrides = {
+        "slashing": {"params": {"signed_blocks_window": "1000000"}},
+        "learning": {"params": {"verdict_window": 100_000}},
+    }
+    settings = settings.model_copy(update={"genesis": genesis.merge_overrides(settings.genesis, overrides)})
     yield from running_localnet(tmp_path_factory.mktemp("localnet"), settings)

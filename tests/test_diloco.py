@@ -254,7 +254,14 @@ def test_verify_command_prints_one_verdict_line(run_a: tuple[Path, dict[str, Any
     result = subprocess.run(
         gonkad("train", "verify", str(out), "3", "1"), cwd=ROOT, capture_output=True, timeout=60, check=True
     )
-    assert json.loads(result.stdout) == {"valid": True, "reasons": [], "weight_distance": 0.0}
+    record = find_record(out / "pol.jsonl", 3, "worker1")
+    assert json.loads(result.stdout) == {
+        "valid": True,
+        "reasons": [],
+        "weight_distance": 0.0,
+        "replay_weights_hash": record.weights_hash,
+        "replay_optimizer_hash": record.optimizer_hash,
+    }
 
 
 def test_the_ml_node_serves_a_trained_checkpoint(run_a: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
@@ -352,3 +359,58 @@ def test_a_killed_worker_is_dropped_and_a_joiner_takes_part(tmp_path: Path) -> N
     assert first.start_weights_hash == RunLayout(out).read_info(joined_round).weights_sha256
     verdict = judge(first, replay_segment(out, joined_round, "late"))
     assert verdict.valid, verdict.reasons
+
+
+def test_a_worker_whose_checkpoints_do_not_follow_from_its_data_is_judged_invalid(tmp_path: Path) -> None:
+    """A joiner with the test-only ``wrong-data`` fault trains on another data order than the one it stores and
+    commits: every replay of its rounds refuses the weights it claims, while the honest worker's replay exactly."""
+    out = tmp_path / "faulty"
+    with launcher(out, *CONFIG, "--rounds", "2", "--threads", "1", "--local-workers", "1", *TIMEOUTS) as process:
+        wait_for(lambda: events_of(out, "session"), "the session")
+        address = events_of(out, "session")[0]["rendezvous"]
+        with (tmp_path / "faulty.log").open("wb") as log:
+            joiner = subprocess.Popen(
+                gonkad(
+                    "train",
+                    "--join",
+                    address,
+                    "--worker-name",
+                    "cheat",
+                    "--out",
+                    str(out),
+                    "--threads",
+                    "1",
+                    "--test-fault",
+                    "wrong-data",
+                ),
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            process.communicate(timeout=RUN_TIMEOUT_S)
+            assert process.returncode == 0, (tmp_path / "faulty.stderr").read_text()[-3000:]
+            assert joiner.wait(timeout=30) == 0, (tmp_path / "faulty.log").read_text()[-3000:]
+        finally:
+            stop_child(joiner, grace_s=20)
+    assert "TEST-ONLY training fault 'wrong-data'" in (tmp_path / "faulty.log").read_text()
+    for round_number in (0, 1):
+        cheat = judge(find_record(out / "pol.jsonl", round_number, "cheat"), replay_segment(out, round_number, "cheat"))
+        assert not cheat.valid
+        assert [r for r in cheat.reasons if r.startswith("weights_hash: replaying the round")], cheat.reasons
+        assert not [r for r in cheat.reasons if r.startswith("data_hash")], cheat.reasons
+        honest = judge(
+            find_record(out / "pol.jsonl", round_number, "worker0"), replay_segment(out, round_number, "worker0")
+        )
+        assert honest.valid, honest.reasons
+
+
+def test_the_test_fault_goes_with_join_only(tmp_path: Path) -> None:
+    result = subprocess.run(
+        gonkad("train", "--out", str(tmp_path / "x"), "--test-fault", "wrong-data"),
+        cwd=ROOT,
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "--test-fault goes with --join" in result.stderr.decode()

@@ -1,5 +1,7 @@
-"""Proof-of-Learning on chain: a DiLoCo run registered in x/learning on a real localnet, every round
-committed by the workers' own keys, replay verdicts submitted, and forged checkpoints refused."""
+"""Proof-of-Learning on chain: a DiLoCo run registered in x/learning on a real localnet with a budget, every round
+committed by the workers' own keys (hosts val0 and val1, renamed worker0 and worker1), replay verdicts submitted by
+the hosts drawn to verify (a honest one and one replaying tampered data), tampering found in every case, and
+forged checkpoints refused."""
 
 from __future__ import annotations
 
@@ -18,14 +20,14 @@ from test_diloco import CONFIG, ROOT, TIMEOUTS, reorder_data, tamper_optimizer, 
 from diloco.chain import read_chain_run
 from diloco.pol import find_record
 from gonkad import localnet
-from sdk.client.querier import Querier
-from sdk.client.tx import TxFailed, TxOptions, deliver
-from sdk.client.txbuilder import address_of, send_msg
-from sdk.coins import parse_coins
+from protogen.gonka.learning.v1 import learning_pb2
+from sdk.client.tx import TxFailed
+from sdk.client.txbuilder import address_of
+from sdk.keyring.keyring import Keyring
 from x.learning.client import LearningClient
 
 WORKERS = ("worker0", "worker1")
-CHECKERS = ("checker0", "checker1", "checker2", "checker3")
+HOSTS = ("val0", "val1", "val2", "val3")
 
 
 def gonkad(*args: str) -> Any:
@@ -40,20 +42,13 @@ def test_rounds_are_committed_verified_and_forgeries_refused_on_chain(net4: Path
     spec = localnet.load(net4)
     node = spec.nodes[0].rpc
     keyring = ["--keyring-home", str(net4), "--keyring-backend", "test"]
-    addresses = {
-        name: gonkad("keys", "add", name, "--home", str(net4), "--keyring-backend", "test", "--output", "json")[
-            "address"
-        ]
-        for name in (*WORKERS, *CHECKERS)
-    }
-    faucet = localnet.load_key(net4, "faucet")
-    deliver(
-        Querier(node),
-        faucet,
-        [send_msg(address_of(faucet), a, parse_coins("10000000ngonka")) for a in addresses.values()],
-        spec.chain_id,
-        TxOptions(gas="600000"),
-    )
+    keys = Keyring(net4, "test")
+    for host, worker in zip(HOSTS, WORKERS):  # a run's workers are hosts; diloco signs with the worker's name
+        armored = keys.export(host, "export")
+        keys.delete(host)
+        keys.import_key(worker, armored, "export")
+    names = {address_of(keys.private_key(n)): n for n in (*WORKERS, *HOSTS[2:])}
+    addresses = {name: address for address, name in names.items()}
 
     out = tmp_path / "run"
     summary = train(
@@ -71,6 +66,8 @@ def test_rounds_are_committed_verified_and_forgeries_refused_on_chain(net4: Path
         *keyring,
         "--creator",
         "faucet",
+        "--budget",
+        "6000",
     )
     assert summary["rounds_done"] == 2
     registered = read_chain_run(out)
@@ -78,6 +75,7 @@ def test_rounds_are_committed_verified_and_forgeries_refused_on_chain(net4: Path
     client = LearningClient(node)
     run = client.run(registered.run_id)
     assert run["workers"] == [addresses[name] for name in WORKERS] and run["rounds"] == 3
+    assert (run["budget"], run["paid"], run["refunded"]) == ("6000", "0", "0")
     for round_ in (0, 1):
         committed = {c["worker"]: c for c in client.checkpoints(registered.run_id, round_)}
         assert set(committed) == {addresses[name] for name in WORKERS}
@@ -86,53 +84,46 @@ def test_rounds_are_committed_verified_and_forgeries_refused_on_chain(net4: Path
             assert committed[addresses[name]]["weights_hash"] == local.weights_hash
             assert committed[addresses[name]]["data_order_hash"] == local.data_hash
 
-    def verify(run_dir: Path, checker: str) -> dict[str, Any]:
-        return gonkad(
-            "train",
-            "verify",
-            str(run_dir),
-            "1",
-            "worker0",
-            "--submit",
-            "--from",
-            checker,
-            "--chain-node",
-            node,
-            *keyring,
-        )
+    def verify(run_dir: Path, checker: str | None) -> dict[str, Any]:
+        """The replay's verdict, submitted by ``checker`` (None: judged only)."""
+        submit = ["--submit", "--from", checker, "--chain-node", node, *keyring] if checker else []
+        return gonkad("train", "verify", str(run_dir), "1", "worker0", *submit)
 
-    cases: list[tuple[Callable[[Path, int], None], str, str]] = [
-        (tamper_weights, "checker1", "start_weights_hash"),
-        (tamper_optimizer, "checker2", "start_optimizer_hash"),
-        (reorder_data, "checker3", "data_hash"),
+    drawn = client.checkpoint(registered.run_id, 1, addresses["worker0"])["verifiers"]
+    honest, cheat = (names[v["address"]] for v in drawn)
+    weights = {names[v["address"]]: v["weight"] for v in drawn}
+    cases: list[tuple[Callable[[Path, int], None], str | None, str]] = [
+        (tamper_weights, cheat, "start_weights_hash"),
+        (tamper_optimizer, None, "start_optimizer_hash"),
+        (reorder_data, None, "data_hash"),
     ]
-    runs = {"checker0": out}
-    for tamper, checker, _ in cases:
-        runs[checker] = tmp_path / checker
-        shutil.copytree(out, runs[checker])
-        tamper(runs[checker], 1)
-    # The four checkers replay and submit side by side (their own keys and copies): each replay's start-up
-    # and each submission's wait for its block overlap the others'.
+    runs: dict[str, tuple[Path, str | None]] = {"honest": (out, honest)}
+    for tamper, checker, reason in cases:
+        runs[reason] = (tmp_path / reason, checker)
+        shutil.copytree(out, runs[reason][0])
+        tamper(runs[reason][0], 1)
+    # The replays run side by side (their own copies): each one's start-up and each submission's wait for its
+    # block overlap the others'.
     with ThreadPoolExecutor(len(runs)) as pool:
-        answers = dict(zip(runs, pool.map(verify, runs.values(), runs)))
-    honest = answers["checker0"]
-    assert honest["valid"] is True and honest["txhash"], honest
-    for _, checker, reason in cases:
-        verdict = answers[checker]
+        answers = dict(zip(runs, pool.map(lambda case: verify(*case), runs.values())))
+    assert answers["honest"]["valid"] is True and answers["honest"]["txhash"], answers["honest"]
+    for _, _, reason in cases:
+        verdict = answers[reason]
         assert verdict["valid"] is False and any(r.startswith(reason) for r in verdict["reasons"]), verdict
 
     verdicts = {v["verifier"]: v for v in client.verdicts(registered.run_id, 1, addresses["worker0"])}
-    assert set(verdicts) == {addresses[c] for c in CHECKERS}
-    assert verdicts[addresses["checker0"]].get("valid") is True
-    assert all(not verdicts[addresses[c]].get("valid") for c in CHECKERS[1:])
-    assert "start_weights_hash" in verdicts[addresses["checker1"]]["reason"]
-    tallies = client.checkpoint(registered.run_id, 1, addresses["worker0"])
-    assert (int(tallies["valid_verdicts"]), int(tallies["invalid_verdicts"])) == (1, 3)
+    assert set(verdicts) == {addresses[honest], addresses[cheat]}
+    assert verdicts[addresses[honest]].get("valid") is True and not verdicts[addresses[cheat]].get("valid")
+    assert "start_weights_hash" in verdicts[addresses[cheat]]["reason"]
+    settled = client.checkpoint(registered.run_id, 1, addresses["worker0"])
+    assert (int(settled["valid_verdicts"]), int(settled["invalid_verdicts"])) == (1, 1)
+    invalid = 2 * weights[cheat] > weights[cheat] + weights[honest]
+    assert settled["outcome"] == (learning_pb2.OUTCOME_INVALID if invalid else learning_pb2.OUTCOME_VALID)
 
     # A forged checkpoint for round 2: worker0 claims to start from its own round-1 weights instead of the
     # global state the round agreed on. x/learning refuses it.
     record = find_record(out / "pol.jsonl", 1, "worker0")
-    worker0 = localnet.load_key(net4, "worker0")
+    worker0 = keys.private_key("worker0")
     with pytest.raises(TxFailed) as forged:
         client.commit_checkpoint(
             worker0,

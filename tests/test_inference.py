@@ -1174,6 +1174,29 @@ def test_invalid_model_text_with_a_trailing_newline(field: str, value: str) -> N
     assert (refusal.value.codespace, refusal.value.code) == ("inference", 2)
 
 
+@pytest.mark.parametrize(
+    "source_url, error",
+    [
+        ("ftp://host/models/x", "source_url 'ftp://host/models/x' must be http:// or https:// with a host"),
+        ("http:///models/x", "must be http:// or https:// with a host"),
+        ("http://host/models x", "source_url must be at most 256 characters without spaces or controls"),
+        ("http://host/" + "x" * 250, "source_url must be at most 256 characters"),
+    ],
+)
+def test_model_source_url_is_an_http_url_or_empty(source_url: str, error: str) -> None:
+    model = inference_pb2.Model(
+        id=f"tiny-llama@sha256:{SHA}", name="tiny-llama", weights_sha256=SHA, context_length=2048, price_per_token=PRICE
+    )
+    validate_model(model)  # empty: distributed out of band
+    model.source_url = f"https://host.example/models/{SHA}"
+    validate_model(model)
+    model.source_url = source_url
+    with pytest.raises(ABCIError) as refusal:
+        validate_model(model)
+    assert (refusal.value.codespace, refusal.value.code) == ("inference", 2)
+    assert error in refusal.value.detail
+
+
 def test_invalid_node_id_with_a_trailing_newline() -> None:
     bad = inference_pb2.MlNode(
         operator=addr(HOST_A), node_id="node-a\n", url="http://127.0.0.1:1", models=[MODEL], max_concurrency=1

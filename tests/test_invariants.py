@@ -43,6 +43,8 @@ def test_invariants_hold_and_a_broken_one_is_named(tmp_path: Path) -> None:
         "gov/deposits-held",
         "inference/escrow-held",
         "inference/index-consistent",
+        "learning/escrow-held",
+        "learning/pending-indexed",
         "poc/queues-consistent",
         "poc/validators-drawn",
         "pool/balance-accounted",

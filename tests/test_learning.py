@@ -1,7 +1,12 @@
-"""x/learning on an in-process app: each message rule's code and log, queries, genesis round trips, CLI input."""
+"""x/learning on an in-process app: each message rule's code and log, queries, genesis round trips, CLI input.
+
+W1, W2, V1 and V2 are hosts (gentx) of different collateral; with ``verifiers_per_checkpoint`` 3 every other host
+is drawn to replay each checkpoint, so the verifiers here are known in advance (tests/test_learning_pay.py draws
+fewer and covers the money)."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -18,14 +23,17 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from gonkad import cli, genesis
-from protogen.gonka.learning.v1 import query_pb2, tx_pb2
+from protogen.gonka.learning.v1 import learning_pb2, query_pb2, tx_pb2
 from protogen.gonka.learning.v1.genesis_pb2 import GenesisState
+from sdk.address import module_address
+from sdk.cli.flags import message_dict
 from sdk.client.txbuilder import address_of, sign_tx
 from sdk.crypto import bech32, secp256k1
 from sdk.services import gonka
+from x.genutil.gentx import build_gentx
+from x.learning import genesis as learning_genesis
 from x.learning import keys
 from x.learning.client import plain
-from x.learning.keeper import LearningKeeper
 from x.learning.module import LearningModule
 
 QUERY = gonka("learning").query
@@ -33,7 +41,24 @@ QUERY = gonka("learning").query
 CHAIN = "gonka-learning"
 CREATOR, W1, W2, OUTSIDER, V1, V2 = (secp256k1.PrivateKey(bytes([0x60 + i]) * 32) for i in range(6))
 KEYS = (CREATOR, W1, W2, OUTSIDER, V1, V2)
-PARAMS = {"max_workers": 3, "max_rounds": 5, "max_reason_len": 16}
+HOSTS = {W1: 100, W2: 150, V1: 200, V2: 250}
+"""The hosts and their collateral in GNK."""
+GNK = 10**9
+FUNDS = 10**12
+SHARE = 1000
+BUDGET = SHARE * 2 * 2 + 3
+"""Run 1's budget: 2 workers, 2 rounds, a share of 1000 each, and a remainder of 3."""
+PARAMS = {
+    "max_workers": 3,
+    "max_rounds": 5,
+    "max_reason_len": 16,
+    "verifiers_per_checkpoint": 3,
+    "replay_rate_ppm": 1_000_000,
+    "verdict_window": 20,
+    "learning_slash_fraction": "0.2",
+    "payment_vesting_epochs": 1,
+    "denom": "ngonka",
+}
 
 
 def h(label: str) -> bytes:
@@ -47,16 +72,35 @@ def addr(key: secp256k1.PrivateKey) -> str:
     return address_of(key)
 
 
-class LearningChain(InProcessChain):
-    """An in-process chain with every key funded, driven one signed transaction per block."""
+def module_account() -> str:
+    return bech32.encode(module_address(keys.LEARNING_ACCOUNT))
 
-    def __init__(self, path: Path, learning: dict[str, Any] | None = None) -> None:
-        """``learning``: the module's genesis (default: the default one with the test ``PARAMS``)."""
+
+class LearningChain(InProcessChain):
+    """An in-process chain with every key funded and ``HOSTS`` registered, driven one signed transaction per
+    block; reward issuance off, so balances and supply move only as the tests move them."""
+
+    def __init__(self, path: Path, learning: dict[str, Any] | None = None, escrow: int = 0, **options: Any) -> None:
+        """``learning``: the module's genesis (default: the default one with the test ``PARAMS``); ``escrow``: the
+        module account's balance at genesis (an imported genesis's runs' escrow)."""
         state = genesis.default_app_state()
         state["learning"] = learning or {**state["learning"], "params": PARAMS}
-        super().__init__(path, {addr(key): [("ngonka", 10**12)] for key in KEYS}, chain_id=CHAIN, app_state=state)
+        state["rewards"]["params"]["initial_epoch_reward"] = "0"
+        gentxs = [
+            build_gentx(key, f"host{i}", bytes([0xD0 + i]) * 32, ("ngonka", collateral * GNK), CHAIN)
+            for i, (key, collateral) in enumerate(HOSTS.items())
+        ]
+        state["genutil"] = {"gen_txs": [base64.b64encode(tx).decode() for tx in gentxs]}
+        accounts = {addr(key): [("ngonka", FUNDS)] for key in KEYS}
+        if escrow:
+            accounts[module_account()] = [("ngonka", escrow)]
+        super().__init__(path, accounts, chain_id=CHAIN, app_state=state, **options)
 
     def deliver(self, key: secp256k1.PrivateKey, msg: Message) -> abci.ExecTxResult:
+        [result] = self.block([self.sign(key, msg)]).tx_results
+        return result
+
+    def sign(self, key: secp256k1.PrivateKey, msg: Message) -> bytes:
         reply = self.query(
             "/cosmos.auth.v1beta1.Query/Account",
             auth_query.QueryAccountRequest(address=addr(key)),
@@ -64,9 +108,7 @@ class LearningChain(InProcessChain):
         )
         account = auth_pb2.BaseAccount()
         reply.account.Unpack(account)
-        raw = sign_tx(key, [msg], CHAIN, account.account_number, account.sequence, gas_limit=1_000_000)
-        [result] = self.block([raw]).tx_results
-        return result
+        return sign_tx(key, [msg], CHAIN, account.account_number, account.sequence, gas_limit=1_000_000)
 
     def ok(self, key: secp256k1.PrivateKey, msg: Message) -> abci.ExecTxResult:
         result = self.deliver(key, msg)
@@ -86,6 +128,7 @@ def create_run(workers: list[str] | None = None, **overrides: Any) -> tx_pb2.Msg
         preset="tiny",
         initial_weights_hash=INIT,
         workers=[addr(W1), addr(W2)] if workers is None else workers,
+        budget=str(BUDGET),
     )
     return tx_pb2.MsgCreateTrainingRun(**{**fields, **overrides})
 
@@ -107,7 +150,12 @@ def commit(
 
 
 def verdict(
-    verifier: secp256k1.PrivateKey, worker: secp256k1.PrivateKey, valid: bool = True, round_: int = 0, **overrides: Any
+    verifier: secp256k1.PrivateKey,
+    worker: secp256k1.PrivateKey,
+    valid: bool = True,
+    round_: int = 0,
+    run_id: int = 1,
+    **overrides: Any,
 ) -> tx_pb2.MsgSubmitVerdict:
     fields: dict[str, Any] = dict(
         replay_weights_hash=h("replayed weights"),
@@ -115,7 +163,12 @@ def verdict(
         reason="" if valid else "weights differ",
     )
     return tx_pb2.MsgSubmitVerdict(
-        verifier=addr(verifier), run_id=1, round=round_, worker=addr(worker), valid=valid, **{**fields, **overrides}
+        verifier=addr(verifier),
+        run_id=run_id,
+        round=round_,
+        worker=addr(worker),
+        valid=valid,
+        **{**fields, **overrides},
     )
 
 
@@ -146,6 +199,7 @@ def test_runs_get_sequential_ids_and_events(chain: LearningChain) -> None:
         "workers": f"{addr(W1)},{addr(W2)}",
         "rounds": "2",
         "config_hash": CONFIG.hex(),
+        "budget": f"{BUDGET}ngonka",
     }
     assert events(result, "message") == [
         {"action": "/gonka.learning.v1.MsgCreateTrainingRun"},
@@ -162,7 +216,14 @@ def test_runs_get_sequential_ids_and_events(chain: LearningChain) -> None:
         "preset": "small",
         "initial_weights_hash": INIT.hex(),
         "created_height": chain.height,
+        "budget": str(BUDGET),
+        "paid": "0",
+        "refunded": "0",
+        "status": learning_pb2.RUN_STATUS_ACTIVE,
+        "finished_height": 0,
+        "denom": "ngonka",
     }
+    assert chain.balance(module_account()) == 3 * BUDGET
 
 
 def bech32_error(text: str) -> str:
@@ -329,7 +390,9 @@ def test_checkpoints_chain_round_to_round_in_worker_order(chain: LearningChain) 
         query_pb2.QueryCheckpointRequest(run_id=1, round=1, worker=addr(W1)),
         query_pb2.QueryCheckpointResponse,
     ).checkpoint
-    assert plain(one) == {
+    drawn = sorted(plain(one).pop("verifiers"), key=lambda v: v["address"])
+    assert drawn == sorted(drawn_by_power(chain, W1), key=lambda v: v["address"])
+    assert {k: v for k, v in plain(one).items() if k != "verifiers"} == {
         "run_id": 1,
         "round": 1,
         "worker": addr(W1),
@@ -337,7 +400,17 @@ def test_checkpoints_chain_round_to_round_in_worker_order(chain: LearningChain) 
         "height": chain.height - (1 if first == W1 else 0),
         "valid_verdicts": 0,
         "invalid_verdicts": 0,
+        "outcome": learning_pb2.OUTCOME_PENDING,
+        "deadline_height": chain.height - (1 if first == W1 else 0) + 20,
+        "settle_height": 0,
+        "paid": False,
     }
+
+
+def drawn_by_power(chain: LearningChain, worker: secp256k1.PrivateKey) -> list[dict[str, Any]]:
+    """Every host but ``worker`` with its power: the verifiers drawn when all are, as a set (draw order)."""
+    powers = chain.app.stake_keeper.validator_powers(chain.context())
+    return [{"address": bech32.encode(h), "weight": p} for h, p in powers.items() if h != bech32.decode(addr(worker))]
 
 
 def test_verdicts_are_counted_once_per_verifier(chain: LearningChain) -> None:
@@ -428,11 +501,13 @@ def test_genesis_round_trip_keeps_state_and_app_hash(
     chain, state = exported
     assert state["next_run_id"] == "3" and len(state["runs"]) == 2
     assert len(state["checkpoints"]) == 4 and len(state["verdicts"]) == 3
-    imported = LearningChain(tmp_path / "imported", state)
+    escrow = chain.balance(module_account())
+    assert escrow == 2 * BUDGET
+    imported = LearningChain(tmp_path / "imported", state, escrow)
     assert imported.learning_state() == chain.learning_state()
     assert LearningModule(imported.app.learning_keeper).export_genesis(imported.context()) == state
     shuffled = {**state, "checkpoints": state["checkpoints"][::-1], "verdicts": state["verdicts"][::-1]}
-    reordered = LearningChain(tmp_path / "reordered", shuffled)
+    reordered = LearningChain(tmp_path / "reordered", shuffled, escrow)
     assert reordered.app.store.root_hash == imported.app.store.root_hash  # the same state, whatever the order
     result = imported.ok(CREATOR, create_run())
     assert attributes(result, "create_run")["run_id"] == "3"
@@ -483,7 +558,7 @@ def test_forged_genesis_checkpoint_breaks_the_chain(
 
 
 def test_default_genesis_is_the_default_app_state() -> None:
-    default = LearningModule(LearningKeeper()).default_genesis()
+    default = message_dict(learning_genesis.default_genesis())
     in_file = genesis.default_app_state()["learning"]
     assert json_format.ParseDict(in_file, GenesisState()) == json_format.ParseDict(default, GenesisState())
 
@@ -566,10 +641,13 @@ def test_default_genesis_is_the_default_app_state() -> None:
                 "5",
                 "--rounds",
                 "2",
+                "--budget",
+                "100",
             ],
             "invalid address",
         ),
         (["query", "learning", "checkpoint", "1", "-1", "ADDR"], "invalid round '-1'"),
+        (["tx", "learning", "claim", "1", "x"], "invalid round 'x'"),
     ],
 )
 def test_bad_cli_input_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str], words: str) -> None:

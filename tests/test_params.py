@@ -30,7 +30,6 @@ from cosmpy.protos.tendermint.types import params_pb2
 from google.protobuf.message import Message
 
 from app import MODULE_ACCOUNT_PERMISSIONS
-from protogen.gonka.learning.v1 import learning_pb2
 from protogen.gonka.learning.v1 import query_pb2 as learning_query
 from protogen.gonka.learning.v1 import tx_pb2 as learning_tx
 from protogen.gonka.stake.v1 import query_pb2 as stake_query
@@ -47,6 +46,7 @@ from x.auth.keeper import AccountKeeper
 from x.bank.errors import ErrSendDisabled
 from x.bank.keeper import BankKeeper
 from x.gov import keys as gov_keys
+from x.learning import params as learning_params
 from x.stake import keys as stake_keys
 from x.stake.params import default_params
 
@@ -115,7 +115,8 @@ def _stake_update(authority: str, valid: bool) -> Message:
 
 
 def _learning_update(authority: str, valid: bool) -> Message:
-    params = learning_pb2.Params(max_workers=8, max_rounds=0 if not valid else 99, max_reason_len=32)
+    params = learning_params.default_params()
+    params.max_workers, params.max_rounds, params.max_reason_len = 8, 0 if not valid else 99, 32
     return learning_tx.MsgUpdateParams(authority=authority, params=params)
 
 

@@ -32,6 +32,11 @@ re-executes the inferences the chain draws for this host (``host.poc.PocFollower
 verdicts with the same ``TxSigner``, journalled in ``H/poc-verdicts.json``. ``--poc-fault`` is TEST ONLY (a
 localnet's false accuser), and so is ``--answer-fault`` (a localnet's host answering with made-up logprobs:
 ``host.faults``).
+
+Models (``host.models``, configured in ``H/host.toml``'s ``[models]``): the proxy publishes the store
+(``H/models``, filled by ``gonkad models publish``) at ``GET /models/<sha256>/…``; with ``fetch = true`` the process
+also fetches every model the chain registers with a ``source_url``, checks it, serves it with an ML node of its own
+and registers that node at this executor's URL (``host.models.ModelFollower``, one thread).
 """
 
 from __future__ import annotations
@@ -50,8 +55,10 @@ from sdk.services import gonka
 
 if TYPE_CHECKING:
     from host import Executor, Finisher
+    from host.models import ModelFollower
     from host.poc import PocFollower
     from host.sprint import EpochFollower
+    from host.training import TrainingFollower
 
 log = logging.getLogger("gonkad.executor")
 PID_NAME = "executor"
@@ -62,8 +69,10 @@ INFERENCE = gonka("inference").query
 
 def cmd_start(args: argparse.Namespace) -> None:
     from host import FINISH_GAS, Executor, ExecutorConfig, Finisher, StartAdmission  # loads for this command only
+    from host.models import ModelFollower, ModelStore, identify, load_host_config, store_root
     from host.poc import PayloadConfig, Payloads, PayloadStore, PocConfig, PocFollower
     from host.sprint import EpochFollower, SprintConfig
+    from host.training import ReplayData, TrainingFollower, under
 
     port = parse_port(args.port)
     node = check_node(args.node)
@@ -81,6 +90,9 @@ def cmd_start(args: argparse.Namespace) -> None:
     )
     payload_config = PayloadConfig(retention_s=_retention_s(args.poc_retention_s))
     poc = PocConfig(home=Path(args.home), fault=args.poc_fault)
+    host_config = load_host_config(Path(args.home))
+    models_config, training_config = host_config.models, host_config.training
+    model_store = ModelStore(store_root(Path(args.home), models_config))
     keyring = open_keyring(args)
     key = keyring.private_key(keyring.get(args.from_).name)
     finisher = Finisher(
@@ -96,8 +108,29 @@ def cmd_start(args: argparse.Namespace) -> None:
     follower = EpochFollower.of(finisher.querier, finisher.signer.submit, key, mlnode, sprint) if args.sprint else None
     store = PayloadStore(Path(args.home) / PAYLOADS_NAME, payload_config.retention_s, payload_config.prune_interval_s)
     payloads = Payloads(store, finisher.querier, finisher.address, payload_config)
+    fetcher = (
+        ModelFollower(finisher.querier, finisher.signer.submit, finisher.address, model_store, models_config, identify)
+        if models_config.fetch
+        else None
+    )
+    training = (
+        TrainingFollower.of(
+            finisher.querier, finisher.signer.submit, finisher.address, Path(args.home), training_config
+        )
+        if training_config.replay or training_config.claim
+        else None
+    )
     validator = (
-        PocFollower.of(finisher.querier, finisher.signer.submit, finisher.latest_height, key, mlnode, poc, payloads)
+        PocFollower.of(
+            finisher.querier,
+            finisher.signer.submit,
+            finisher.latest_height,
+            key,
+            mlnode,
+            poc,
+            payloads,
+            fetcher.upstream if fetcher is not None else None,
+        )
         if args.poc
         else None
     )
@@ -111,13 +144,18 @@ def cmd_start(args: argparse.Namespace) -> None:
                 sprint=follower,
                 payloads=payloads,
                 poc=validator,
+                models=fetcher,
+                store=model_store if models_config.publish else None,
+                replay_data=ReplayData(under(Path(args.home), training_config.runs), finisher.address),
+                training=training,
                 release_key=key,
                 fault=args.answer_fault,
                 host=args.host,
                 port=port,
             )
         )
-        _serve(args, executor, finisher, (follower, validator), port, {"chain_id": chain_id, "mlnode": mlnode}, drain_s)
+        duties = (follower, validator, fetcher, training)
+        _serve(args, executor, finisher, duties, port, {"chain_id": chain_id, "mlnode": mlnode}, drain_s)
     finally:
         store.close()
         finisher.close()
@@ -183,17 +221,20 @@ def _serve(
     args: argparse.Namespace,
     executor: Executor,
     finisher: Finisher,
-    duties: tuple[EpochFollower | None, PocFollower | None],
+    duties: tuple[EpochFollower | None, PocFollower | None, ModelFollower | None, TrainingFollower | None],
     port: int,
     shown: dict[str, str],
     drain_s: float,
 ) -> None:
     """Serve until stopped (printing the URL, the host's address and ``shown``), the finisher sending meanwhile and
-    for up to ``drain_s`` seconds after, the duties' threads (the race's, PoC V2's; None when off) running while the
-    server does."""
+    for up to ``drain_s`` seconds after, the duties' threads (the race's, PoC V2's, the fetched models',
+    training's; None when off) running while the server does; fetched models' nodes are registered at the URL it
+    listens on."""
     from sdk.http.asgi import uvicorn_config
 
     listener, url = listen(args.host, port)
+    if duties[2] is not None:
+        duties[2].url = url
     finisher.start()
     running = [duty for duty in duties if duty is not None]
     for duty in running:
@@ -221,7 +262,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--home",
         default=str(DEFAULT_HOME),
-        help="the home whose keyring holds --from; the pid file, the journals, the PoC payloads",
+        help="the home whose keyring holds --from; the pid file, the journals, the PoC payloads, host.toml, the "
+        "model store",
     )
     p.add_argument("--node", default=DEFAULT_NODE, help="CometBFT RPC address: status and transactions")
     p.add_argument("--grpc-addr", default=None, help="the node's gRPC HOST:PORT for queries (else RPC)")

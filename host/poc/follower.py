@@ -47,13 +47,15 @@ class PocFollower:
         mlnode: str,
         config: PocConfig,
         payloads: Payloads | None = None,
+        upstream: Callable[[str], str | None] | None = None,
     ) -> PocFollower:
         """The duty of the host ``key``: its queries, its transactions through ``submit`` (the process's one
-        ``TxSigner``, shared with the finisher), re-executing on its ML node ``mlnode``, keeping the payloads it
-        checks as the drawn validator in ``payloads`` (the proxy's, which serves them to its disputes' voters)."""
+        ``TxSigner``, shared with the finisher), re-executing on its ML node ``mlnode`` (or the node ``upstream``
+        names for a model: a fetched model's), keeping the payloads it checks as the drawn validator in
+        ``payloads`` (the proxy's, which serves them to its disputes' voters)."""
         duty = PocDuty(
             PocChain(querier, submit, address_of(key), height),
-            VerifyNode(mlnode, config.verify_timeout_s),
+            VerifyNode(mlnode, config.verify_timeout_s, upstream),
             PayloadFetcher(key, config.fetch_timeout_s),
             VerdictJournal(config.home / JOURNAL_NAME),
             config,

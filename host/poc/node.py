@@ -3,6 +3,7 @@ program never imports ``mlnode``: the teacher-forced re-execution of an answer, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,18 +29,21 @@ class NodeFailed(Exception):
 
 
 class VerifyNode:
-    """A blocking client of one ML node's ``/v1/verify`` (the duty runs on its own thread)."""
+    """A blocking client of the host's ML node's ``/v1/verify`` (the duty runs on its own thread); ``upstream``
+    names another node for a model it serves (a fetched model's own, ``host.models.ModelFollower.upstream``)."""
 
-    def __init__(self, url: str, timeout_s: float) -> None:
+    def __init__(self, url: str, timeout_s: float, upstream: Callable[[str], str | None] | None = None) -> None:
         self.client = httpx.Client(base_url=url, timeout=timeout_s)
+        self.upstream = upstream
 
     def close(self) -> None:
         self.client.close()
 
     def verify(self, body: dict[str, Any]) -> Reexecution:
         """``Refused`` for a 400, ``NodeFailed`` for no answer or any other refusal (an unknown model included)."""
+        other = None if self.upstream is None else self.upstream(str(body.get("model", "")))
         try:
-            response = self.client.post("/v1/verify", json=body)
+            response = self.client.post("/v1/verify" if other is None else f"{other.rstrip('/')}/v1/verify", json=body)
         except httpx.HTTPError as error:
             raise NodeFailed(f"the ML node did not answer /v1/verify: {error!r}") from None
         if response.status_code == 400:

@@ -22,6 +22,7 @@ from sdk.client.rpc import RPCError
 from sdk.client.txbuilder import address_of, query_account, sign_tx
 from sdk.coins import Coins
 from sdk.crypto import secp256k1
+from sdk.errors import ErrWrongSequence
 from sdk.tx import tx_hash
 
 POLL_S = 0.2
@@ -162,3 +163,26 @@ def deliver(
             sent["txhash"],
         )
     return Delivered(sent["txhash"], int(committed["height"]), int(result.get("gas_used", 0)), plain_events(result))
+
+
+def deliver_shared(
+    querier: Querier,
+    key: secp256k1.PrivateKey,
+    messages: Sequence[Message],
+    chain_id: str,
+    options: TxOptions,
+    timeout_s: float = 60.0,
+    tries: int = 5,
+    pause_s: float = 0.5,
+) -> Delivered:
+    """``deliver`` for a key another process also signs with (a localnet's validator key is its host's, whose
+    executor sends race commits, verdicts and claims with it): a sequence taken meanwhile (``sdk/32``) is read
+    again and the messages signed again, up to ``tries`` times."""
+    for attempt in range(1, tries + 1):
+        try:
+            return deliver(querier, key, messages, chain_id, options, timeout_s)
+        except TxFailed as error:
+            if (error.codespace, error.code) != (ErrWrongSequence.codespace, ErrWrongSequence.code) or attempt == tries:
+                raise
+        time.sleep(pause_s)
+    raise AssertionError("unreachable")

@@ -1,5 +1,5 @@
 """What a bare ASGI app of this project serves with (the Transfer Agent, a host's executor proxy): the ASGI types,
-reading a request body, answering JSON or an ``ApiError``, and the uvicorn settings both are served under.
+reading a request body, answering JSON, a file or an ``ApiError``, and the uvicorn settings both are served under.
 
 Bare ASGI rather than a framework: the TA's whole budget is about a millisecond of added latency per request on
 a small machine, and a framework's routing, validation and middleware would spend most of it.
@@ -7,8 +7,10 @@ a small machine, and a framework's routing, validation and middleware would spen
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from sdk.http.errors import ApiError
@@ -17,6 +19,7 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 JSON = [(b"content-type", b"application/json")]
+FILE_CHUNK = 1 << 20
 
 
 async def read_body(receive: Receive, limit: int) -> bytes | None:
@@ -46,6 +49,20 @@ async def send_json(send: Send, status: int, document: Any) -> int:
     await send({"type": "http.response.start", "status": status, "headers": JSON})
     await send({"type": "http.response.body", "body": json.dumps(document).encode()})
     return status
+
+
+async def send_file(send: Send, path: Path) -> None:
+    """``path`` with 200, streamed in chunks read off the event loop (files such as model weights are larger than
+    any body held in memory); JSON by its name, else octet-stream."""
+    loop = asyncio.get_running_loop()
+    with path.open("rb") as f:
+        size = path.stat().st_size
+        content_type = b"application/json" if path.name.endswith(".json") else b"application/octet-stream"
+        headers = [(b"content-type", content_type), (b"content-length", str(size).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        while chunk := await loop.run_in_executor(None, f.read, FILE_CHUNK):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def send_error(send: Send, error: ApiError) -> None:

@@ -64,6 +64,7 @@ def cmd_register_model(args: argparse.Namespace) -> None:
         context_length=context,
         price_per_token=price,
         verify_threshold=threshold,
+        source_url=args.source_url,
     )
     broadcast_messages(args, lambda authority: [tx_pb2.MsgRegisterModel(authority=authority, model=model)])
 
@@ -99,6 +100,9 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
         default="0",
         help="the score (parts per million) at or above which a re-execution of its answers matches; "
         f"0: the default, {DEFAULT_VERIFY_THRESHOLD}",
+    )
+    p.add_argument(
+        "--source-url", default="", help="where hosts that opt in fetch it: a host's http(s)://…/models/SHA256"
     )
     add_tx_flags(p)
     p.set_defaults(func=cmd_register_model)

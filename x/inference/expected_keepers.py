@@ -1,5 +1,5 @@
-"""What x/inference needs from x/auth, x/bank, x/vesting, x/stake, x/rewards and x/epochs, and what it tells
-the modules that follow finished inferences (x/poc)."""
+"""What x/inference needs from x/auth, x/bank, x/vesting, x/stake, x/rewards, x/epochs and x/learning, and what
+it tells the modules that follow finished inferences (x/poc)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from protogen.gonka.epochs.v1 import epochs_pb2
 from protogen.gonka.inference.v1 import inference_pb2
+from protogen.gonka.learning.v1 import learning_pb2
 from sdk.coins import Coins
 from sdk.context import Context
 
@@ -40,6 +41,13 @@ class RewardsKeeper(Protocol):
 
 class EpochsKeeper(Protocol):
     def current_epoch(self, ctx: Context) -> epochs_pb2.Epoch: ...
+
+
+class LearningKeeper(Protocol):
+    """The training run a model's weights come from (``Model.training_run_id``)."""
+
+    def get_run(self, ctx: Context, run_id: int) -> learning_pb2.TrainingRun | None: ...
+    def round_checkpoints(self, ctx: Context, run_id: int, round_: int) -> list[learning_pb2.Checkpoint]: ...
 
 
 class FinishHooks(Protocol):

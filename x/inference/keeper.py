@@ -24,6 +24,7 @@ from x.inference.expected_keepers import (
     BankKeeper,
     EpochsKeeper,
     FinishHooks,
+    LearningKeeper,
     RewardsKeeper,
     StakeKeeper,
     VestingKeeper,
@@ -56,10 +57,15 @@ class InferenceKeeper:
         self.epochs = epochs
         self.authority = authority
         self.finish_hooks: list[FinishHooks] = []
+        self.learning: LearningKeeper | None = None
 
     def set_finish_hooks(self, hooks: list[FinishHooks]) -> None:
         """The modules told of each finished inference, in order (app.py: x/poc, which samples them)."""
         self.finish_hooks = list(hooks)
+
+    def set_learning(self, learning: LearningKeeper) -> None:
+        """x/learning, which vouches for a model trained on the network (app.py wires it after x/poc)."""
+        self.learning = learning
 
     @staticmethod
     def _store(ctx: Context) -> PrefixStore:

@@ -15,11 +15,11 @@ from sdk.address import parse_address
 from sdk.context import Context
 from sdk.crypto import bech32, secp256k1
 from sdk.crypto.request import verify_release, verify_request
-from sdk.errors import ABCIError
+from sdk.errors import ABCIError, ErrorDef
 from sdk.module import MsgRoute, type_url
 from sdk.params import check_authority, update_params_route
 from sdk.store.cachekv import CacheKV
-from x.inference import lifecycle
+from x.inference import lifecycle, trained
 from x.inference.errors import (
     ErrInvalidInference,
     ErrInvalidModel,
@@ -75,17 +75,21 @@ def validate_model(model: inference_pb2.Model) -> None:
         raise ErrInvalidModel.wrap(
             f"verify_threshold {model.verify_threshold} exceeds {MAX_VERIFY_THRESHOLD:,} (parts per million)"
         )
+    if model.source_url:
+        validate_url(model.source_url, "source_url", ErrInvalidModel)
 
 
-def validate_url(url: str) -> None:
+def validate_url(url: str, field: str = "url", error: ErrorDef = ErrInvalidNode) -> None:
+    """An http(s) URL with a host, at most ``MAX_URL`` characters without spaces or controls; ``error`` names
+    whose field it is (a node's ``url``, a model's ``source_url``)."""
     if len(url) > MAX_URL or any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
-        raise ErrInvalidNode.wrap(f"url must be at most {MAX_URL} characters without spaces or controls")
+        raise error.wrap(f"{field} must be at most {MAX_URL} characters without spaces or controls")
     try:
         parts = urlsplit(url)
     except ValueError as exc:
-        raise ErrInvalidNode.wrap(f"url {url!r}: {exc}") from None
+        raise error.wrap(f"{field} {url!r}: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ErrInvalidNode.wrap(f"url {url!r} must be http:// or https:// with a host")
+        raise error.wrap(f"{field} {url!r} must be http:// or https:// with a host")
 
 
 def validate_node(node: inference_pb2.MlNode) -> None:
@@ -228,6 +232,8 @@ def handle_register_model(
     check_authority(keeper.authority, msg.authority)
     model = msg.model
     validate_model(model)
+    if model.training_run_id:
+        trained.check_trained(keeper, ctx, model)
     keeper.set_model(ctx, model)
     ctx.emit(
         "register_model",

@@ -40,6 +40,7 @@ def cmd_create_run(args: argparse.Namespace) -> None:
     config_hash = parse_hash(args.config_hash, "config_hash")
     initial_weights_hash = parse_hash(args.initial_weights_hash, "initial_weights_hash")
     inner_steps, rounds = parse_uint(args.inner_steps, "--inner-steps"), parse_uint(args.rounds, "--rounds")
+    budget = parse_uint(args.budget, "--budget")
     broadcast_messages(
         args,
         lambda creator: [
@@ -51,9 +52,15 @@ def cmd_create_run(args: argparse.Namespace) -> None:
                 rounds=rounds,
                 preset=args.preset,
                 initial_weights_hash=initial_weights_hash,
+                budget=str(budget),
             )
         ],
     )
+
+
+def cmd_claim(args: argparse.Namespace) -> None:
+    run_id, round_ = parse_uint(args.run_id, "run id"), parse_uint(args.round, "round")
+    broadcast_messages(args, lambda worker: [tx_pb2.MsgClaimTrainingReward(worker=worker, run_id=run_id, round=round_)])
 
 
 def cmd_commit_checkpoint(args: argparse.Namespace) -> None:
@@ -118,6 +125,14 @@ def cmd_verdicts(args: argparse.Namespace) -> None:
     print_output(args.output, {"verdicts": _client(args).verdicts(run_id, round_, checked_address(args.worker))})
 
 
+def cmd_assigned(args: argparse.Namespace) -> None:
+    print_output(args.output, {"checkpoints": _client(args).assigned(checked_address(args.verifier))})
+
+
+def cmd_owed(args: argparse.Namespace) -> None:
+    print_output(args.output, {"checkpoints": _client(args).owed(checked_address(args.worker))})
+
+
 def _positionals(parser: argparse.ArgumentParser, *names: str) -> None:
     for name in names:
         parser.add_argument(name, metavar=name.upper())
@@ -134,6 +149,7 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--inner-steps", required=True)
     p.add_argument("--rounds", required=True)
     p.add_argument("--preset", default="", help="the model preset's name")
+    p.add_argument("--budget", required=True, help="what the run pays its workers (integer, escrowed now)")
     add_tx_flags(p)
     p.set_defaults(func=cmd_create_run)
     p = learning.add_parser("commit-checkpoint", help="commit this worker's state hashes for a round: RUN ROUND")
@@ -149,6 +165,10 @@ def register_tx(modules: argparse._SubParsersAction) -> None:
     p.add_argument("--reason", default="")
     add_tx_flags(p)
     p.set_defaults(func=cmd_submit_verdict)
+    p = learning.add_parser("claim", help="claim this worker's pay for a VALID checkpoint: RUN ROUND")
+    _positionals(p, "run_id", "round")
+    add_tx_flags(p)
+    p.set_defaults(func=cmd_claim)
     add_update_params_command(learning, tx_pb2.MsgUpdateParams)
 
 
@@ -163,6 +183,13 @@ def register_query(modules: argparse._SubParsersAction) -> None:
         ("checkpoint", ("run_id", "round", "worker"), cmd_checkpoint, "one worker's checkpoint of a round"),
         ("checkpoints", ("run_id", "round"), cmd_checkpoints, "every worker's checkpoint of a round"),
         ("verdicts", ("run_id", "round", "worker"), cmd_verdicts, "the verdicts on a checkpoint"),
+        (
+            "assigned",
+            ("verifier",),
+            cmd_assigned,
+            "the PENDING checkpoints a verifier was drawn for and has not judged",
+        ),
+        ("owed", ("worker",), cmd_owed, "a worker's VALID checkpoints not claimed yet"),
     ):
         p = learning.add_parser(name, help=text)
         _positionals(p, *positionals)

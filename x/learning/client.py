@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 
 from protogen.gonka.learning.v1 import query_pb2, tx_pb2
 from sdk.client.querier import Querier
-from sdk.client.tx import Delivered, TxOptions, deliver, fetch_chain_id
+from sdk.client.tx import Delivered, TxOptions, deliver_shared, fetch_chain_id
 from sdk.client.txbuilder import address_of
 from sdk.crypto import secp256k1
 from sdk.services import gonka
@@ -65,7 +65,7 @@ class LearningClient:
         return self._chain_id
 
     def _deliver(self, key: secp256k1.PrivateKey, msg: Message) -> Delivered:
-        return deliver(self.querier, key, [msg], self.chain_id, self.options, self.timeout_s)
+        return deliver_shared(self.querier, key, [msg], self.chain_id, self.options, self.timeout_s)
 
     # --- transactions: each waits for its block -------------------------------------------------
 
@@ -79,8 +79,9 @@ class LearningClient:
         rounds: int,
         preset: str,
         initial_weights_hash: bytes,
+        budget: int,
     ) -> int:
-        """Register a run signed by ``key``; returns its id."""
+        """Register a run signed by ``key``, escrowing ``budget`` (in the chain's learning denom); returns its id."""
         delivered = self._deliver(
             key,
             tx_pb2.MsgCreateTrainingRun(
@@ -91,6 +92,7 @@ class LearningClient:
                 rounds=rounds,
                 preset=preset,
                 initial_weights_hash=initial_weights_hash,
+                budget=str(budget),
             ),
         )
         return int(delivered.attribute("create_run", "run_id"))
@@ -153,6 +155,10 @@ class LearningClient:
             ),
         )
 
+    def claim(self, key: secp256k1.PrivateKey, run_id: int, round_: int) -> Delivered:
+        """Claim the worker ``key``'s share for its VALID checkpoint of a round (paid vested)."""
+        return self._deliver(key, tx_pb2.MsgClaimTrainingReward(worker=address_of(key), run_id=run_id, round=round_))
+
     # --- queries: plain data; a missing run or checkpoint raises RPCError ---------------------------
 
     def params(self) -> dict[str, Any]:
@@ -188,6 +194,20 @@ class LearningClient:
         """Every verdict on the checkpoint, in verifier-address order."""
         request = query_pb2.QueryVerdictsRequest(run_id=run_id, round=round_, worker=worker)
         return self._all_pages("Verdicts", request, query_pb2.QueryVerdictsResponse, "verdicts")
+
+    def assigned(self, verifier: str) -> list[dict[str, Any]]:
+        """The PENDING checkpoints that drew ``verifier`` and hold no verdict of it."""
+        reply = self.querier.query(
+            QUERY + "Assigned", query_pb2.QueryAssignedRequest(verifier=verifier), query_pb2.QueryAssignedResponse
+        )
+        return [plain(checkpoint) for checkpoint in reply.checkpoints]
+
+    def owed(self, worker: str) -> list[dict[str, Any]]:
+        """The worker's VALID checkpoints it has not claimed."""
+        reply = self.querier.query(
+            QUERY + "Owed", query_pb2.QueryOwedRequest(worker=worker), query_pb2.QueryOwedResponse
+        )
+        return [plain(checkpoint) for checkpoint in reply.checkpoints]
 
     def _all_pages(self, method: str, request: Any, response_type: type[Message], field: str) -> list[dict[str, Any]]:
         """A paginated query followed by next_key to its end."""

@@ -1,7 +1,8 @@
 """DiLoCo training runs and their Proof-of-Learning record; every rule that needs state is checked here.
 
 A round's agreed global state is not stored twice: it is the global hashes of the round's checkpoints,
-which all agree (the first commit sets them, later ones must match).
+which all agree (the first commit sets them, later ones must match). The draw of a checkpoint's verifiers
+and its settlement are verification.py; the escrow, the pay and the refunds are payments.py.
 """
 
 from __future__ import annotations
@@ -11,17 +12,20 @@ from typing import TypeVar
 from google.protobuf.message import Message
 
 from protogen.gonka.learning.v1 import learning_pb2
+from sdk.address import module_address
 from sdk.context import Context, PrefixStore
 from sdk.crypto import bech32
 from sdk.params import GOV_AUTHORITY
+from sdk.store import PRESENT
 from x.learning import keys
 from x.learning.errors import (
     ErrCheckpointExists,
     ErrCheckpointNotFound,
     ErrConfigMismatch,
     ErrGlobalMismatch,
+    ErrNotDrawn,
+    ErrNotHost,
     ErrNotWorker,
-    ErrReasonTooLong,
     ErrRoundOutOfRange,
     ErrRunLimits,
     ErrRunNotFound,
@@ -29,6 +33,17 @@ from x.learning.errors import (
     ErrStartMismatch,
     ErrVerdictExists,
 )
+from x.learning.expected_keepers import (
+    AccountKeeper,
+    BankKeeper,
+    BeaconKeeper,
+    EpochsKeeper,
+    RewardsKeeper,
+    SlashingKeeper,
+    StakeKeeper,
+    VestingKeeper,
+)
+from x.learning.params import default_params
 
 R = TypeVar("R", bound=Message)
 
@@ -38,15 +53,39 @@ def _kv(ctx: Context) -> PrefixStore:
 
 
 class LearningKeeper:
-    """Owns the ``learning/`` prefix. Records are written only after every rule passed."""
+    """Owns the ``learning/`` prefix and the module account ``learning`` (the runs' escrow). Records are
+    written only after every rule passed."""
 
-    def __init__(self, authority: bytes = GOV_AUTHORITY) -> None:
+    def __init__(
+        self,
+        accounts: AccountKeeper,
+        bank: BankKeeper,
+        vesting: VestingKeeper,
+        stake: StakeKeeper,
+        slashing: SlashingKeeper,
+        rewards: RewardsKeeper,
+        epochs: EpochsKeeper,
+        beacon: BeaconKeeper,
+        authority: bytes = GOV_AUTHORITY,
+    ) -> None:
         """``authority``: who may change the params (``MsgUpdateParams``)."""
+        self.accounts = accounts
+        self.bank = bank
+        self.vesting = vesting
+        self.stake = stake
+        self.slashing = slashing
+        self.rewards = rewards
+        self.epochs = epochs
+        self.beacon = beacon
         self.authority = authority
+
+    @property
+    def address(self) -> bytes:
+        return module_address(keys.LEARNING_ACCOUNT)
 
     def get_params(self, ctx: Context) -> learning_pb2.Params:
         raw = _kv(ctx).get(keys.PARAMS_KEY)
-        return learning_pb2.Params.FromString(raw) if raw else learning_pb2.Params()
+        return learning_pb2.Params.FromString(raw) if raw else default_params()
 
     def set_params(self, ctx: Context, params: learning_pb2.Params) -> None:
         _kv(ctx).set(keys.PARAMS_KEY, params.SerializeToString())
@@ -71,20 +110,29 @@ class LearningKeeper:
     def set_run(self, ctx: Context, run: learning_pb2.TrainingRun) -> None:
         _kv(ctx).set(keys.run_key(run.id), run.SerializeToString())
 
-    def create_run(self, ctx: Context, run: learning_pb2.TrainingRun) -> int:
-        """Store a run within the params' limits under the next id; returns the id."""
+    def check_new_run(self, ctx: Context, run: learning_pb2.TrainingRun) -> None:
+        """Within the params' limits, and every worker a registered host with collateral (it can be slashed)."""
         params = self.get_params(ctx)
         if len(run.workers) > params.max_workers:
             raise ErrRunLimits.wrap(f"{len(run.workers)} workers, at most {params.max_workers}")
         if run.rounds > params.max_rounds:
             raise ErrRunLimits.wrap(f"{run.rounds} rounds, at most {params.max_rounds}")
+        for worker in run.workers:
+            host = self.stake.get_host(ctx, bech32.decode(worker))
+            if host is None or int(host.collateral) <= 0:
+                raise ErrNotHost.wrap(f"{worker} is not a host with collateral")
+
+    def create_run(self, ctx: Context, run: learning_pb2.TrainingRun) -> int:
+        """Store an ACTIVE run under the next id (its budget already escrowed); returns the id."""
         run.id = self.next_run_id(ctx)
         run.created_height = ctx.header.height
+        run.paid = run.refunded = "0"
+        run.status = learning_pb2.RUN_STATUS_ACTIVE
         self.set_run(ctx, run)
         self.set_next_run_id(ctx, run.id + 1)
         return run.id
 
-    def _existing_run(self, ctx: Context, run_id: int) -> learning_pb2.TrainingRun:
+    def existing_run(self, ctx: Context, run_id: int) -> learning_pb2.TrainingRun:
         run = self.get_run(ctx, run_id)
         if run is None:
             raise ErrRunNotFound.wrap(f"run {run_id}")
@@ -108,7 +156,7 @@ class LearningKeeper:
 
     def check_checkpoint(self, ctx: Context, checkpoint: learning_pb2.Checkpoint) -> None:
         """The commit rules, in order; a forged checkpoint fails the start-hash chain."""
-        run = self._existing_run(ctx, checkpoint.run_id)
+        run = self.existing_run(ctx, checkpoint.run_id)
         if checkpoint.worker not in run.workers:
             raise ErrNotWorker.wrap(f"{checkpoint.worker} in run {run.id}")
         if checkpoint.round >= run.rounds:
@@ -142,21 +190,58 @@ class LearningKeeper:
         key = keys.checkpoint_key(checkpoint.run_id, checkpoint.round, bech32.decode(checkpoint.worker))
         _kv(ctx).set(key, checkpoint.SerializeToString())
 
-    def commit_checkpoint(self, ctx: Context, checkpoint: learning_pb2.Checkpoint) -> None:
-        self.check_checkpoint(ctx, checkpoint)
-        checkpoint.height = ctx.header.height
-        self.set_checkpoint(ctx, checkpoint)
+    def set_pending(self, ctx: Context, checkpoint: learning_pb2.Checkpoint, pending: bool) -> None:
+        """In or out of the pending index, which the end block settles from."""
+        key = keys.pending_key(checkpoint.run_id, checkpoint.round, bech32.decode(checkpoint.worker))
+        if pending:
+            _kv(ctx).set(key, PRESENT)
+        else:
+            _kv(ctx).delete(key)
+
+    def pending(self, ctx: Context) -> list[learning_pb2.Checkpoint]:
+        """The PENDING checkpoints, in key order."""
+        found = []
+        for key, _ in _kv(ctx).iterate(keys.PENDING_PREFIX):
+            run_id, round_, worker = keys.decode_pending(key)
+            checkpoint = self.get_checkpoint(ctx, run_id, round_, bech32.encode(worker))
+            assert checkpoint is not None, "the pending index names only stored checkpoints"
+            found.append(checkpoint)
+        return found
+
+    def assigned(self, ctx: Context, verifier: bytes) -> list[learning_pb2.Checkpoint]:
+        """The PENDING checkpoints that drew ``verifier`` and hold no verdict of it, in key order."""
+        address = bech32.encode(verifier)
+        return [
+            checkpoint
+            for checkpoint in self.pending(ctx)
+            if any(drawn.address == address for drawn in checkpoint.verifiers)
+            and _kv(ctx).get(
+                keys.verdict_key(checkpoint.run_id, checkpoint.round, bech32.decode(checkpoint.worker), verifier)
+            )
+            is None
+        ]
+
+    def owed(self, ctx: Context, worker: str) -> list[learning_pb2.Checkpoint]:
+        """The VALID checkpoints of ``worker`` not paid yet, run by run and round by round."""
+        return [
+            checkpoint
+            for run in self.records(ctx, keys.RUN_PREFIX, learning_pb2.TrainingRun)
+            if worker in run.workers
+            for checkpoint in self.records(ctx, keys.run_checkpoints_prefix(run.id), learning_pb2.Checkpoint)
+            if checkpoint.worker == worker and checkpoint.outcome == learning_pb2.OUTCOME_VALID and not checkpoint.paid
+        ]
 
     # --- verdicts ---------------------------------------------------------------------------------
 
     def add_verdict(self, ctx: Context, verdict: learning_pb2.Verdict) -> None:
-        """Store a verdict on an existing checkpoint, once per verifier, and count it on the checkpoint."""
-        checkpoint = self.get_checkpoint(ctx, verdict.run_id, verdict.round, verdict.worker)
-        if checkpoint is None:
-            raise ErrCheckpointNotFound.wrap(f"run {verdict.run_id} round {verdict.round} worker {verdict.worker}")
+        """Store a verdict on an existing checkpoint by one of its drawn verifiers, once per verifier, and count
+        it on the checkpoint."""
+        checkpoint = self.existing_checkpoint(ctx, verdict.run_id, verdict.round, verdict.worker)
         worker, verifier = bech32.decode(verdict.worker), bech32.decode(verdict.verifier)
         if worker == verifier:
             raise ErrSelfVerdict.wrap(f"{verdict.verifier} committed this checkpoint")
+        if all(drawn.address != verdict.verifier for drawn in checkpoint.verifiers):
+            raise ErrNotDrawn.wrap(f"{verdict.verifier} on run {verdict.run_id} round {verdict.round}")
         key = keys.verdict_key(verdict.run_id, verdict.round, worker, verifier)
         if _kv(ctx).get(key) is not None:
             raise ErrVerdictExists.wrap(f"by {verdict.verifier}")
@@ -167,9 +252,8 @@ class LearningKeeper:
             checkpoint.invalid_verdicts += 1
         self.set_checkpoint(ctx, checkpoint)
 
-    def submit_verdict(self, ctx: Context, verdict: learning_pb2.Verdict) -> None:
-        limit = self.get_params(ctx).max_reason_len
-        if len(verdict.reason.encode()) > limit:
-            raise ErrReasonTooLong.wrap(f"{len(verdict.reason.encode())} bytes, at most {limit}")
-        verdict.height = ctx.header.height
-        self.add_verdict(ctx, verdict)
+    def existing_checkpoint(self, ctx: Context, run_id: int, round_: int, worker: str) -> learning_pb2.Checkpoint:
+        checkpoint = self.get_checkpoint(ctx, run_id, round_, worker)
+        if checkpoint is None:
+            raise ErrCheckpointNotFound.wrap(f"run {run_id} round {round_} worker {worker}")
+        return checkpoint

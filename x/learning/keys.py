@@ -6,6 +6,7 @@ numeric order; addresses are length-prefixed, so a round's workers iterate in ad
     0x11 | run(8)                                  -> gonka.learning.v1.TrainingRun
     0x12 | run(8) | round(4) | len | worker        -> gonka.learning.v1.Checkpoint
     0x13 | run(8) | round(4) | len | worker | len | verifier -> gonka.learning.v1.Verdict
+    0x14 | run(8) | round(4) | len | worker        -> PRESENT: the checkpoint is PENDING (settled in an end block)
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ PARAMS_KEY = b"\x02"
 RUN_PREFIX = b"\x11"
 CHECKPOINT_PREFIX = b"\x12"
 VERDICT_PREFIX = b"\x13"
+PENDING_PREFIX = b"\x14"
+LEARNING_ACCOUNT = "learning"
+"""The module account holding every run's escrow (budget − paid − refunded)."""
 HASH_LEN = 32
 MAX_PRESET_LEN = 64
 
@@ -38,11 +42,30 @@ def run_key(run_id: int) -> bytes:
 
 
 def round_checkpoints_prefix(run_id: int, round_: int) -> bytes:
-    return CHECKPOINT_PREFIX + encode_id(run_id) + round_.to_bytes(4, "big")
+    return run_checkpoints_prefix(run_id) + round_.to_bytes(4, "big")
+
+
+def run_checkpoints_prefix(run_id: int) -> bytes:
+    return CHECKPOINT_PREFIX + encode_id(run_id)
 
 
 def checkpoint_key(run_id: int, round_: int, worker: bytes) -> bytes:
     return round_checkpoints_prefix(run_id, round_) + _address(worker)
+
+
+def pending_key(run_id: int, round_: int, worker: bytes) -> bytes:
+    """The pending index: the checkpoint's key under ``PENDING_PREFIX``."""
+    return PENDING_PREFIX + checkpoint_key(run_id, round_, worker)[1:]
+
+
+def decode_pending(key: bytes) -> tuple[int, int, bytes]:
+    """(run, round, worker) of a pending-index key."""
+    return decode_id(key[1:9]), int.from_bytes(key[9:13], "big"), key[14:]
+
+
+def draw_subject(run_id: int, round_: int, worker: bytes) -> bytes:
+    """What the beacon is hashed with to draw a checkpoint's replay and verifiers."""
+    return encode_id(run_id) + round_.to_bytes(4, "big") + _address(worker)
 
 
 def checkpoint_verdicts_prefix(run_id: int, round_: int, worker: bytes) -> bytes:

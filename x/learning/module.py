@@ -1,4 +1,5 @@
-"""x/learning wired as a module: genesis, message routes and query routes."""
+"""x/learning wired as a module: genesis, message routes, query routes, invariants, and the end block that
+settles the checkpoints due (verification.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Any
 from google.protobuf import json_format
 
 from protogen.gonka.learning.v1 import genesis_pb2
+from sdk.abci.blocks import BlockInfo
 from sdk.cli.flags import message_dict
 from sdk.context import Context
+from sdk.invariants import Invariant
 from sdk.module import BaseModule, MsgRoute, QueryRoute
-from x.learning import genesis, keys, msg_server, query_server
+from x.learning import genesis, invariants, keys, msg_server, query_server, verification
 from x.learning.keeper import LearningKeeper
 
 
@@ -29,6 +32,15 @@ class LearningModule(BaseModule):
 
     def export_genesis(self, ctx: Context) -> dict[str, Any]:
         return message_dict(genesis.export_genesis(ctx, self.keeper))
+
+    def end_block(self, ctx: Context, block: BlockInfo) -> None:
+        verification.end_block(self.keeper, ctx)
+
+    def invariants(self) -> dict[str, Invariant]:
+        return {
+            "escrow-held": lambda ctx: invariants.escrow_held(self.keeper, ctx),
+            "pending-indexed": lambda ctx: invariants.pending_indexed(self.keeper, ctx),
+        }
 
     def msg_routes(self) -> dict[str, MsgRoute]:
         return msg_server.routes(self.keeper)

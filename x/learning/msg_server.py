@@ -12,10 +12,10 @@ from sdk.address import parse_address
 from sdk.context import Context
 from sdk.module import MsgRoute, type_url
 from sdk.params import update_params_route
-from x.learning import keys
+from x.learning import keys, payments, verification
 from x.learning.keeper import LearningKeeper
 from x.learning.params import validate_params
-from x.learning.validate import validate_checkpoint, validate_run, validate_verdict
+from x.learning.validate import validate_checkpoint, validate_claim, validate_run, validate_verdict
 
 R = TypeVar("R", bound=Message)
 
@@ -38,7 +38,8 @@ def _emit_message(ctx: Context, sender: str) -> None:
 def handle_create_run(
     ctx: Context, keeper: LearningKeeper, msg: tx_pb2.MsgCreateTrainingRun
 ) -> tx_pb2.MsgCreateTrainingRunResponse:
-    run_id = keeper.create_run(ctx, record_from(msg, learning_pb2.TrainingRun))
+    run = record_from(msg, learning_pb2.TrainingRun)
+    run_id = payments.open_run(keeper, ctx, run)
     ctx.emit(
         "create_run",
         run_id=str(run_id),
@@ -46,6 +47,7 @@ def handle_create_run(
         workers=",".join(msg.workers),
         rounds=str(msg.rounds),
         config_hash=msg.config_hash.hex(),
+        budget=f"{msg.budget}{run.denom}",
     )
     _emit_message(ctx, msg.creator)
     return tx_pb2.MsgCreateTrainingRunResponse(run_id=run_id)
@@ -54,7 +56,7 @@ def handle_create_run(
 def handle_commit_checkpoint(
     ctx: Context, keeper: LearningKeeper, msg: tx_pb2.MsgCommitCheckpoint
 ) -> tx_pb2.MsgCommitCheckpointResponse:
-    keeper.commit_checkpoint(ctx, record_from(msg, learning_pb2.Checkpoint))
+    verification.commit(keeper, ctx, record_from(msg, learning_pb2.Checkpoint))
     ctx.emit(
         "commit_checkpoint",
         run_id=str(msg.run_id),
@@ -70,7 +72,7 @@ def handle_commit_checkpoint(
 def handle_submit_verdict(
     ctx: Context, keeper: LearningKeeper, msg: tx_pb2.MsgSubmitVerdict
 ) -> tx_pb2.MsgSubmitVerdictResponse:
-    keeper.submit_verdict(ctx, record_from(msg, learning_pb2.Verdict))
+    verification.submit_verdict(keeper, ctx, record_from(msg, learning_pb2.Verdict))
     ctx.emit(
         "verdict",
         run_id=str(msg.run_id),
@@ -81,6 +83,16 @@ def handle_submit_verdict(
     )
     _emit_message(ctx, msg.verifier)
     return tx_pb2.MsgSubmitVerdictResponse()
+
+
+def handle_claim(
+    ctx: Context, keeper: LearningKeeper, msg: tx_pb2.MsgClaimTrainingReward
+) -> tx_pb2.MsgClaimTrainingRewardResponse:
+    amount = payments.claim(keeper, ctx, msg.worker, msg.run_id, msg.round)
+    denom = keeper.existing_run(ctx, msg.run_id).denom
+    ctx.emit("claim_reward", run_id=str(msg.run_id), round=str(msg.round), worker=msg.worker, amount=f"{amount}{denom}")
+    _emit_message(ctx, msg.worker)
+    return tx_pb2.MsgClaimTrainingRewardResponse(amount=str(amount))
 
 
 def routes(keeper: LearningKeeper) -> dict[str, MsgRoute]:
@@ -102,6 +114,12 @@ def routes(keeper: LearningKeeper) -> dict[str, MsgRoute]:
             signers,
             validate_verdict,
             lambda ctx, msg: handle_submit_verdict(ctx, keeper, msg),
+        ),
+        type_url(tx_pb2.MsgClaimTrainingReward): MsgRoute(
+            tx_pb2.MsgClaimTrainingReward,
+            signers,
+            validate_claim,
+            lambda ctx, msg: handle_claim(ctx, keeper, msg),
         ),
         type_url(tx_pb2.MsgUpdateParams): update_params_route(
             tx_pb2.MsgUpdateParams, keeper.authority, validate_params, keeper.set_params

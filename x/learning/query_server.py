@@ -26,6 +26,8 @@ class QueryServer:
             query + "Checkpoint": QueryRoute(query_pb2.QueryCheckpointRequest, self.checkpoint, bounded=True),
             query + "Checkpoints": QueryRoute(query_pb2.QueryCheckpointsRequest, self.checkpoints),
             query + "Verdicts": QueryRoute(query_pb2.QueryVerdictsRequest, self.verdicts),
+            query + "Assigned": QueryRoute(query_pb2.QueryAssignedRequest, self.assigned),
+            query + "Owed": QueryRoute(query_pb2.QueryOwedRequest, self.owed),
         }
 
     def params(self, ctx: Context, req: query_pb2.QueryParamsRequest) -> query_pb2.QueryParamsResponse:
@@ -59,3 +61,11 @@ class QueryServer:
         return query_pb2.QueryVerdictsResponse(
             verdicts=[learning_pb2.Verdict.FromString(raw) for _, raw in entries], pagination=page
         )
+
+    def assigned(self, ctx: Context, req: query_pb2.QueryAssignedRequest) -> query_pb2.QueryAssignedResponse:
+        verifier = parse_address(req.verifier, "verifier")
+        return query_pb2.QueryAssignedResponse(checkpoints=self.keeper.assigned(ctx, verifier))
+
+    def owed(self, ctx: Context, req: query_pb2.QueryOwedRequest) -> query_pb2.QueryOwedResponse:
+        parse_address(req.worker, "worker")
+        return query_pb2.QueryOwedResponse(checkpoints=self.keeper.owed(ctx, req.worker))

@@ -6,6 +6,7 @@ from google.protobuf.message import Message
 
 from protogen.gonka.learning.v1 import learning_pb2, tx_pb2
 from sdk.address import parse_address
+from sdk.coins import parse_amount
 from x.learning import keys
 from x.learning.errors import ErrInvalidHash, ErrInvalidRun
 
@@ -42,6 +43,9 @@ def validate_run(run: learning_pb2.TrainingRun | tx_pb2.MsgCreateTrainingRun) ->
         raise ErrInvalidRun.wrap("inner_steps and rounds must be positive")
     if len(run.preset.encode()) > keys.MAX_PRESET_LEN:
         raise ErrInvalidRun.wrap(f"preset is longer than {keys.MAX_PRESET_LEN} bytes")
+    budget = parse_amount(run.budget, "budget")
+    if budget < run.rounds * len(run.workers):
+        raise ErrInvalidRun.wrap(f"budget {budget} is less than 1 per worker and round")
 
 
 def validate_checkpoint(checkpoint: learning_pb2.Checkpoint | tx_pb2.MsgCommitCheckpoint) -> None:
@@ -53,3 +57,7 @@ def validate_verdict(verdict: learning_pb2.Verdict | tx_pb2.MsgSubmitVerdict) ->
     parse_address(verdict.verifier, "verifier")
     parse_address(verdict.worker, "worker")
     require_hashes(verdict, VERDICT_HASHES)
+
+
+def validate_claim(msg: tx_pb2.MsgClaimTrainingReward) -> None:
+    parse_address(msg.worker, "worker")

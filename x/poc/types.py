@@ -1,4 +1,5 @@
-"""PoC V2's selection, a pure function of chain data that every node (and a host's program) computes the same.
+"""PoC V2's selection, a pure function of chain data that every node (and a host's program) computes the same
+(the draws themselves are sdk/draw.py's, shared with x/learning).
 
 An inference finished at height f is drawn with the beacon of ``f + draw_delay_blocks``: the aggregate BLS
 signature of a height whose votes come after the finish, so the executor, when it answers, cannot know whether
@@ -24,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from protogen.gonka.poc.v1 import poc_pb2
+from sdk import draw
 from sdk.crypto import bech32
 
 SELECT_TAG = b"gonka/poc/v1/select"
@@ -48,40 +50,19 @@ def rate_text(rate: Fraction) -> str:
 
 def is_selected(beacon: bytes, inference_id: bytes, rate: Fraction) -> bool:
     """Whether the draw of ``beacon`` selects ``inference_id`` at ``rate``."""
-    x = int.from_bytes(hashlib.sha256(SELECT_TAG + beacon + inference_id).digest()[:8], "big")
-    return x * rate.denominator < rate.numerator << 64
+    return draw.is_selected(hashlib.sha256(SELECT_TAG + beacon + inference_id).digest(), rate)
 
 
 def draw_validator(beacon: bytes, inference_id: bytes, weights: Mapping[bytes, int]) -> bytes | None:
     """The candidate drawn by weight (``weights``: address → weight; zero weights never drawn), None without
     candidates."""
-    return _draw(hashlib.sha256(VALIDATOR_TAG + beacon + inference_id).digest(), weights)
+    return draw.draw_by_weight(hashlib.sha256(VALIDATOR_TAG + beacon + inference_id).digest(), weights)
 
 
 def draw_voters(beacon: bytes, inference_id: bytes, weights: Mapping[bytes, int], k: int) -> list[bytes]:
     """Up to ``k`` distinct candidates, each drawn by weight from those not drawn yet, in draw order."""
-    pool, drawn = dict(weights), []
-    for i in range(k):
-        voter = _draw(hashlib.sha256(VOTER_TAG + beacon + inference_id + i.to_bytes(2, "big")).digest(), pool)
-        if voter is None:
-            break
-        drawn.append(voter)
-        del pool[voter]
-    return drawn
-
-
-def _draw(digest: bytes, weights: Mapping[bytes, int]) -> bytes | None:
-    """The candidate at ``u256(digest) mod W`` in the cumulative weights, in address order."""
-    candidates = sorted((address, weight) for address, weight in weights.items() if weight > 0)
-    total = sum(weight for _, weight in candidates)
-    if total == 0:
-        return None
-    point = int.from_bytes(digest, "big") % total
-    for address, weight in candidates:
-        if point < weight:
-            return address
-        point -= weight
-    raise AssertionError("unreachable: point < total")
+    prefix = VOTER_TAG + beacon + inference_id
+    return draw.draw_distinct(lambda i: hashlib.sha256(prefix + i.to_bytes(2, "big")).digest(), weights, k)
 
 
 def fallback_beacon(chain_id: str, height: int, last_app_hash: bytes) -> bytes:

@@ -3,7 +3,8 @@
 - ``chain_types.py``: the data the TA's ``agent.chain.ChainView`` speaks in (``Model``, ``Node``,
   ``StartRequest``, ``ChainError``, ``REFUSALS``), the executor's ``Finish``, and ``refusal`` (a CheckTx refusal
   as ``ChainError``, for a ``sdk.client.signer.TxSigner``);
-- ``queries.py``: the inference record (``inference``), a host's node URLs (``node_urls``), a model's
+- ``queries.py``: the inference record (``inference``), the registered models (``models``), a host's node URLs
+  (``node_urls``), a model's
   verification threshold in force (``verify_threshold``), and the start and finish messages as the TA and the
   host build them;
 - ``funds.py``: a requester's balance per committed height less the escrows let through and not yet in a block
@@ -19,7 +20,14 @@ what is this package's own business.
 
 from x.inference.client.chain_types import REFUSALS, ChainError, Finish, Model, Node, StartRequest, refusal
 from x.inference.client.funds import Funds
-from x.inference.client.queries import finish_message, inference, node_urls, start_message, verify_threshold
+from x.inference.client.queries import (
+    finish_message,
+    inference,
+    models,
+    node_urls,
+    start_message,
+    verify_threshold,
+)
 from x.inference.client.terms import ChatTerms, parse_request, parse_terms
 from x.inference.client.verify import Named, named_escrow
 
@@ -35,6 +43,7 @@ __all__ = [
     "StartRequest",
     "finish_message",
     "inference",
+    "models",
     "named_escrow",
     "node_urls",
     "parse_request",

@@ -35,6 +35,22 @@ def verify_threshold(querier: Querier, model_id: str) -> int:
     return threshold_of(found.model)
 
 
+def models(querier: Querier, page_limit: int = 100) -> list[inference_pb2.Model]:
+    """Every registered model, in id order (all pages)."""
+    found: list[inference_pb2.Model] = []
+    key = b""
+    while True:
+        page = querier.query(
+            QUERY + "Models",
+            query_pb2.QueryModelsRequest(pagination={"key": key, "limit": page_limit}),
+            query_pb2.QueryModelsResponse,
+        )
+        found.extend(page.models)
+        key = page.pagination.next_key
+        if not key:
+            return found
+
+
 def node_urls(querier: Querier, operator: str) -> list[str]:
     """The URLs ``operator`` registered for its nodes: its executor proxies, where other hosts reach it."""
     got = querier.query(QUERY + "Nodes", query_pb2.QueryNodesRequest(operator=operator), query_pb2.QueryNodesResponse)
