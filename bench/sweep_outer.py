@@ -42,16 +42,17 @@ def sweep_point(config: TrainConfig) -> list[tuple[int, float]]:
     )
     models = [Transformer(config.architecture()).init_weights(config.seed) for _ in range(config.workers)]
     optimizers = [inner_optimizer(model, config) for model in models]
-    fp32 = Compression("fp32")
+    compression = Compression(config.compression, config.int8_chunk)
+    numel = sum(p.numel() for p in models[0].parameters())
     curve = []
     for round_number in range(config.rounds):
-        deltas = []
+        payloads = []
         for index, (model, optimizer, data) in enumerate(zip(models, optimizers, shards, strict=True)):
             model.load_state_dict(global_model.weights())
             starts = data_order(config, index, round_number, data.numel())
             inner_steps(model, optimizer, data, starts, config, round_number * config.inner_steps)
-            deltas.append(global_model.pseudo_gradient(model.state_dict()))
-        global_model.step(average([fp32.encode(delta) for delta in deltas], fp32, deltas[0].numel()))
+            payloads.append(compression.encode(global_model.pseudo_gradient(model.state_dict())))
+        global_model.step(average(payloads, compression, numel))
         step = (round_number + 1) * config.inner_steps
         if step % EVAL_EVERY == 0 or round_number == config.rounds - 1:
             models[0].load_state_dict(global_model.weights())

@@ -44,10 +44,10 @@ class TrainConfig(BaseModel):
     grad_clip: float = Field(1.0, gt=0)
     outer_lr: float = Field(0.7, gt=0)
     outer_momentum: float = Field(0.9, ge=0, lt=1)
-    compression: Literal["fp32", "fp16", "int8"] = "fp32"
+    compression: Literal["fp32", "fp16", "int8", "int4"] = "fp32"
     """How pseudo-gradients travel; they are always averaged in fp32."""
     int8_chunk: int = Field(4096, ge=1)
-    """Elements sharing one fp32 scale in int8 compression."""
+    """Elements sharing one fp32 scale in int8 and int4 compression."""
     seed: int = Field(0, ge=0)
     """Model initialisation and every data order derive from it."""
     corpus: Literal["python-docs", "stdlib"] = "python-docs"

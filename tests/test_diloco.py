@@ -50,7 +50,7 @@ CONFIG = [
     "--warmup-steps",
     "2",
     "--compression",
-    "int8",
+    "int4",
     "--int8-chunk",
     "1024",
 ]
@@ -131,7 +131,7 @@ def test_two_workers_train_and_validation_loss_falls(run_a: tuple[Path, dict[str
     rounds = events_of(out, "round")
     assert [e["round"] for e in rounds] == [0, 1, 2, 3]
     assert all(e["workers"] == ["worker0", "worker1"] and e["attempts"] == 1 for e in rounds)
-    sent = Compression("int8", 1024).payload_bytes(preset("tiny").parameter_count())
+    sent = Compression("int4", 1024).payload_bytes(preset("tiny").parameter_count())
     assert all(e["bytes_per_worker"] == sent and e["bytes_sent"] == 2 * sent for e in rounds)
     assert [e["bytes_total"] for e in rounds] == [2 * sent * (r + 1) for r in range(4)]
     assert all(e["tokens"] == 2 * 8 * 4 * 64 for e in rounds)

@@ -84,7 +84,7 @@ def test_outer_step_without_momentum_is_plain_sgd() -> None:
     assert torch.equal(model.flat(model.weights()), torch.tensor([0.5, -1.5]))
 
 
-@pytest.mark.parametrize("kind", ["fp32", "fp16", "int8"])
+@pytest.mark.parametrize("kind", ["fp32", "fp16", "int8", "int4"])
 def test_compression_round_trips_within_its_bound_and_counts_bytes(kind: str) -> None:
     generator = torch.Generator().manual_seed(0)
     numel, chunk = 10_000, 1024
@@ -96,13 +96,28 @@ def test_compression_round_trips_within_its_bound_and_counts_bytes(kind: str) ->
     assert (
         payload.numel()
         == codec.payload_bytes(numel)
-        == {"fp32": 4 * numel, "fp16": 2 * numel, "int8": numel + 4 * 10}[kind]
+        == {
+            "fp32": 4 * numel,
+            "fp16": 2 * numel,
+            "int8": numel + 4 * 10,
+            "int4": numel // 2 + 4 * 10,
+        }[kind]
     )
     error = (codec.decode(payload, numel) - flat).abs()
     assert bool((error <= codec.error_bound(flat)).all())
-    if kind == "int8":
+    if kind in ("int8", "int4"):
         per_chunk_max = torch.nn.functional.pad(flat.abs(), (0, 10 * chunk - numel)).view(10, chunk).amax(1)
-        assert torch.allclose(codec.error_bound(flat)[::chunk], per_chunk_max / 254 + flat.abs()[::chunk] * 2.0**-22)
+        half_step = per_chunk_max / {"int8": 254, "int4": 14}[kind]
+        assert torch.allclose(codec.error_bound(flat)[::chunk], half_step + flat.abs()[::chunk] * 2.0**-22)
+
+
+def test_int4_packs_every_level_in_every_slot() -> None:
+    """Each of the 15 levels survives packing in either half of a byte, with a partly filled last
+    byte; values on the levels decode exactly."""
+    codec = Compression("int4", 64)
+    flat = torch.arange(-codec.levels, codec.levels + 1, dtype=torch.float32).repeat(3) * 0.5
+    assert flat.numel() * codec.bits % 8 != 0
+    assert torch.equal(codec.decode(codec.encode(flat), flat.numel()), flat)
 
 
 def test_average_decodes_each_payload_in_fp32() -> None:
@@ -264,7 +279,10 @@ def test_membership_retries_the_exchange_then_drops_a_dead_worker(store: dist.TC
         (["train", "--workers", "0", "--out", "OUT"], "--workers: Input should be greater than or equal to 1"),
         (["train", "--preset", "huge", "--out", "OUT"], "unknown preset 'huge'"),
         (["train", "--seq-len", "4096", "--out", "OUT"], "exceeds the preset's max_seq_len"),
-        (["train", "--compression", "bf16", "--out", "OUT"], "--compression: Input should be 'fp32', 'fp16' or 'int8'"),
+        (
+            ["train", "--compression", "bf16", "--out", "OUT"],
+            "--compression: Input should be 'fp32', 'fp16', 'int8' or 'int4'",
+        ),
         (["train", "--inner-steps", "3"], "--out: Field required"),
         (["train", "--resume", "--out", "OUT", "--rounds", "9"], "drop --rounds"),
         (["train", "--resume", "--out", "OUT"], "holds no run to resume"),
