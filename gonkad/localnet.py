@@ -13,6 +13,7 @@ and ``add_twin`` (a second signer of a validator's consensus key).
 from __future__ import annotations
 
 import base64
+import random
 import socket
 import subprocess
 import sys
@@ -168,13 +169,24 @@ class LocalnetSpec(BaseModel):
         return next(n for n in self.nodes if n.name == name)
 
 
+LISTEN_PORTS = range(20000, 32768)
+"""Where the localnet's listeners go: below the kernel's ephemeral range (32768–60999 on Linux), so a port chosen
+here is not taken, before its server binds it, by the local end of some other process's outgoing connection (with
+several networks, ML nodes and clients busy on one machine, that happened)."""
+
+
 def free_ports(count: int) -> list[int]:
-    """Ports the kernel says are free now; held open together so they are distinct."""
-    sockets = []
+    """Ports free now, drawn at random from ``LISTEN_PORTS``; held open together so they are distinct."""
+    draw = random.SystemRandom()
+    sockets: list[socket.socket] = []
     try:
-        for _ in range(count):
+        while len(sockets) < count:
             s = socket.socket()
-            s.bind(("127.0.0.1", 0))
+            try:
+                s.bind(("127.0.0.1", draw.choice(LISTEN_PORTS)))
+            except OSError:  # taken: draw again
+                s.close()
+                continue
             sockets.append(s)
         return [s.getsockname()[1] for s in sockets]
     finally:
