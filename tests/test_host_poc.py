@@ -371,7 +371,7 @@ def test_a_host_that_forges_logprobs_is_caught_on_exactly_the_answers_it_forged(
                 shown = answer.json()["choices"][0]["logprobs"]["content"]
                 assert [t["logprob"] for t in shown] == [t["logprob"] for t in kept.choices[0].logprobs or []]
         duty = judge(chain, mlnode, tmp_path / "judge")
-        run(duty)
+        run(duty, steps=len(answers) + 1)  # one answer judged a step: up to 24 of them, however many it took
         verdicts = {i: chain.validations[i].verdict for i, _ in answers}
         assert {i for i, v in verdicts.items() if v == poc_pb2.VERDICT_MISMATCH} == lying, verdicts
         assert all(v == poc_pb2.VERDICT_MATCH for i, v in verdicts.items() if i not in lying)
