@@ -24,6 +24,10 @@ from sdk.crypto import secp256k1
 log = logging.getLogger("gonka.sdk")
 MAX_DISCOVERED = 64
 """At most this many TA URLs are asked for their identity in one discovery."""
+KEEPALIVE_EXPIRY_S = 2.0
+"""An idle pooled connection to a TA is dropped after this long: well before a server closes it (TAs keep them
+30 s, uvicorn's default 5 s). Reusing one a server is closing at that moment loses the request on it, and
+with one TA down that one failure would be the request's last."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,9 @@ class FailoverTransport(httpx.BaseTransport):
         self.ta_urls = list(ta_urls)
         self.timeout = timeout
         self.max_retries = max_retries
-        self.inner = inner or httpx.HTTPTransport()
+        self.inner = inner or httpx.HTTPTransport(
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_EXPIRY_S)
+        )
         self.lock = threading.Lock()
         self.discovering = threading.Lock()
         self._tas: list[TransferAgent] | None = None

@@ -328,3 +328,48 @@ def test_inference_id_helper_matches_the_sdk() -> None:
     assert client.inference_id(body, stamp) == expected.hex()
     with pytest.raises(ValueError):
         Gonka([], USER)
+
+
+def test_an_idle_connection_is_dropped_before_any_server_closes_it() -> None:
+    """A request written to a pooled connection just as the server closes it is lost unanswered, and with one TA
+    down that failure is the request's last. The SDK's pool drops idle connections well before the TAs' keep-alive
+    (and uvicorn's default 5 s) ends: a connection idle past ``KEEPALIVE_EXPIRY_S`` is not reused."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from gonka.transport import KEEPALIVE_EXPIRY_S, FailoverTransport
+    from sdk.http.asgi import KEEP_ALIVE_S
+
+    assert KEEPALIVE_EXPIRY_S + 2 <= min(KEEP_ALIVE_S, uvicorn.Config(None).timeout_keep_alive)
+    connections: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            connections.append(self.client_address[1])
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    transport = FailoverTransport(USER, [], timeout=5, max_retries=0)
+    try:
+        with httpx.Client(transport=transport.inner) as client:
+            url = f"http://127.0.0.1:{server.server_address[1]}/"
+            for pause in (0.0, 0.2, KEEPALIVE_EXPIRY_S + 0.5):
+                time.sleep(pause)
+                assert client.get(url).text == "ok"
+        assert len(connections) == 2, connections  # the first two on one connection; after the pause, a new one
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -20,6 +20,10 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 JSON = [(b"content-type", b"application/json")]
 FILE_CHUNK = 1 << 20
+KEEP_ALIVE_S = 30
+"""How long the servers keep an idle keep-alive connection open. Clients must drop theirs sooner (the SDK's pool:
+``gonka.transport.KEEPALIVE_EXPIRY_S``): a request written to a connection as the server closes it is lost
+before any byte of it is read, and the client sees "Server disconnected without sending a response"."""
 
 
 async def read_body(receive: Receive, limit: int) -> bytes | None:
@@ -86,6 +90,7 @@ def uvicorn_config(app: Any, host: str, port: int, **options: Any) -> Any:
         "lifespan": "on",
         "log_level": "warning",
         "backlog": 2048,
+        "timeout_keep_alive": KEEP_ALIVE_S,
     }
     settings.update(options)
     return uvicorn.Config(app, **settings)
