@@ -8,6 +8,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 COMETBFT := $(BIN)/cometbft
 COMETBFT_STAMP := $(BIN)/.cometbft-$(COMETBFT_VERSION)
+COSMOVISOR := $(BIN)/cosmovisor
+COSMOVISOR_PIN := tools/cosmovisor/go.mod tools/cosmovisor/go.sum
 PROTOGEN := protogen
 PROTOGEN_STAMP := $(PROTOGEN)/.generated
 PROTOS := $(shell find proto -name '*.proto')
@@ -22,7 +24,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: install localnet localnet-stop localnet-status test check test-unit test-localnet bench bench-iavl bench-litellm clean
 
-install: $(STAMP) $(COMETBFT_STAMP) $(PROTOGEN_STAMP) $(COSMJS_STAMP) $(BROWSER) $(CORPUS)
+install: $(STAMP) $(COMETBFT_STAMP) $(COSMOVISOR) $(PROTOGEN_STAMP) $(COSMJS_STAMP) $(BROWSER) $(CORPUS)
 
 # `pip install -e .` also builds the state tree's native module (native/jmt) with cargo.
 $(STAMP): pyproject.toml $(NATIVE)
@@ -36,6 +38,14 @@ $(COMETBFT_STAMP):
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install github.com/cometbft/cometbft/cmd/cometbft@$(COMETBFT_VERSION)
 	$(COMETBFT) version
 	rm -f $(BIN)/.cometbft-* && touch $@
+
+# Cosmovisor, unchanged, to run a node through software upgrades (docs/operators.md): its version and every dependency's
+# pinned by tools/cosmovisor's go.mod and go.sum.
+$(COSMOVISOR): $(COSMOVISOR_PIN)
+	mkdir -p $(BIN)
+	cd tools/cosmovisor && GOBIN=$(CURDIR)/$(BIN) $(GO) install cosmossdk.io/tools/cosmovisor/cmd/cosmovisor
+	DAEMON_NAME=gonkad DAEMON_HOME=/nonexistent $(COSMOVISOR) version 2>&1 | head -1
+	touch $@
 
 # Debian's headless browser and its WebDriver, for the network page's test (tests/test_rest_localnet.py); apt only
 # where either is missing.

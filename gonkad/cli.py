@@ -135,6 +135,12 @@ def cmd_localnet(args: argparse.Namespace) -> None:
             print(line, file=sys.stderr, flush=True)
 
         print(json.dumps(train_and_serve(root, progress, test_fault_worker=args.test_fault_worker)))
+    elif args.action == "join":
+        if not args.name:
+            raise CLIError("join needs --name, the new node's name")
+        node = localnet.add_node(root, args.name, state_sync=args.state_sync)
+        localnet.start_node(node)
+        print(json.dumps({"joined": node.name, "home": node.home, "rpc": node.rpc, "state_sync": args.state_sync}))
     elif args.action == "watch":
         deadline = time.monotonic() + args.seconds
         while time.monotonic() < deadline:
@@ -223,16 +229,19 @@ def _validator_messages(args: argparse.Namespace) -> Callable[[str], list[Messag
 
 
 def _add_localnet_command(sub: argparse._SubParsersAction) -> None:
-    """``localnet start|stop|status|watch|train-and-serve``: an N-validator network on this machine (and the path
-    from training to a served model on it, ``gonkad.localnet_serve``)."""
+    """``localnet start|stop|status|watch|join|train-and-serve``: an N-validator network on this machine, a full node
+    joining it (by state sync with ``--state-sync``), and the path from training to a served model on it
+    (``gonkad.localnet_serve``)."""
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
-    p.add_argument("action", choices=["start", "stop", "status", "watch", "train-and-serve"])
+    p.add_argument("action", choices=["start", "stop", "status", "watch", "join", "train-and-serve"])
     p.add_argument("--settings", default=str(LOCALNET_SETTINGS_FILE), help="the network's settings (TOML)")
     p.add_argument("--validators", type=int, help="overrides the settings' validators")
     p.add_argument("--home", default="localnet/home")
     p.add_argument("--chain-id", help="overrides the settings' chain_id")
     p.add_argument("--wait", type=float, default=0.0, help="start: wait up to this many seconds for blocks")
     p.add_argument("--seconds", type=float, default=10.0, help="watch: for how long")
+    p.add_argument("--name", help="join: the new node's name (its home is HOME/NAME)")
+    p.add_argument("--state-sync", action="store_true", help="join: restore a peer's snapshot, not every block")
     p.add_argument(
         "--test-fault-worker",
         help="train-and-serve, TEST ONLY: this worker (worker0 or worker1) trains round 0 on another data order than "

@@ -35,6 +35,7 @@ from gonkad.config import (
 )
 from gonkad.localnet_services import ServicesSettings, ServicesSpec
 from gonkad.paths import LOCALNET_SETTINGS_FILE, cometbft_binary, pid_file
+from gonkad.statesync import enable_state_sync
 from sdk.client.process import live_pid, terminate
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
@@ -363,13 +364,14 @@ def add_twin(root: Path, of: str, settings: LocalnetSettings | None = None) -> N
     return twin
 
 
-def add_node(root: Path, name: str, settings: LocalnetSettings | None = None) -> NodeSpec:
+def add_node(root: Path, name: str, settings: LocalnetSettings | None = None, state_sync: bool = False) -> NodeSpec:
     """A new full node of the network: its own home (``cometbft init``: node and consensus keys), a BLS key file
     (``config/bls_key.json``, as ``gonkad init`` makes it), the network's genesis.json, free ports, the
     network's nodes as persistent peers and an app.toml like theirs (``settings``: default ``load_settings()``).
     Appended to the spec's nodes, so ``start``, ``status`` and ``stop`` include it (start it with
     ``start_node``). It is no validator until its operator sends ``gonkad tx stake create-validator``
-    (``--key-home`` its home) and a set-validators stage takes it in."""
+    (``--key-home`` its home) and a set-validators stage takes it in. ``state_sync``: it restores a snapshot
+    its peers serve instead of replaying every block, trusting node0's latest block (the network must run)."""
     spec = load(root)
     settings = settings or load_settings()
     node = _new_node(root, spec, name)
@@ -377,6 +379,8 @@ def add_node(root: Path, name: str, settings: LocalnetSettings | None = None) ->
     create_key_file(home)
     (home / "config" / "genesis.json").write_bytes((Path(spec.nodes[0].home) / "config" / "genesis.json").read_bytes())
     _node_settings(node, spec.nodes, settings)
+    if state_sync:
+        enable_state_sync(home, [spec.nodes[0].rpc, spec.nodes[1 % len(spec.nodes)].rpc])
     spec.nodes.append(node)
     (root / SPEC_FILE).write_text(spec.model_dump_json(indent=2))
     return node
