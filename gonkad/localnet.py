@@ -13,18 +13,20 @@ and ``add_twin`` (a second signer of a validator's consensus key).
 from __future__ import annotations
 
 import base64
+import os
 import random
 import socket
 import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from gonkad import chain_registry, genesis, localnet_services
+from gonkad import chain_registry, cosmovisor, genesis, localnet_services
 from gonkad.config import (
     ApiConfig,
     AppConfig,
@@ -411,21 +413,24 @@ def load(root: Path) -> LocalnetSpec:
     return LocalnetSpec.model_validate_json(path.read_text())
 
 
-def start_node(node: NodeSpec) -> int:
-    """Start ``gonkad start`` for one node in its own session, logging to its home."""
+def start_node(node: NodeSpec, extra_args: Sequence[str] = (), under_cosmovisor: bool = False) -> int:
+    """Start ``gonkad start`` (with ``extra_args``) for one node in its own session, logging to its home; or
+    ``cosmovisor run start`` with the home laid out for it (``gonkad.cosmovisor``: its releases installed by the
+    caller), which starts gonkad and switches it at an upgrade."""
     home = Path(node.home)
     stray = live_pid(pid_file(home, "cometbft"), "cometbft")
     if stray is not None:
         terminate(stray, "cometbft")
+    if under_cosmovisor:
+        command = [cosmovisor.cosmovisor_binary(), "run", "start", "--home", str(home)]
+        env = {**os.environ, **cosmovisor.environment(home, backup=False)}
+    else:
+        command, env = [sys.executable, "-m", "gonkad", "start", "--home", str(home), *extra_args], None
     with (home / "gonkad.log").open("ab") as logfile:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gonkad", "start", "--home", str(home)],
-            stdout=logfile,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
+            command, stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
         )
-    pid_file(home, "gonkad").write_text(str(proc.pid))
+    pid_file(home, "cosmovisor" if under_cosmovisor else "gonkad").write_text(str(proc.pid))
     return proc.pid
 
 
@@ -465,7 +470,7 @@ def stop(root: Path) -> list[str]:
             stopped.append(service.name)
     for node in [*spec.nodes, *spec.twins]:
         home = Path(node.home)
-        for name in ("gonkad", "cometbft"):
+        for name in ("cosmovisor", "gonkad", "cometbft"):  # cosmovisor first: it would start gonkad again
             pid = live_pid(pid_file(home, name), name)
             if pid is not None:
                 terminate(pid, name)
