@@ -38,9 +38,10 @@ def release_dir(home: Path, upgrade: str | None) -> Path:
 
 def release_script(python: str, extra_args: Sequence[str] = ()) -> str:
     """A ``gonkad`` executable for Cosmovisor: ``python -m gonkad`` with Cosmovisor's arguments, then
-    ``extra_args`` (a release's own switches)."""
+    ``extra_args`` (a release's own switches). gonkad has no pre-upgrade step: to Cosmovisor's ``pre-upgrade``
+    it answers 1, Cosmovisor's "not implemented"."""
     tail = f" {shlex.join(extra_args)}" if extra_args else ""
-    return f'#!/bin/sh\nexec {shlex.join([python, "-m", DAEMON_NAME])} "$@"{tail}\n'
+    return f'#!/bin/sh\n[ "$1" = pre-upgrade ] && exit 1\nexec {shlex.join([python, "-m", DAEMON_NAME])} "$@"{tail}\n'
 
 
 def install_release(
@@ -63,5 +64,6 @@ def environment(home: Path, backup: bool = True) -> dict[str, str]:
         "DAEMON_RESTART_AFTER_UPGRADE": "true",
         "DAEMON_ALLOW_DOWNLOAD_BINARIES": "false",
         "DAEMON_POLL_INTERVAL": "200ms",
+        "DAEMON_SHUTDOWN_GRACE": "15s",  # SIGINT first, so gonkad stops its cometbft before any kill
         "UNSAFE_SKIP_BACKUP": "false" if backup else "true",
     }

@@ -12,8 +12,9 @@ from pathlib import Path
 from gonkad.config import edit_cometbft_config
 from sdk.client.rpc import CometRPC
 
-TRUST_PERIOD = "168h0m0s"
-"""How old the trusted header may be (CometBFT's default; shorter than the unbonding period, as it must be)."""
+TRUST_PERIOD = "16h0m0s"
+"""How old the trusted header may be: shorter than the unbonding period (one day under the default params), so a
+validator set that signed it can still be slashed for lying about it."""
 DISCOVERY_TIME = "5s"
 """How long the node gathers snapshots from its peers before choosing one (CometBFT's least)."""
 
