@@ -447,7 +447,11 @@ def start(
     spec = load(root) if (root / SPEC_FILE).exists() else build(root, validators, chain_id, settings)
     started = []
     for node in spec.nodes:
-        if live_pid(pid_file(Path(node.home), "gonkad"), "gonkad") is None:
+        home = Path(node.home)
+        if (
+            live_pid(pid_file(home, "gonkad"), "gonkad") is None
+            and live_pid(pid_file(home, "cosmovisor"), "cosmovisor") is None
+        ):
             start_node(node)
             started.append(node.name)
     if spec.services is not None:
