@@ -267,14 +267,14 @@ class GatedStore(SnapshotStore):
         height: int,
         app_hash: bytes,
         items: Iterable[tuple[bytes, bytes]],
-        cancelled: Callable[[], bool] = lambda: False,
+        between_chunks: Callable[[], None] = lambda: None,
     ) -> SnapshotInfo:
         def gated() -> Iterator[tuple[bytes, bytes]]:
             self.reading.set()
             assert self.gate.wait(30)
             yield from items
 
-        return super().save(height, app_hash, gated(), cancelled)
+        return super().save(height, app_hash, gated(), between_chunks)
 
 
 def test_a_snapshot_is_written_off_the_committing_thread_from_its_frozen_version(
@@ -365,3 +365,20 @@ def test_cli_exports_lists_restores_and_deletes(source: InProcessChain, tmp_path
     assert [s["height"] for s in json.loads(gonkad("list", "--home", str(new_home)).stdout)] == [4]
     one_line_error(gonkad("delete", "3", "--home", str(new_home)), "no snapshot at height 3")
     one_line_error(gonkad("restore", "4", "--home", str(tmp_path / "nowhere")), "no snapshot at height 4")
+
+
+def test_a_snapshot_being_written_stops_when_the_node_does(tmp_path: Path) -> None:
+    snapshots = GatedStore(tmp_path / "snapshots")
+    manager = SnapshotManager(snapshots, 1, 2)
+    with CommitStore(str(tmp_path / "db")) as store:
+        store.apply(writes(1))
+        store.commit()
+        manager.after_commit(store)
+        assert snapshots.reading.wait(10)
+        threading.Timer(0.2, snapshots.gate.set).start()  # the writer goes on only once close() has begun
+        manager.close()
+        assert not manager.busy and snapshots.listed() == [] and os.listdir(tmp_path / "snapshots") == []
+        store.apply({b"k": b"v"})
+        store.commit()
+        manager.after_commit(store)  # a closed manager takes no more
+        assert not manager.busy

@@ -83,11 +83,12 @@ class SnapshotStore:
         height: int,
         app_hash: bytes,
         items: Iterable[tuple[bytes, bytes]],
-        cancelled: Callable[[], bool] = lambda: False,
+        between_chunks: Callable[[], None] = lambda: None,
     ) -> SnapshotInfo:
         """Write the snapshot (format 1) of version ``height`` whose state is ``items`` (sorted by key) and whose
         root is ``app_hash``; an existing snapshot of that height is kept as it is (the format is a function of
-        the state). ``cancelled`` is asked between chunks: True stops with SnapshotCancelled, nothing listed.
+        the state). ``between_chunks`` is called before each chunk is written: it may rest, or raise
+        SnapshotCancelled to stop (nothing is listed).
         ValueError for an empty state (a snapshot holds at least one item)."""
         existing = self.get(height, FORMAT)
         if existing is not None:
@@ -99,8 +100,7 @@ class SnapshotStore:
             hashes: list[bytes] = []
             count = 0
             for chunk, n in chunk_items(items):
-                if cancelled():
-                    raise SnapshotCancelled(f"snapshot at height {height} cancelled")
+                between_chunks()
                 _write_synced(tmp / str(len(hashes)), chunk)
                 hashes.append(chunk_hash(chunk))
                 count += n
