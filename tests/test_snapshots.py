@@ -382,3 +382,24 @@ def test_a_snapshot_being_written_stops_when_the_node_does(tmp_path: Path) -> No
         store.commit()
         manager.after_commit(store)  # a closed manager takes no more
         assert not manager.busy
+
+
+def test_app_toml_state_sync_reaches_the_node_app(tmp_path: Path) -> None:
+    """``[state_sync]`` is written to and read from app.toml, and the node's app takes snapshots as it says."""
+    from gonkad.config import AppConfig, StateSyncConfig, load_app_config, save_app_config
+    from gonkad.node import _open_app
+
+    (tmp_path / "config").mkdir()
+    assert AppConfig().state_sync == StateSyncConfig(snapshot_interval=0, snapshot_keep_recent=2)
+    save_app_config(tmp_path, AppConfig(state_sync=StateSyncConfig(snapshot_interval=10, snapshot_keep_recent=3)))
+    assert (
+        "[state_sync]\nsnapshot_interval = 10\nsnapshot_keep_recent = 3\n"
+        in (tmp_path / "config" / "app.toml").read_text()
+    )
+    store, app = _open_app(tmp_path, load_app_config(tmp_path), False)
+    try:
+        assert app.snapshots is not None
+        assert (app.snapshots.interval, app.snapshots.keep_recent) == (10, 3)
+        assert app.snapshots.snapshots.root == snapshot_dir(tmp_path)
+    finally:
+        store.close()
