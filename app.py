@@ -15,6 +15,7 @@ from sdk.context import Context
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 from sdk.module import Module
 from sdk.params import GOV_AUTHORITY
+from sdk.snapshots.manager import SnapshotManager
 from sdk.store.commitstore import CommitStore
 from sdk.tx import Tx
 from x.auth import keys as auth_keys
@@ -85,11 +86,13 @@ class GonkaApp(BaseApp):
         check_invariants: bool = False,
         module_config: Mapping[str, Mapping[str, Any]] | None = None,
         authority: bytes = GOV_AUTHORITY,
+        snapshots: SnapshotManager | None = None,
     ) -> None:
         """``module_config``: node-local settings by module name (e.g. a key from the node's home), never
         state; each module's ``configure`` receives its own (sdk/README.md, module interface).
         ``authority``: the address whose ``MsgUpdateParams`` every module accepts (default: governance's
-        module account, as in the Cosmos SDK); every node of a chain must use the same."""
+        module account, as in the Cosmos SDK); every node of a chain must use the same. ``snapshots``: the node's
+        state-sync snapshots (app.toml ``[state_sync]``), taken after commits and served to peers."""
         self.authority = authority
         self._build_keepers(authority)
         super().__init__(
@@ -101,6 +104,7 @@ class GonkaApp(BaseApp):
             simulation_gas_limit=simulation_gas_limit,
             check_invariants=check_invariants,
             module_config=module_config,
+            snapshots=snapshots,
         )
 
     def _build_keepers(self, authority: bytes) -> None:

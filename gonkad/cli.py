@@ -45,6 +45,7 @@ consensus`` and ``query tx`` come after them."""
 COMMANDS = {
     "genesis": "gonkad.cmd.genesis",
     "export": "gonkad.cmd.export",
+    "snapshots": "gonkad.cmd.snapshots",
     "keys": "gonkad.cmd.keys",
     "mlnode": "mlnode.cli",
     "agent": "gonkad.cmd.agent",

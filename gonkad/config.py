@@ -40,6 +40,18 @@ class ApiConfig(BaseModel):
     )
 
 
+class StateSyncConfig(BaseModel):
+    """``[state_sync]``: the snapshots this node takes for peers that join by state sync (sdk/snapshots), as the
+    Cosmos SDK's ``snapshot-interval`` and ``snapshot-keep-recent``; none are taken unless an interval is set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    snapshot_interval: int = Field(
+        default=0, ge=0, description="heights that are multiples of it get a snapshot (data/snapshots/); 0 = off"
+    )
+    snapshot_keep_recent: int = Field(default=2, ge=1, description="snapshots kept; older ones are deleted")
+
+
 class AppConfig(BaseModel):
     """What gonkad itself listens on and keeps; CometBFT's settings stay in its config.toml."""
 
@@ -67,6 +79,7 @@ class AppConfig(BaseModel):
     )
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     api: ApiConfig = Field(default_factory=ApiConfig)
+    state_sync: StateSyncConfig = Field(default_factory=StateSyncConfig)
     modules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="node-local module settings, one [modules.NAME] table per module (e.g. where its key file is); "

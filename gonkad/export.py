@@ -22,17 +22,20 @@ from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore, VersionUnavailableError
 
 
-def open_stopped_store(home: Path) -> CommitStore:
-    """The node's application store, which only a stopped node leaves unlocked (LevelDB allows one process)."""
+def open_stopped_store(home: Path, create: bool = False) -> CommitStore:
+    """The node's application store, which only a stopped node leaves unlocked (LevelDB allows one process).
+    ``create``: make an empty one if the node has none yet (a snapshot restore into a new home)."""
     path = app_db(home)
-    if not path.is_dir():
+    if create and (home / "config").is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.is_dir():
         raise FileNotFoundError(f"{home} has no application store ({path}): not a node home, or never started")
     try:
         return CommitStore(str(path))
     except plyvel.IOError as exc:
         if "lock" in str(exc).lower():
             raise ValueError(
-                f"{path} is locked by a running node: stop it first (`gonkad export` reads a stopped node's store)"
+                f"{path} is locked by a running node: stop it first (this command reads a stopped node's store)"
             ) from None
         raise
 

@@ -30,6 +30,7 @@ from gonkad import chain_registry, cosmovisor, genesis, localnet_services
 from gonkad.config import (
     ApiConfig,
     AppConfig,
+    StateSyncConfig,
     TelemetryConfig,
     edit_cometbft_config,
     load_app_config,
@@ -54,6 +55,8 @@ BOND_DENOM = default_params().bond_denom
 SPEC_FILE = "localnet.json"
 NODE_PORTS = 6
 """A node's ports: p2p, CometBFT RPC, ABCI, gRPC, metrics and the REST API."""
+LOCALNET_SNAPSHOT_INTERVAL = 10
+"""Every node snapshots each 10th height (app.toml ``[state_sync]``), so a node may join by state sync."""
 
 
 class LocalnetSettings(BaseModel):
@@ -319,6 +322,7 @@ def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSett
             pruning_keep_recent=0,
             index_events=settings.index_events,
             telemetry=TelemetryConfig(enabled=True, prometheus_listen_addr=f"127.0.0.1:{node.metrics_port}"),
+            state_sync=StateSyncConfig(snapshot_interval=LOCALNET_SNAPSHOT_INTERVAL),
         ),
     )
 

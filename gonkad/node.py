@@ -25,11 +25,13 @@ from prometheus_client import CollectorRegistry
 
 from app import GonkaApp
 from gonkad.config import AppConfig, load_app_config, read_cometbft_config, split_address
-from gonkad.paths import app_db, cometbft_binary, pid_file
+from gonkad.paths import app_db, cometbft_binary, pid_file, snapshot_dir
 from sdk.abci.server import ABCIServer
 from sdk.grpc import GRPCServer
 from sdk.invariants import InvariantBroken
 from sdk.rest import RESTServer
+from sdk.snapshots.manager import SnapshotManager
+from sdk.snapshots.store import SnapshotStore
 from sdk.store.commitstore import CommitStore
 from sdk.telemetry.module_figures import ModuleFigures, SnapshotJob, read_figures
 from sdk.telemetry.node_metrics import NodeMetrics
@@ -136,6 +138,8 @@ async def run_node(
         if figures is not None:  # a scrape may still be reading a snapshot, and may wait on this loop to take one
             await asyncio.to_thread(figures.close)
         workers.shutdown(wait=True, cancel_futures=True)  # a running job still reads the store
+        if app.snapshots is not None:  # so does a snapshot being written
+            await asyncio.to_thread(app.snapshots.close)
         store.close()
         for name in ("gonkad", "cometbft"):
             pid_file(home, name).unlink(missing_ok=True)
@@ -187,6 +191,11 @@ def _open_app(home: Path, config: AppConfig, check_invariants: bool) -> tuple[Co
         simulation_gas_limit=config.simulation_gas_limit,
         check_invariants=check_invariants,
         module_config=module_settings(home, config.modules),
+        snapshots=SnapshotManager(
+            SnapshotStore(snapshot_dir(home)),
+            config.state_sync.snapshot_interval,
+            config.state_sync.snapshot_keep_recent,
+        ),
     )
     return store, app
 

@@ -26,5 +26,10 @@ def app_db(home: Path) -> Path:
     return home / "data" / "application.db"
 
 
+def snapshot_dir(home: Path) -> Path:
+    """Where the node keeps its state-sync snapshots (sdk/snapshots/store.py)."""
+    return home / "data" / "snapshots"
+
+
 def pid_file(home: Path, process: str) -> Path:
     return home / f"{process}.pid"

@@ -23,6 +23,7 @@ from app import GonkaApp
 from gonkad import genesis
 from sdk.context import BlockHeader, Context
 from sdk.crypto import bech32
+from sdk.snapshots.manager import SnapshotManager
 from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore
 
@@ -41,6 +42,8 @@ class AppOptions(TypedDict, total=False):
     """Who may send MsgUpdateParams: a test key's address stands in for governance."""
     module_config: Mapping[str, Mapping[str, Any]]
     """Node-local module settings (app.toml's ``[modules.*]``), e.g. x/bls's ``key_file``."""
+    snapshots: SnapshotManager
+    """Takes the chain's state-sync snapshots after commits (app.toml's ``[state_sync]``)."""
 
 
 class BlockOptions(TypedDict, total=False):

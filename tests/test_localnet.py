@@ -17,11 +17,13 @@ import pytest
 from nodes import kill_node
 
 from gonkad import localnet
+from gonkad.paths import snapshot_dir
 from sdk.client.proofs import ProofError, header_app_hash, proven_get, verify_proof_ops
 from sdk.client.rpc import CometRPC, RPCError
 from sdk.client.txbuilder import address_of, query_account, send_msg, sign_tx
 from sdk.coins import parse_coins
 from sdk.crypto import bech32, secp256k1
+from sdk.snapshots.store import SnapshotStore
 from x.bank import keys as bank_keys
 
 
@@ -124,6 +126,29 @@ def test_four_validators_reach_height_20_and_agree(net4: Path) -> None:
     # Vote extensions are on (localnet/settings.toml), and the blocks above were made with them.
     params = CometRPC(status["nodes"][0]["rpc"]).call("consensus_params", height="21")["consensus_params"]
     assert params["abci"]["vote_extensions_enable_height"] == "1"
+    assert_same_snapshots(net4, 10)
+
+
+def assert_same_snapshots(root: Path, height: int, timeout_s: float = 30) -> None:
+    """Every node snapshots each 10th height (app.toml ``[state_sync]``) into the same bytes, and
+    ``gonkad snapshots list`` reads them beside the running node."""
+    homes = [Path(n.home) for n in localnet.load(root).nodes]
+    deadline = time.monotonic() + timeout_s
+    while not all(SnapshotStore(snapshot_dir(home)).get(height) for home in homes):
+        assert time.monotonic() < deadline, f"not every node has a snapshot of height {height}"
+        time.sleep(0.5)
+    infos = [SnapshotStore(snapshot_dir(home)).get(height) for home in homes]
+    hashes = {info.hash.hex().upper() for info in infos if info is not None}
+    assert len(hashes) == 1, f"snapshots of height {height} differ: {hashes}"
+    listed = subprocess.run(
+        [sys.executable, "-m", "gonkad", "snapshots", "list", "--home", str(homes[0])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert {"height": height, "hash": hashes.pop()}.items() <= next(
+        s for s in json.loads(listed.stdout) if s["height"] == height
+    ).items(), listed
 
 
 def test_validator_killed_others_continue_then_it_catches_up(net4: Path) -> None:

@@ -6,6 +6,8 @@
 - ``proposals.py``: PrepareProposal, ProcessProposal, ExtendVote, VerifyVoteExtension;
 - ``queries.py``: Info, Query and the committed-state jobs queries run on the query workers;
 - ``genesis.py``: InitChain and the export of the app state;
+- ``statesync.py``: ListSnapshots, LoadSnapshotChunk, OfferSnapshot, ApplySnapshotChunk and the snapshots taken
+  after Commit (sdk/snapshots);
 - ``state.py``: the state BaseApp itself owns (chain id, consensus params);
 - ``core.py``: the fields and helpers the phases share; ``baseapp.py`` joins the phases and builds them.
 """

@@ -7,20 +7,21 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from sdk.baseapp.blocks import Blocks
 from sdk.baseapp.core import AnteHandler
 from sdk.baseapp.genesis import Genesis
 from sdk.baseapp.proposals import Proposals
 from sdk.baseapp.queries import Queries
 from sdk.baseapp.state import STORE_PREFIX
+from sdk.baseapp.statesync import StateSync
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 from sdk.module import Module
 from sdk.prepared import PreparedCache
+from sdk.snapshots.manager import SnapshotManager
 from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore
 
 
-class BaseApp(Blocks, Proposals, Queries, Genesis):
+class BaseApp(StateSync, Proposals, Queries, Genesis):
     """Routes ABCI calls to the modules; the app constructor (``app.py``) decides which modules."""
 
     def __init__(
@@ -34,10 +35,12 @@ class BaseApp(Blocks, Proposals, Queries, Genesis):
         simulation_gas_limit: int = DEFAULT_SIMULATION_GAS_LIMIT,
         check_invariants: bool = False,
         module_config: Mapping[str, Mapping[str, Any]] | None = None,
+        snapshots: SnapshotManager | None = None,
     ) -> None:
         """``check_invariants``: check every module's invariants after each block and halt on a broken one.
         ``module_config``: node-local settings by module name (from the node's home, never from state),
-        handed to each module's ``configure`` once, here."""
+        handed to each module's ``configure`` once, here. ``snapshots``: takes and serves the node's state-sync
+        snapshots (none without)."""
         self.store = store
         self.simulation_gas_limit = simulation_gas_limit
         self.min_gas_prices = min_gas_prices
@@ -55,6 +58,8 @@ class BaseApp(Blocks, Proposals, Queries, Genesis):
         self.prepared = PreparedCache(self.prepare)
         self._last_check_header = None
         self.check_invariants = check_invariants
+        self.snapshots = snapshots
+        self.restoring = None
         self.invariants = {
             f"{module.name}/{name}": invariant
             for module in self.modules
