@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
+from sdk.snapshots.format import CHUNK_BYTES
 
 APP_TOML = "app.toml"
 
@@ -50,6 +51,14 @@ class StateSyncConfig(BaseModel):
         default=0, ge=0, description="heights that are multiples of it get a snapshot (data/snapshots/); 0 = off"
     )
     snapshot_keep_recent: int = Field(default=2, ge=1, description="snapshots kept; older ones are deleted")
+    snapshot_chunk_bytes: int = Field(
+        default=CHUNK_BYTES,
+        ge=1024,
+        description="payload limit of a chunk; keep the default: peers pool a snapshot only if its hash is the same",
+    )
+    test_fault: Literal["", "tamper-chunks"] = Field(
+        default="", description="TEST ONLY: tamper-chunks serves every snapshot chunk with a byte changed"
+    )
 
 
 class AppConfig(BaseModel):

@@ -192,9 +192,10 @@ def _open_app(home: Path, config: AppConfig, check_invariants: bool) -> tuple[Co
         check_invariants=check_invariants,
         module_config=module_settings(home, config.modules),
         snapshots=SnapshotManager(
-            SnapshotStore(snapshot_dir(home)),
+            SnapshotStore(snapshot_dir(home), config.state_sync.snapshot_chunk_bytes),
             config.state_sync.snapshot_interval,
             config.state_sync.snapshot_keep_recent,
+            tamper_chunks=config.state_sync.test_fault == "tamper-chunks",
         ),
     )
     return store, app

@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from gonkad.config import load_app_config
 from gonkad.paths import snapshot_dir
 from sdk.cli.flags import add_home
 from sdk.snapshots.format import FORMAT
@@ -17,7 +18,8 @@ from sdk.snapshots.store import SnapshotStore
 
 
 def _snapshot_store(home: Path) -> SnapshotStore:
-    return SnapshotStore(snapshot_dir(home))
+    """The home's snapshots, chunked as its app.toml says (so an export is the snapshot the node would take)."""
+    return SnapshotStore(snapshot_dir(home), load_app_config(home).state_sync.snapshot_chunk_bytes)
 
 
 def cmd_list(args: argparse.Namespace) -> None:

@@ -43,9 +43,7 @@ class StateSync(Blocks):
     def load_snapshot_chunk(self, req: abci.RequestLoadSnapshotChunk) -> abci.ResponseLoadSnapshotChunk:
         if self.snapshots is None:
             return abci.ResponseLoadSnapshotChunk()
-        return abci.ResponseLoadSnapshotChunk(
-            chunk=self.snapshots.snapshots.load_chunk(req.height, req.format, req.chunk)
-        )
+        return abci.ResponseLoadSnapshotChunk(chunk=self.snapshots.load_chunk(req.height, req.format, req.chunk))
 
     def offer_snapshot(self, req: abci.RequestOfferSnapshot) -> abci.ResponseOfferSnapshot:
         """Accept a snapshot of a format this app writes, whose metadata agrees with it and the trusted app hash,
@@ -71,7 +69,9 @@ class StateSync(Blocks):
             response.refetch_chunks.append(req.index)
             if req.sender:
                 response.reject_senders.append(req.sender)
-            log.warning("snapshot chunk %d from %r does not match its hash: refetching", req.index, req.sender)
+            log.warning(
+                "snapshot chunk %d refused: it does not match its hash; sender %s rejected", req.index, req.sender
+            )
         elif applied is Applied.REJECT_SNAPSHOT:
             log.warning("snapshot at height %d rejected at chunk %d", self.restoring.metadata.height, req.index)
             self.restoring = None

@@ -51,17 +51,26 @@ def paced(stop: threading.Event) -> Callable[[], None]:
 class SnapshotManager:
     """The node's snapshots: the store that serves them, and the job that takes them after commits."""
 
-    def __init__(self, snapshots: SnapshotStore, interval: int, keep_recent: int) -> None:
+    def __init__(self, snapshots: SnapshotStore, interval: int, keep_recent: int, tamper_chunks: bool = False) -> None:
         """``interval``: heights that are multiples of it get a snapshot (0: none are taken, stored ones are
-        still served). ``keep_recent``: snapshots kept, older ones deleted after each new one."""
+        still served). ``keep_recent``: snapshots kept, older ones deleted after each new one.
+        ``tamper_chunks``: TEST ONLY, every chunk is served with its first byte changed, as a lying peer's."""
         if interval < 0 or keep_recent < 1:
             raise ValueError("snapshot interval must be >= 0 and keep_recent >= 1")
         self.snapshots = snapshots
+        self.tamper_chunks = tamper_chunks
         self.interval = interval
         self.keep_recent = keep_recent
         self._job: threading.Thread | None = None
         self._stop = threading.Event()
         snapshots.remove_leftovers()  # this manager is the one writer from here on
+
+    def load_chunk(self, height: int, format: int, index: int) -> bytes:
+        """A chunk as this node serves it to peers (empty if it has no such chunk)."""
+        chunk = self.snapshots.load_chunk(height, format, index)
+        if self.tamper_chunks and chunk:
+            return bytes([chunk[0] ^ 0xFF]) + chunk[1:]
+        return chunk
 
     @property
     def busy(self) -> bool:

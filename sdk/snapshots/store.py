@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdk.snapshots.format import FORMAT, Metadata, chunk_hash, chunk_items
+from sdk.snapshots.format import CHUNK_BYTES, FORMAT, Metadata, chunk_hash, chunk_items
 
 METADATA_FILE = "metadata"
 _NAME = re.compile(r"^([1-9][0-9]*)-([0-9]+)$")
@@ -39,8 +39,11 @@ class SnapshotInfo:
 class SnapshotStore:
     """The snapshots of one node home."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, chunk_bytes: int = CHUNK_BYTES) -> None:
+        """``chunk_bytes``: the payload limit of the chunks this store writes. Peers pool a snapshot only when
+        its hash is the same, so every node of a network should keep the default."""
         self.root = root
+        self.chunk_bytes = chunk_bytes
 
     def _dir(self, height: int, format: int) -> Path:
         return self.root / f"{height}-{format}"
@@ -99,7 +102,7 @@ class SnapshotStore:
         try:
             hashes: list[bytes] = []
             count = 0
-            for chunk, n in chunk_items(items):
+            for chunk, n in chunk_items(items, self.chunk_bytes):
                 between_chunks()
                 _write_synced(tmp / str(len(hashes)), chunk)
                 hashes.append(chunk_hash(chunk))
