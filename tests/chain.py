@@ -41,6 +41,8 @@ class AppOptions(TypedDict, total=False):
     """Who may send MsgUpdateParams: a test key's address stands in for governance."""
     module_config: Mapping[str, Mapping[str, Any]]
     """Node-local module settings (app.toml's ``[modules.*]``), e.g. x/bls's ``key_file``."""
+    test_upgrade: str
+    """TEST ONLY: the binary carries the software upgrade of this name (x/upgrade/rehearsal.py)."""
 
 
 class BlockOptions(TypedDict, total=False):
