@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -407,15 +408,16 @@ def load(root: Path) -> LocalnetSpec:
     return LocalnetSpec.model_validate_json(path.read_text())
 
 
-def start_node(node: NodeSpec) -> int:
-    """Start ``gonkad start`` for one node in its own session, logging to its home."""
+def start_node(node: NodeSpec, flags: Sequence[str] = ()) -> int:
+    """Start ``gonkad start`` for one node in its own session, logging to its home; ``flags``: more of its
+    flags (a test's, e.g. ``--test-upgrade NAME``)."""
     home = Path(node.home)
     stray = live_pid(pid_file(home, "cometbft"), "cometbft")
     if stray is not None:
         terminate(stray, "cometbft")
     with (home / "gonkad.log").open("ab") as logfile:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gonkad", "start", "--home", str(home)],
+            [sys.executable, "-m", "gonkad", "start", "--home", str(home), *flags],
             stdout=logfile,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
