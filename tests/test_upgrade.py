@@ -3,10 +3,11 @@ tests/test_gov.py).
 
 A plan passed by a vote halts a binary without its handler at the plan's height before the block runs
 (UpgradeNeeded, the SDK's log line, ``upgrade-info.json`` as Cosmovisor reads it, nothing of the block
-committed), and that binary refuses to start again; the same node restarted with the handler (the test
-binary's, x/upgrade/rehearsal.py) migrates x/upgrade 1 → 2 and goes on, two such nodes agreeing on every app
-hash. A cancelled plan never halts; refusals change nothing; a failing migration halts with the block
-unapplied; module versions travel through export and import.
+committed), and that binary refuses to start again (as a binary carrying the plan does before its height);
+the same node restarted with the handler (the test binary's, x/upgrade/rehearsal.py) migrates x/upgrade
+1 → 2 and goes on, two such nodes agreeing on every app hash; ``gonkad start`` does all of it over ABCI. A
+cancelled plan never halts; refusals change nothing; a failing migration halts with the block unapplied;
+module versions travel through export and import; the CLI proposes a plan and its cancel.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from sdk.context import Context
 from sdk.crypto import bech32
 from sdk.migrations import MigrationError, run_migrations
 from sdk.module import BaseModule
-from x.upgrade.errors import UpgradeFailed, UpgradeNeeded
+from x.upgrade.errors import BinaryTooNew, UpgradeFailed, UpgradeNeeded
 from x.upgrade.keys import UPGRADE_INFO_FILE
 from x.upgrade.rehearsal import rehearsal_marker
 
@@ -218,6 +219,21 @@ def test_upgrade_event_and_applied_block(tmp_path: Path) -> None:
         applied = [e for e in reply.events if e.type == "upgrade_applied"]
         assert [(a.key, a.value) for a in applied[0].attributes][:2] == [("name", NAME), ("height", str(height))]
         assert applied_height(chain, NAME) == height
+
+
+def test_binary_with_the_handler_refuses_to_start_before_the_height(tmp_path: Path) -> None:
+    with new_chain(tmp_path) as chain:
+        height = chain.height + LEAD
+        pass_proposal(chain, software_upgrade(height=height))
+        assert chain.height < height - 1
+        restart(chain, NAME)
+        with pytest.raises(BinaryTooNew) as refused:
+            chain.app.refuse_unknown_upgrade()
+        assert str(refused.value).startswith(
+            f'UPGRADE "{NAME}" is scheduled at height {height} but the chain is at {chain.height}: this binary already'
+        )
+        restart(chain, None)
+        chain.app.refuse_unknown_upgrade()  # the old binary runs on until the height
 
 
 def test_cancelled_plan_never_halts(tmp_path: Path) -> None:

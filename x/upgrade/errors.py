@@ -1,5 +1,5 @@
-"""x/upgrade's refusals (codespace ``upgrade``, the Cosmos SDK's codes where it has one) and the two ways a
-plan's height stops the node.
+"""x/upgrade's refusals (codespace ``upgrade``, the Cosmos SDK's codes where it has one), the two ways a
+plan's height stops the node and the binary a node must not start with.
 
 A wrong authority is ``gov/13``, as for every module's MsgUpdateParams (sdk/params.py).
 """
@@ -38,3 +38,16 @@ class UpgradeFailed(UpgradeHalt):
         self.name = name
         self.height = height
         super().__init__(f'UPGRADE "{name}" FAILED at height {height}: {type(cause).__name__}: {cause}')
+
+
+class BinaryTooNew(UpgradeHalt):
+    """At start-up: this binary carries a plan the chain has not reached yet; the old binary must run until
+    the plan's height."""
+
+    def __init__(self, name: str, height: int, last: int) -> None:
+        self.name = name
+        self.height = height
+        super().__init__(
+            f'UPGRADE "{name}" is scheduled at height {height} but the chain is at {last}: this binary already '
+            "carries it; run the current binary until the node halts there"
+        )

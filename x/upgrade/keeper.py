@@ -21,7 +21,7 @@ from sdk.migrations import VersionMap, consensus_versions, run_migrations
 from sdk.module import Module
 from sdk.params import GOV_AUTHORITY
 from x.upgrade import keys
-from x.upgrade.errors import ErrUpgradeCompleted, ErrUpgradeScheduled, UpgradeFailed, UpgradeNeeded
+from x.upgrade.errors import BinaryTooNew, ErrUpgradeCompleted, ErrUpgradeScheduled, UpgradeFailed, UpgradeNeeded
 
 log = logging.getLogger("gonkad.upgrade")
 
@@ -139,10 +139,17 @@ class UpgradeKeeper:
 
     def refuse_unknown(self, ctx: Context) -> None:
         """At start-up, ``ctx`` over the last committed block: a node that halted at a plan's height (the next
-        block is the plan's) and still has no handler for it must not start (UpgradeNeeded)."""
+        block is the plan's) and still has no handler for it must not start (UpgradeNeeded); nor one whose
+        binary already carries a plan still blocks away (BinaryTooNew, the SDK's "BINARY UPDATED BEFORE
+        TRIGGER"): its new rules would run before the chain agreed to them."""
         plan = self.plan(ctx)
-        if plan is not None and plan.height == ctx.header.height + 1 and plan.name not in self.handlers:
+        if plan is None:
+            return
+        due = plan.height == ctx.header.height + 1
+        if due and plan.name not in self.handlers:
             raise UpgradeNeeded(plan.name, plan.height, "this binary has no handler for it")
+        if not due and plan.name in self.handlers:
+            raise BinaryTooNew(plan.name, plan.height, ctx.header.height)
 
 
 def write_upgrade_info(path: Path, name: str, height: int, info: str) -> None:
