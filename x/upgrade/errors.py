@@ -1,7 +1,7 @@
 """x/upgrade's refusals (codespace ``upgrade``, the Cosmos SDK's codes where it has one), the two ways a
 plan's height stops the node and the binary a node must not start with.
 
-A wrong authority is ``gov/13``, as for every module's MsgUpdateParams (sdk/params.py).
+A wrong authority is ``gov/13``, as for every module's params update (sdk/params.py).
 """
 
 from __future__ import annotations
