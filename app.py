@@ -11,11 +11,12 @@ from typing import Any
 
 from sdk.baseapp import BaseApp
 from sdk.coins import parse_dec_coins
-from sdk.context import Context
+from sdk.context import BlockHeader, Context
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 from sdk.module import Module
 from sdk.params import GOV_AUTHORITY
 from sdk.snapshots.manager import SnapshotManager
+from sdk.store.cachekv import CacheKV
 from sdk.store.commitstore import CommitStore
 from sdk.tx import Tx
 from x.auth import keys as auth_keys
@@ -57,6 +58,9 @@ from x.sprint.module import SprintModule
 from x.stake import keys as stake_keys
 from x.stake.keeper import StakeKeeper
 from x.stake.module import StakeModule
+from x.upgrade.keeper import UpgradeHandler, UpgradeKeeper
+from x.upgrade.module import UpgradeModule
+from x.upgrade.rehearsal import REHEARSAL_CONSENSUS_VERSION, rehearsal_migrations
 from x.vesting.keeper import VestingKeeper
 from x.vesting.module import VestingModule
 
@@ -87,17 +91,23 @@ class GonkaApp(BaseApp):
         module_config: Mapping[str, Mapping[str, Any]] | None = None,
         authority: bytes = GOV_AUTHORITY,
         snapshots: SnapshotManager | None = None,
+        test_upgrade: str | None = None,
     ) -> None:
         """``module_config``: node-local settings by module name (e.g. a key from the node's home), never
         state; each module's ``configure`` receives its own (sdk/README.md, module interface).
         ``authority``: the address whose ``MsgUpdateParams`` every module accepts (default: governance's
         module account, as in the Cosmos SDK); every node of a chain must use the same. ``snapshots``: the node's
-        state-sync snapshots (app.toml ``[state_sync]``), taken after commits and served to peers."""
+        state-sync snapshots (app.toml ``[state_sync]``), taken after commits and served to peers.
+        ``test_upgrade`` (TEST ONLY, ``gonkad start --test-upgrade``): this binary carries the plan of that name
+        (x/upgrade/rehearsal.py)."""
         self.authority = authority
         self._build_keepers(authority)
+        modules = self._modules(authority, test_upgrade)
+        self.upgrade_keeper.set_modules(modules)
+        self.upgrade_keeper.set_handlers(self._upgrade_handlers(test_upgrade))
         super().__init__(
             store,
-            modules=self._modules(authority),
+            modules=modules,
             ante=self.process_ante,
             min_gas_prices=parse_dec_coins(min_gas_prices),
             index_events=index_events,
@@ -181,6 +191,7 @@ class GonkaApp(BaseApp):
         self.gov_keeper = GovKeeper(
             self.account_keeper, self.bank_keeper, self.stake_keeper, self.execute_packed, self.pool_keeper, authority
         )
+        self.upgrade_keeper = UpgradeKeeper(authority)
 
     def _build_payment_keepers(self, authority: bytes) -> None:
         """x/rewards and x/inference, the keepers that pay hosts (through x/vesting)."""
@@ -206,7 +217,21 @@ class GonkaApp(BaseApp):
             authority,
         )
 
-    def _modules(self, authority: bytes) -> list[Module]:
+    def _upgrade_handlers(self, test_upgrade: str | None) -> dict[str, UpgradeHandler]:
+        """The software upgrades this binary carries, by plan name: at a plan's height a node without its
+        handler halts for the binary that has it (x/upgrade). None yet besides a test binary's."""
+        handlers: dict[str, UpgradeHandler] = {}
+        if test_upgrade:
+            handlers[test_upgrade] = self.upgrade_keeper.migrate_all
+        return handlers
+
+    def _upgrade_module(self, test_upgrade: str | None) -> UpgradeModule:
+        if test_upgrade:
+            migrations = rehearsal_migrations(self.upgrade_keeper, test_upgrade)
+            return UpgradeModule(self.upgrade_keeper, REHEARSAL_CONSENSUS_VERSION, migrations)
+        return UpgradeModule(self.upgrade_keeper)
+
+    def _modules(self, authority: bytes, test_upgrade: str | None) -> list[Module]:
         """The modules in the app's order: genesis, the block hooks and the invariants run in it."""
         return [
             AuthModule(self.account_keeper),
@@ -224,9 +249,16 @@ class GonkaApp(BaseApp):
             LearningModule(self.learning_keeper),
             GovModule(self.gov_keeper, self.packed_signers),
             ConsensusModule(authority),
+            self._upgrade_module(test_upgrade),  # its pre_block applies a plan (or halts) before every other hook
             # last: gentxs need every other module's genesis
             GenutilModule(deliver=self.run_tx_safely, validator_set_updates=self.stake_keeper.genesis_validator_set),
         ]
+
+    def refuse_unknown_upgrade(self) -> None:
+        """At start-up, before CometBFT: UpgradeNeeded if the node halted at a plan this binary has no handler
+        for (the next block is the plan's), so an old binary is never restarted into the same halt."""
+        committed = Context(CacheKV(self.store), BlockHeader(self.chain_id, self.store.version, 0))
+        self.upgrade_keeper.refuse_unknown(committed)
 
     def process_ante(self, ctx: Context, tx: Tx, signers: list[bytes]) -> None:
         process_ante(ctx, tx, signers, self.account_keeper, self.bank_keeper)

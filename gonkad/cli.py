@@ -38,6 +38,7 @@ MODULES = (
     "sprint",
     "poc",
     "gov",
+    "upgrade",
 )
 """Modules with ``tx MODULE`` and ``query MODULE`` commands (``x/MODULE/cli.py``), in ``--help``'s order; ``tx
 consensus`` and ``query tx`` come after them."""
@@ -99,6 +100,7 @@ def cmd_start(args: argparse.Namespace) -> None:
 
     from gonkad.config import load_app_config
     from gonkad.node import run_node
+    from x.upgrade.errors import UpgradeHalt
 
     home = Path(args.home)
     if not (home / "config" / "genesis.json").exists():
@@ -106,7 +108,11 @@ def cmd_start(args: argparse.Namespace) -> None:
     logging.basicConfig(
         level=load_app_config(home).log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    sys.exit(asyncio.run(run_node(home, args.abci_only, args.cometbft, args.check_invariants)))
+    try:
+        code = asyncio.run(run_node(home, args.abci_only, args.cometbft, args.check_invariants, args.test_upgrade))
+    except UpgradeHalt as exc:  # halted at a plan this binary cannot apply: nothing started
+        raise CLIError(str(exc)) from None
+    sys.exit(code)
 
 
 def cmd_status(args: argparse.Namespace) -> None:
@@ -193,6 +199,12 @@ def _add_node_commands(sub: argparse._SubParsersAction) -> None:
         help="check every module's invariants after each block; halt on a broken one",
     )
     p.add_argument("--cometbft", help="path to the cometbft binary")
+    p.add_argument(
+        "--test-upgrade",
+        metavar="NAME",
+        help="TEST ONLY: this binary carries the software upgrade NAME (its handler runs the migrations, and "
+        "x/upgrade's consensus version goes 1 -> 2, recording NAME-migrated as applied)",
+    )
     p.set_defaults(func=cmd_start)
 
     p = sub.add_parser("status", help="the node's CometBFT status as JSON")

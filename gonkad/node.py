@@ -38,6 +38,8 @@ from sdk.telemetry.node_metrics import NodeMetrics
 from sdk.telemetry.server import MetricsServer
 from sdk.workers import query_workers
 from x.bls.keyfile import key_file
+from x.upgrade.errors import UpgradeHalt
+from x.upgrade.keys import UPGRADE_INFO_FILE
 
 log = logging.getLogger("gonkad.node")
 PR_SET_PDEATHSIG = 1
@@ -76,19 +78,34 @@ def comet_rpc_address(home: Path) -> str:
 
 def module_settings(home: Path, modules: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """app.toml's ``[modules.*]`` as the app gets them: x/bls's ``key_file`` defaults to the home's
-    ``config/bls_key.json`` (made by ``gonkad init``), and a relative one is relative to the home."""
+    ``config/bls_key.json`` (made by ``gonkad init``), and a relative one is relative to the home; x/upgrade
+    writes ``upgrade-info.json`` into the home's ``data/``, where Cosmovisor looks for it."""
     settings = {name: dict(table) for name, table in modules.items()}
     bls = settings.setdefault("bls", {})
     bls["key_file"] = str(home / bls.get("key_file", str(key_file(Path()))))
+    settings.setdefault("upgrade", {}).setdefault("info_file", str(home / "data" / UPGRADE_INFO_FILE))
     return settings
 
 
 async def run_node(
-    home: Path, abci_only: bool = False, cometbft: str | None = None, check_invariants: bool = False
+    home: Path,
+    abci_only: bool = False,
+    cometbft: str | None = None,
+    check_invariants: bool = False,
+    test_upgrade: str | None = None,
 ) -> int:
-    """Serve until stopped; 1 if cometbft died, 2 if a broken invariant halted the app (``check_invariants``)."""
+    """Serve until stopped; 1 if cometbft died, 2 if the app halted: a broken invariant (``check_invariants``)
+    or a software upgrade's height (x/upgrade). ``test_upgrade``: TEST ONLY, the binary carries that plan.
+
+    Raises UpgradeNeeded before serving anything if the node halted at a plan this binary has no handler for.
+    """
     config = load_app_config(home)
-    store, app = _open_app(home, config, check_invariants)
+    store, app = _open_app(home, config, check_invariants, test_upgrade)
+    try:
+        app.refuse_unknown_upgrade()
+    except UpgradeHalt:
+        store.close()
+        raise
     workers = query_workers(config.query_workers)
     host, port = split_address(config.abci_address)
     registry = CollectorRegistry() if config.telemetry.enabled else None
@@ -98,7 +115,7 @@ async def run_node(
         host,
         port,
         workers=workers,
-        halt_on=(InvariantBroken,),
+        halt_on=(InvariantBroken, UpgradeHalt),
         observe=metrics.observe_abci if metrics is not None else None,
     )
     await server.start()
@@ -180,7 +197,9 @@ def _rest_server(config: AppConfig, grpc_server: GRPCServer, workers: Executor) 
     return RESTServer(grpc_server.services(), host, port, config.api.max_body_bytes, workers, static_dir)
 
 
-def _open_app(home: Path, config: AppConfig, check_invariants: bool) -> tuple[CommitStore, GonkaApp]:
+def _open_app(
+    home: Path, config: AppConfig, check_invariants: bool, test_upgrade: str | None
+) -> tuple[CommitStore, GonkaApp]:
     """The home's store and the app over it, set up as app.toml says."""
     app_db(home).parent.mkdir(parents=True, exist_ok=True)
     store = CommitStore(str(app_db(home)), keep_recent=config.pruning_keep_recent)
@@ -197,6 +216,7 @@ def _open_app(home: Path, config: AppConfig, check_invariants: bool) -> tuple[Co
             config.state_sync.snapshot_keep_recent,
             tamper_chunks=config.state_sync.test_fault == "tamper-chunks",
         ),
+        test_upgrade=test_upgrade,
     )
     return store, app
 

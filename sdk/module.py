@@ -1,5 +1,10 @@
 """What a module offers the app: its key prefix, genesis, message and query routes, block hooks.
 
+``pre_block`` (the SDK's PreBlocker) runs first in FinalizeBlock, on the block's own state and unguarded: what
+it raises halts the node before anything of the block is committed (x/upgrade stops there at a plan's height).
+Each module states its ``consensus_version`` and the ``migrations`` from each older one, which an upgrade
+runs in order (``sdk/migrations.py``).
+
 Block hooks (``begin_block``, ``end_block``) get the whole block as a ``BlockInfo`` and run in a branch of
 the block's state: a hook that raises is logged by module and hook, its writes are discarded, and the block
 goes on. The ABCI 2.0 hooks (``extend_vote``, ``verify_vote_extension``, ``prepare_proposal``,
@@ -26,6 +31,8 @@ log = logging.getLogger("gonkad.app")
 
 MsgHandler = Callable[[Context, Any], Message | None]
 QueryHandler = Callable[[Context, Any], Message]
+Migration = Callable[[Context], None]
+"""Moves a module's state from one consensus version to the next, in the block of an upgrade."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,10 @@ class QueryRoute:
 class Module(Protocol):
     name: str
     store_prefix: bytes
+    consensus_version: int
+
+    def migrations(self) -> dict[int, Migration]: ...
+    def pre_block(self, ctx: Context, block: BlockInfo) -> None: ...
 
     def default_genesis(self) -> dict[str, Any]: ...
     def init_genesis(self, ctx: Context, state: dict[str, Any]) -> None: ...
@@ -78,6 +89,18 @@ class BaseModule:
 
     name: str
     store_prefix: bytes
+    consensus_version: int = 1
+    """The version of the module's state layout: raised by one with each change an upgrade must migrate."""
+
+    def migrations(self) -> dict[int, Migration]:
+        """By version ``k``: the migration of this module's state from ``k`` to ``k + 1``; one for every
+        version below ``consensus_version`` that a running chain may hold."""
+        return {}
+
+    def pre_block(self, ctx: Context, block: BlockInfo) -> None:
+        """Runs before every other hook and tx of the block, in its state, unguarded: raising halts the node
+        and nothing of the block is committed. Keep it to a few reads unless it acts."""
+        return None
 
     def default_genesis(self) -> dict[str, Any]:
         return {}

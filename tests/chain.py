@@ -44,6 +44,8 @@ class AppOptions(TypedDict, total=False):
     """Node-local module settings (app.toml's ``[modules.*]``), e.g. x/bls's ``key_file``."""
     snapshots: SnapshotManager
     """Takes the chain's state-sync snapshots after commits (app.toml's ``[state_sync]``)."""
+    test_upgrade: str
+    """TEST ONLY: the binary carries the software upgrade of this name (x/upgrade/rehearsal.py)."""
 
 
 class BlockOptions(TypedDict, total=False):

@@ -126,9 +126,12 @@ def test_new_chain_from_export_has_identical_module_state(active: ActiveChain, t
         "learning",
         "gov",
         "consensus",
+        "upgrade",
         "genutil",
     }
     assert exported["genutil"] == {"gen_txs": []}
+    versions = exported["upgrade"]["module_versions"]
+    assert [v["name"] for v in versions] == sorted(exported) and {v["version"] for v in versions} == {"1"}
     assert len(exported["stake"]["hosts"]) == len(exported["stake"]["powers"]) == 2
     assert "number" not in exported["epochs"]["current"] and exported["epochs"]["current"]["start_height"] == "1"
     assert "signing_infos" not in exported["slashing"]  # no votes in process: no signing records yet

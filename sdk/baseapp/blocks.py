@@ -1,4 +1,5 @@
-"""A decided block: FinalizeBlock runs the modules' begin_block hooks, the block's injected entries and
+"""A decided block: FinalizeBlock runs the modules' pre_block hooks (unguarded: one that raises halts the node
+with nothing of the block committed), then their begin_block hooks, the block's injected entries and
 transactions in order, then the end_block hooks, and stages the result; Commit persists it.
 
 Block state lives in a branch of the committed store; only ``Commit`` persists it, in one atomic batch.
@@ -32,6 +33,8 @@ class Blocks(Transactions):
         header = BlockHeader(stored_chain_id(state), req.height, block.time_ns, req.proposer_address)
         ctx = Context(state, header, index_events=self.index_events)
         consensus_params_before = stored_consensus_params(state)
+        for module in self.modules:  # the SDK's PreBlocker: x/upgrade halts or migrates here, before all else
+            module.pre_block(ctx, block)
         for module in self.modules:
             self.run_in_branch(ctx, module.name, "begin_block", with_block(module.begin_block, block))
         results = [

@@ -14,17 +14,16 @@ submits an expedited one.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 from pathlib import Path
-from typing import Any
 
 from cosmpy.protos.cosmos.gov.v1 import gov_pb2, query_pb2, tx_pb2
-from google.protobuf import any_pb2, json_format, symbol_database
+from google.protobuf import json_format, symbol_database
 
 from sdk.cli.flags import add_query_flags, add_tx_flags, print_output, shown_dict
 from sdk.cli.jsonfile import read_json_file
 from sdk.cli.params import add_update_params_command
+from sdk.cli.proposal import proposal_from_json
 from sdk.cli.query import add_module_query
 from sdk.cli.tx import broadcast_messages
 from sdk.client.querier import Querier
@@ -40,7 +39,6 @@ OPTIONS = {
     "abstain": gov_pb2.VOTE_OPTION_ABSTAIN,
     "no_with_veto": gov_pb2.VOTE_OPTION_NO_WITH_VETO,
 }
-PROPOSAL_KEYS = {"messages", "metadata", "deposit", "title", "summary", "expedited"}
 DRAFT_FILE = "draft_proposal.json"
 
 
@@ -72,45 +70,10 @@ def proposal_id(text: str) -> int:
     return int(text)
 
 
-def pack(message: Any, index: int) -> any_pb2.Any:
-    if not isinstance(message, dict) or not isinstance(message.get("@type"), str):
-        raise ValueError(f'messages[{index}] must be a JSON object with an "@type"')
-    packed = any_pb2.Any()
-    try:
-        json_format.ParseDict(copy.deepcopy(message), packed)  # ParseDict consumes "@type"
-    except (json_format.ParseError, TypeError, KeyError) as exc:
-        detail = " ".join(str(exc).split())  # one line: protobuf's messages span several
-        raise ValueError(f"messages[{index}] ({message['@type']}): {detail}") from None
-    return packed
-
-
 def read_proposal(path: str, proposer: str, expedited: bool = False) -> tx_pb2.MsgSubmitProposal:
     """The SDK's proposal file as a MsgSubmitProposal (expedited if the file or ``expedited`` says so); a
     malformed one is a ValueError naming what is wrong."""
-    data = read_json_file(path)
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object with messages, metadata, deposit, title, summary")
-    unknown = sorted(set(data) - PROPOSAL_KEYS)
-    if unknown:
-        raise ValueError(f"{path}: unknown fields {', '.join(unknown)} (expected {', '.join(sorted(PROPOSAL_KEYS))})")
-    messages = data.get("messages", [])
-    if not isinstance(messages, list):
-        raise ValueError(f'{path}: "messages" must be a list (empty for a text proposal)')
-    for field in ("metadata", "title", "summary", "deposit"):
-        if not isinstance(data.get(field, ""), str):
-            raise ValueError(f'{path}: "{field}" must be a string')
-    if not isinstance(data.get("expedited", False), bool):
-        raise ValueError(f'{path}: "expedited" must be true or false')
-    deposit = parse_coins(data["deposit"]) if data.get("deposit") else None
-    return tx_pb2.MsgSubmitProposal(
-        messages=[pack(m, i) for i, m in enumerate(messages)],
-        proposer=proposer,
-        initial_deposit=deposit.to_proto() if deposit else [],
-        metadata=data.get("metadata", ""),
-        title=data.get("title", ""),
-        summary=data.get("summary", ""),
-        expedited=expedited or data.get("expedited", False),
-    )
+    return proposal_from_json(read_json_file(path), path, proposer, expedited)
 
 
 def cmd_submit(args: argparse.Namespace) -> None:
