@@ -1,11 +1,15 @@
-"""x/upgrade on a real 2-validator network, every action by the ``gonkad`` CLI: a software upgrade proposed
-(``tx upgrade software-upgrade``) and voted through, both nodes halting at the plan's height with the SDK's log
-line and ``data/upgrade-info.json``, a node started again without the handler refusing, and both restarted
-with it (``gonkad start --test-upgrade``) migrating x/upgrade 1 → 2 and going on with identical app hashes.
+"""x/upgrade on a real 2-validator network, every action by the ``gonkad`` CLI; node0 runs under Cosmovisor
+(v1.5.0, unchanged; its home laid out by ``gonkad.cosmovisor``: the genesis release, and the plan's release, the
+same code started with ``--test-upgrade v2``), node1 as a plain ``gonkad start``. First a plan ("never") and its
+cancellation pass in one round: the chain goes past the plan's height and nothing halts. Then a software upgrade
+proposed (``tx upgrade software-upgrade``) and voted through: both nodes halt at the plan's height with the SDK's
+log line and ``data/upgrade-info.json``; Cosmovisor switches node0 to the new release on its own; node1 started
+again without the handler refuses, and restarted with it (``gonkad start --test-upgrade``) migrates x/upgrade
+1 → 2; the chain goes on with identical app hashes.
 
-The plan's height is set from the block rate measured first, far enough past the voting period's end. Each node
-is restarted once it has halted, as Cosmovisor would: a node that missed the plan block's last precommit before
-its peer halted gets it from the restarted peer, and halts then.
+Plans' heights are set from the block rate measured first, far enough past the voting period's end. node1 is
+restarted once it has halted, as Cosmovisor would: a node that missed the plan block's last precommit before its
+peer halted gets it from the restarted peer, and halts then.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import pytest
 from nodes import running_localnet
 from test_gov_localnet import Net
 
-from gonkad import genesis, localnet
+from gonkad import cosmovisor, genesis, localnet
 from gonkad.paths import pid_file
 from sdk.client.process import live_pid
 from sdk.client.rpc import CometRPC
@@ -44,6 +48,7 @@ OVERRIDES = {
     }
 }
 _base = localnet.load_settings(validators=2, chain_id="gonka-upgrade")
+UNDER_COSMOVISOR = "node0"
 SETTINGS = _base.model_copy(update={"genesis": genesis.merge_overrides(_base.genesis, OVERRIDES)})
 
 
@@ -59,8 +64,8 @@ def gonkad_running(home: Path) -> bool:
 
 
 def restart_as_they_halt(nodes: list[localnet.NodeSpec], timeout_s: float) -> subprocess.CompletedProcess[str]:
-    """Restart each node with the handler once it has halted for the plan, as Cosmovisor would. A node that
-    missed the plan block's last precommit before its peers halted waits until a restarted peer hands it on;
+    """Restart each node with the handler once it has halted for the plan, as Cosmovisor does for node0. A node
+    that missed the plan block's last precommit before its peers halted waits until a restarted peer hands it on;
     then it halts too. The first halted node is first started without the handler: its answer."""
     homes = [Path(n.home) for n in nodes]
     restarted: set[int] = set()
@@ -85,42 +90,86 @@ def restart_as_they_halt(nodes: list[localnet.NodeSpec], timeout_s: float) -> su
     return refused
 
 
+def propose_and_pass(net: Net, *proposals: list[str]) -> list[int]:
+    """Each proposal (``tx upgrade …`` arguments) submitted by val0, voted yes by both validators, and passed."""
+    pids = []
+    for args in proposals:
+        proposed = net.tx("upgrade", *args, "--deposit", f"{DEPOSIT}{DENOM}", key="val0")
+        found = [e for e in proposed["events"] if e["type"] == "submit_proposal"]
+        pids.append(int({a["key"]: a["value"] for a in found[0]["attributes"]}["proposal_id"]))
+    votes = [(pid, key) for pid in pids for key in ("val0", "val1")]
+    with ThreadPoolExecutor(2) as pool:  # one voter per thread at a time: each key's sequence in order
+        list(
+            pool.map(
+                lambda key: [net.tx("gov", "vote", str(p), "yes", key=key) for p, k in votes if k == key],
+                ["val0", "val1"],
+            )
+        )
+    for pid in pids:
+        wait_until(
+            "the proposal passed", lambda p=pid: net.proposal(p)["status"] != "PROPOSAL_STATUS_VOTING_PERIOD", 60
+        )
+        assert net.proposal(pid)["status"] == "PROPOSAL_STATUS_PASSED", net.proposal(pid)
+    return pids
+
+
 @pytest.fixture(scope="module")
 def upgrade(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The plan proposed, passed and reached: each node halted, the first started again without the handler (its
-    answer kept), each restarted with it; the chain three blocks past the plan."""
-    for root in running_localnet(tmp_path_factory.mktemp("upgrade"), SETTINGS):
+    """The cancelled plan, then the plan proposed, passed and reached: each node halted, node0 switched by
+    Cosmovisor, node1 started again without the handler (its answer kept) and then with it; the chain three
+    blocks past the plan."""
+    home = tmp_path_factory.mktemp("upgrade")
+    spec = localnet.build(home, settings=SETTINGS)
+    node0 = next(n for n in spec.nodes if n.name == UNDER_COSMOVISOR)
+    cosmovisor.install_release(Path(node0.home), None)
+    cosmovisor.install_release(Path(node0.home), NAME, extra_args=["--test-upgrade", NAME])
+    localnet.start_node(node0, under_cosmovisor=True)
+    for root in running_localnet(home, SETTINGS):  # node1 started; both stopped (Cosmovisor first) at the end
         net = Net(root)
         nodes = localnet.load(root).nodes
         homes = [Path(n.home) for n in nodes]
         start_height, started = net.rpc.height(), time.monotonic()
         time.sleep(5)
         rate = (net.rpc.height() - start_height) / (time.monotonic() - started)
-        height = net.rpc.height() + max(20, int(rate * (VOTING_S + 25)))
-        proposed = net.tx(
-            "upgrade",
-            "software-upgrade",
-            NAME,
-            "--upgrade-height",
-            str(height),
-            "--upgrade-info",
-            INFO,
-            "--deposit",
-            f"{DEPOSIT}{DENOM}",
-            key="val0",
+        ahead = max(20, int(rate * (VOTING_S + 25)))
+
+        never = net.rpc.height() + ahead
+        propose_and_pass(
+            net, ["software-upgrade", "never", "--upgrade-height", str(never)], ["cancel-software-upgrade"]
         )
-        found = [e for e in proposed["events"] if e["type"] == "submit_proposal"]
-        pid = int({a["key"]: a["value"] for a in found[0]["attributes"]}["proposal_id"])
-        with ThreadPoolExecutor(2) as pool:
-            list(pool.map(lambda key: net.tx("gov", "vote", str(pid), "yes", key=key), ["val0", "val1"]))
-        wait_until("the proposal passed", lambda: net.proposal(pid)["status"] != "PROPOSAL_STATUS_VOTING_PERIOD", 60)
-        assert net.proposal(pid)["status"] == "PROPOSAL_STATUS_PASSED", net.proposal(pid)
+        plan_after_cancel = net.query("upgrade", "plan")
+        assert net.rpc.height() < never - 1, f"the cancellation passed too late for the plan's height {never}"
+
+        height = net.rpc.height() + ahead
+        propose_and_pass(net, ["software-upgrade", NAME, "--upgrade-height", str(height), "--upgrade-info", INFO])
         plan = net.query("upgrade", "plan")["plan"]
         passed_at = net.rpc.height()
         assert passed_at < height - 1, f"the plan passed at {passed_at}, too late for its height {height}"
-        refused = restart_as_they_halt(nodes, (height - passed_at) + 120)
+        plain = [n for n in nodes if n.name != UNDER_COSMOVISOR]
+        refused = restart_as_they_halt(plain, (height - passed_at) + 120)
         localnet.wait_for_height(root, height + 3, timeout_s=120)
-        yield {"net": net, "homes": homes, "height": height, "plan": plan, "refused": refused}
+        yield {
+            "net": net,
+            "homes": homes,
+            "height": height,
+            "plan": plan,
+            "refused": refused,
+            "never": never,
+            "plan_after_cancel": plan_after_cancel,
+        }
+
+
+def test_a_cancelled_plan_never_halts_the_chain(upgrade: dict[str, Any]) -> None:
+    assert upgrade["plan_after_cancel"] == {}
+    assert upgrade["never"] < upgrade["height"]  # the chain went past it, and on to the next plan's height
+    for home in upgrade["homes"]:
+        assert 'UPGRADE "never"' not in (home / "gonkad.log").read_text(), home
+
+
+def test_cosmovisor_switched_node0_to_the_new_release(upgrade: dict[str, Any]) -> None:
+    home = upgrade["homes"][0]
+    assert (home / "cosmovisor" / "current").resolve() == cosmovisor.release_dir(home, NAME).resolve()
+    assert live_pid(pid_file(home, "cosmovisor"), "cosmovisor") is not None and gonkad_running(home)
 
 
 def test_every_node_halts_at_the_plan_and_writes_upgrade_info(upgrade: dict[str, Any]) -> None:
