@@ -127,6 +127,10 @@ def cmd_localnet(args: argparse.Namespace) -> None:
     root = Path(args.home)
     if args.action == "start":
         settings = localnet.load_settings(Path(args.settings), args.validators, args.chain_id, with_services=True)
+        if args.cosmovisor:
+            if not (root / localnet.SPEC_FILE).exists():
+                localnet.build(root, settings=settings)
+            localnet.use_cosmovisor(root)
         started = localnet.start(root, settings=settings)
         if args.wait:
             localnet.wait_for_height(root, 1, timeout_s=args.wait)
@@ -142,6 +146,11 @@ def cmd_localnet(args: argparse.Namespace) -> None:
             print(line, file=sys.stderr, flush=True)
 
         print(json.dumps(train_and_serve(root, progress, test_fault_worker=args.test_fault_worker)))
+    elif args.action == "release":
+        if not args.name:
+            raise CLIError("release needs --name, the upgrade plan's name")
+        extra = ["--test-upgrade", args.name] if args.test_upgrade else []
+        print(json.dumps({"installed": localnet.use_cosmovisor(root, args.name, extra)}))
     elif args.action == "join":
         if not args.name:
             raise CLIError("join needs --name, the new node's name")
@@ -242,18 +251,25 @@ def _validator_messages(args: argparse.Namespace) -> Callable[[str], list[Messag
 
 
 def _add_localnet_command(sub: argparse._SubParsersAction) -> None:
-    """``localnet start|stop|status|watch|join|train-and-serve``: an N-validator network on this machine, a full node
-    joining it (by state sync with ``--state-sync``), and the path from training to a served model on it
+    """``localnet start|stop|status|watch|join|release|train-and-serve``: an N-validator network on this machine
+    (under Cosmovisor with ``--cosmovisor``, a plan's release installed by ``release``), a full node joining it (by
+    state sync with ``--state-sync``), and the path from training to a served model on it
     (``gonkad.localnet_serve``)."""
     p = sub.add_parser("localnet", help="an N-validator network on this machine")
-    p.add_argument("action", choices=["start", "stop", "status", "watch", "join", "train-and-serve"])
+    p.add_argument("action", choices=["start", "stop", "status", "watch", "join", "release", "train-and-serve"])
     p.add_argument("--settings", default=str(LOCALNET_SETTINGS_FILE), help="the network's settings (TOML)")
     p.add_argument("--validators", type=int, help="overrides the settings' validators")
     p.add_argument("--home", default="localnet/home")
     p.add_argument("--chain-id", help="overrides the settings' chain_id")
     p.add_argument("--wait", type=float, default=0.0, help="start: wait up to this many seconds for blocks")
     p.add_argument("--seconds", type=float, default=10.0, help="watch: for how long")
-    p.add_argument("--name", help="join: the new node's name (its home is HOME/NAME)")
+    p.add_argument("--name", help="join: the new node's name (its home is HOME/NAME); release: the plan's name")
+    p.add_argument("--cosmovisor", action="store_true", help="start: run the validators under Cosmovisor")
+    p.add_argument(
+        "--test-upgrade",
+        action="store_true",
+        help="release, TEST ONLY: the release is this code carrying the plan (gonkad start --test-upgrade NAME)",
+    )
     p.add_argument("--state-sync", action="store_true", help="join: restore a peer's snapshot, not every block")
     p.add_argument(
         "--test-fault-worker",

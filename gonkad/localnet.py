@@ -445,9 +445,9 @@ def start(
     settings: LocalnetSettings | None = None,
     services_timeout_s: float = 180.0,
 ) -> list[str]:
-    """Build if needed (see ``build``), then start every node that is not running and, once the chain makes
-    blocks, every service (``localnet_services``) that is not, waiting until they serve; returns the names
-    started."""
+    """Build if needed (see ``build``), then start every node that is not running (under Cosmovisor if its home
+    is laid out for it: ``use_cosmovisor``) and, once the chain makes blocks, every service
+    (``localnet_services``) that is not, waiting until they serve; returns the names started."""
     spec = load(root) if (root / SPEC_FILE).exists() else build(root, validators, chain_id, settings)
     started = []
     for node in spec.nodes:
@@ -456,7 +456,7 @@ def start(
             live_pid(pid_file(home, "gonkad"), "gonkad") is None
             and live_pid(pid_file(home, "cosmovisor"), "cosmovisor") is None
         ):
-            start_node(node)
+            start_node(node, under_cosmovisor=cosmovisor.release_dir(home, None).is_dir())
             started.append(node.name)
     if spec.services is not None:
         missing = [s for s in spec.services.services if localnet_services.pid(s) is None]
@@ -468,6 +468,15 @@ def start(
             started.append(service.name)
         localnet_services.wait_until_serving(spec.services.services, services_timeout_s)
     return started
+
+
+def use_cosmovisor(root: Path, upgrade: str | None = None, extra_args: Sequence[str] = ()) -> list[str]:
+    """Lay every validator's home out for Cosmovisor: the running code as the genesis release (``upgrade``
+    None; the nodes then start under Cosmovisor), or as the release of the plan ``upgrade`` (``extra_args``:
+    its own switches, e.g. ``--test-upgrade NAME`` for a rehearsal). Returns the binaries written."""
+    return [
+        str(cosmovisor.install_release(Path(node.home), upgrade, extra_args=extra_args)) for node in load(root).nodes
+    ]
 
 
 def stop(root: Path) -> list[str]:

@@ -30,10 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2 as tendermint_query
-from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
-from nodes import running_localnet
+from nodes import bond_validator, running_localnet
 from py_ecc.bls import G2ProofOfPossession
 
 from gonkad import genesis, localnet
@@ -43,10 +41,8 @@ from sdk.abci.blocks import decode_injected_entry
 from sdk.client.process import live_pid, terminate
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
-from sdk.client.tx import TxOptions, deliver, wait_for_tx
 from sdk.client.txbuilder import address_of
 from sdk.crypto import certificate
-from sdk.keyring.keyring import Keyring
 from sdk.services import gonka
 from x.bls import client
 from x.bls.keyfile import key_file
@@ -321,50 +317,14 @@ def test_a_stopped_validator_is_left_out_and_back_after_restart_with_its_key(net
 
 
 def test_a_new_host_joins_at_set_validators_and_signs_the_next_certificates(net: Path) -> None:
-    spec = localnet.load(net)
     rpc = rpc0(net)
     node4 = localnet.add_node(net, "node4", SETTINGS)
     localnet.start_node(node4)
-    operator = Keyring(net, "test").add("node4op")[0].address
-    querier = Querier(node(net, "node0").rpc)
-    fund = bank_tx.MsgSend(
-        from_address=address_of(localnet.load_key(net, "faucet")),
-        to_address=operator,
-        amount=[coin_pb2.Coin(denom="ngonka", amount=str(NEW_STAKE + 10**9))],
-    )
-    deliver(querier, localnet.load_key(net, "faucet"), [fund], spec.chain_id, TxOptions())
-    sent = gonkad(
-        "tx",
-        "stake",
-        "create-validator",
-        f"{NEW_STAKE}ngonka",
-        "--moniker",
-        "node4",
-        "--from",
-        "node4op",
-        "--key-home",
-        node4.home,
-        "--home",
-        str(net),
-        "--keyring-backend",
-        "test",
-        "--node",
-        node(net, "node0").rpc,
-        "--gas",
-        "auto",
-        "--gas-adjustment",
-        "1.5",
-        "-y",
-        "--output",
-        "json",
-    )
-    assert sent.returncode == 0, sent.stderr + sent.stdout
-    committed = wait_for_tx(querier, json.loads(sent.stdout)["txhash"], 60)
-    assert int(committed["tx_result"].get("code", 0)) == 0, committed["tx_result"]
+    operator, committed_height = bond_validator(net, node4, NEW_STAKE)
     bls_key = registered_key(net, operator)
     assert bls_key.hex() == json.loads(key_file(Path(node4.home)).read_text())["public_key"]
     address = validator_address(net, "node4")
-    joins = next_set_validators_height(int(committed["height"])) + 2
+    joins = next_set_validators_height(committed_height) + 2
     wait_height(rpc, joins + 4, timeout_s=120)
     in_comet = {v["address"].upper() for v in rpc.call("validators", height=str(joins), per_page="100")["validators"]}
     assert address in in_comet and len(in_comet) == 5

@@ -24,17 +24,16 @@ from pathlib import Path
 import pytest
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
-from nodes import running_localnet
+from nodes import bond_validator, running_localnet
 
 from gonkad import genesis, localnet
 from gonkad.config import edit_cometbft_config, load_app_config, save_app_config
 from sdk.client.proofs import proven_get
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
-from sdk.client.tx import TxOptions, deliver, wait_for_tx
+from sdk.client.tx import TxOptions, deliver
 from sdk.client.txbuilder import address_of
 from sdk.crypto import bech32, secp256k1
-from sdk.keyring.keyring import Keyring
 from x.bank import keys as bank_keys
 
 EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 10, 2, 4, 5
@@ -167,47 +166,9 @@ def test_the_joined_node_agrees_on_every_later_app_hash_and_proves_balances(net:
 
 
 def test_the_joined_node_takes_part_in_consensus_once_it_is_a_validator(net: Path) -> None:
-    spec = localnet.load(net)
     node4 = node(net, "node4")
     rpc0 = CometRPC(node(net, "node0").rpc)
-    querier = Querier(node(net, "node0").rpc)
-    operator = Keyring(net, "test").add("node4op")[0].address
-    stake = SETTINGS.validator_stake_ngonka
-    fund = bank_tx.MsgSend(
-        from_address=address_of(localnet.load_key(net, "faucet")),
-        to_address=operator,
-        amount=[coin_pb2.Coin(denom="ngonka", amount=str(stake + 10**9))],
-    )
-    deliver(querier, localnet.load_key(net, "faucet"), [fund], spec.chain_id, TxOptions())
-    sent = gonkad(
-        "tx",
-        "stake",
-        "create-validator",
-        f"{stake}ngonka",
-        "--moniker",
-        "node4",
-        "--from",
-        "node4op",
-        "--key-home",
-        node4.home,
-        "--home",
-        str(net),
-        "--keyring-backend",
-        "test",
-        "--node",
-        node(net, "node0").rpc,
-        "--gas",
-        "auto",
-        "--gas-adjustment",
-        "1.5",
-        "-y",
-        "--output",
-        "json",
-    )
-    assert sent.returncode == 0, sent.stderr + sent.stdout
-    committed = wait_for_tx(querier, json.loads(sent.stdout)["txhash"], 60)
-    assert int(committed["tx_result"].get("code", 0)) == 0, committed["tx_result"]
-    after = int(committed["height"])
+    _, after = bond_validator(net, node4, SETTINGS.validator_stake_ngonka)
     n = 1
     while 1 + n * EPOCH_LENGTH + SET_VALIDATORS <= after:
         n += 1
