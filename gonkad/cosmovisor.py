@@ -8,27 +8,19 @@ is a small executable that starts that release's interpreter on ``gonkad`` (``re
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from gonkad.paths import PROJECT_ROOT
+from gonkad.paths import tool_binary
 
 DAEMON_NAME = "gonkad"
 
 
 def cosmovisor_binary() -> str:
     """$COSMOVISOR, then the project's own .bin/cosmovisor, then PATH."""
-    for candidate in (os.environ.get("COSMOVISOR"), str(PROJECT_ROOT / ".bin" / "cosmovisor")):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    found = shutil.which("cosmovisor")
-    if found:
-        return found
-    raise FileNotFoundError("cosmovisor binary not found; run `make install`")
+    return tool_binary("cosmovisor")
 
 
 def release_dir(home: Path, upgrade: str | None) -> Path:

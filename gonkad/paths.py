@@ -11,15 +11,20 @@ LOCALNET_SETTINGS_FILE = PROJECT_ROOT / "localnet" / "settings.toml"
 """The localnet's settings (``gonkad localnet start --settings``'s default)."""
 
 
-def cometbft_binary(explicit: str | None = None) -> str:
-    """--cometbft, then $COMETBFT, then the project's own .bin/cometbft, then PATH."""
-    for candidate in (explicit, os.environ.get("COMETBFT"), str(PROJECT_ROOT / ".bin" / "cometbft")):
+def tool_binary(name: str, explicit: str | None = None) -> str:
+    """A Go tool ``make install`` builds: ``explicit``, then $NAME, then the project's own .bin/name, then PATH."""
+    for candidate in (explicit, os.environ.get(name.upper()), str(PROJECT_ROOT / ".bin" / name)):
         if candidate and Path(candidate).is_file():
             return candidate
-    found = shutil.which("cometbft")
+    found = shutil.which(name)
     if found:
         return found
-    raise FileNotFoundError("cometbft binary not found; run `make install` or pass --cometbft PATH")
+    raise FileNotFoundError(f"{name} binary not found; run `make install`")
+
+
+def cometbft_binary(explicit: str | None = None) -> str:
+    """--cometbft, then $COMETBFT, then the project's own .bin/cometbft, then PATH."""
+    return tool_binary("cometbft", explicit)
 
 
 def app_db(home: Path) -> Path:

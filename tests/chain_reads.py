@@ -30,15 +30,18 @@ DENOM = "ngonka"
 QUERY = gonka("inference").query
 
 
-def wait_height(rpc: CometRPC, height: int, timeout_s: float) -> None:
+def wait_height(rpc: CometRPC, height: int, timeout_s: float = 90.0) -> int:
+    """The node's height once it is at least ``height``."""
     deadline = time.monotonic() + timeout_s
+    current = None
     while True:
         try:
-            if rpc.height() >= height:
-                return
+            current = rpc.height()
+            if current >= height:
+                return current
         except RPCError:
             pass
-        assert time.monotonic() < deadline, f"height {height} not reached in {timeout_s}s"
+        assert time.monotonic() < deadline, f"height {height} not reached in {timeout_s}s (at {current})"
         time.sleep(0.2)
 
 

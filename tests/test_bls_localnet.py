@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chain_reads import wait_height
 from cosmpy.protos.cosmos.base.tendermint.v1beta1 import query_pb2 as tendermint_query
 from nodes import bond_validator, running_localnet
 from py_ecc.bls import G2ProofOfPossession
@@ -104,19 +105,6 @@ def validator_address(root: Path, name: str) -> str:
     return json.loads((Path(node(root, name).home) / "config" / "priv_validator_key.json").read_text())[
         "address"
     ].upper()
-
-
-def wait_height(rpc: CometRPC, height: int, timeout_s: float = 90.0) -> int:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            current = rpc.height()
-            if current >= height:
-                return current
-        except RPCError:
-            current = None
-        assert time.monotonic() < deadline, f"height {height} not reached in {timeout_s}s (at {current})"
-        time.sleep(0.2)
 
 
 def certificate_answer(root: Path, height: int) -> query_pb2.QueryCertificateResponse:

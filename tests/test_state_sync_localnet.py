@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chain_reads import wait_height
 from cosmpy.protos.cosmos.bank.v1beta1 import tx_pb2 as bank_tx
 from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 from nodes import bond_validator, running_localnet
@@ -77,19 +78,6 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def node(root: Path, name: str) -> localnet.NodeSpec:
     return next(n for n in localnet.load(root).nodes if n.name == name)
-
-
-def wait_height(rpc: CometRPC, height: int, timeout_s: float = 90.0) -> int:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            current = rpc.height()
-            if current >= height:
-                return current
-        except RPCError:
-            pass
-        assert time.monotonic() < deadline, f"height {height} not reached"
-        time.sleep(0.3)
 
 
 def app_root(rpc: CometRPC, height: int) -> str:
