@@ -21,7 +21,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from app import GonkaApp
 from gonkad.paths import app_db, snapshot_dir
 from sdk.context import Context
-from sdk.snapshots.format import FORMAT, Metadata, chunk_hash, encode_item
+from sdk.snapshots.format import FORMAT, Metadata, chunk_hash, chunk_items, encode_item
 from sdk.snapshots.manager import SnapshotManager
 from sdk.snapshots.restore import Applied, Offered, Restore
 from sdk.snapshots.store import SnapshotInfo, SnapshotStore
@@ -236,6 +236,26 @@ def snapshot_app_hash(snapshot: abci.Snapshot) -> bytes:
     return Metadata.decode(snapshot.metadata).app_hash
 
 
+def test_chunks_are_the_items_framed_in_order_whatever_their_batches(tmp_path: Path) -> None:
+    """Format 1 by its rule, item by item (an item joins the chunk while the payload stays within the limit, an
+    item larger than the limit makes a chunk alone), however the writer batches the items it reads."""
+    items = [(b"k%05d" % i, b"v" * (1 + i * 37 % 300)) for i in range(2000)]
+    items[700] = (items[700][0], b"x" * 5000)  # larger than the limit
+    expected: list[list[bytes]] = [[]]
+    for key, value in items:
+        item = encode_item(key, value)
+        if expected[-1] and sum(map(len, expected[-1])) + len(item) > 4096:
+            expected.append([])
+        expected[-1].append(item)
+    want = [(b"".join(parts), len(parts)) for parts in expected]
+    assert len(want) > 50
+    for size in (1, 7, 512, 5000):
+        assert list(chunk_items((items[i : i + size] for i in range(0, len(items), size)), 4096)) == want
+    snapshots = SnapshotStore(tmp_path)  # the writer's own batches, 1 MiB chunks: here one
+    info = snapshots.save(1, b"\0" * 32, iter(items))
+    assert info.chunks == 1 and snapshots.load_chunk(1, FORMAT, 0) == encode_chunk(items)
+
+
 def test_only_the_newest_snapshots_are_kept_and_partial_ones_never_listed(tmp_path: Path) -> None:
     snapshots = SnapshotStore(tmp_path / "snapshots")
     (tmp_path / "snapshots" / ".tmp-5-1").mkdir(parents=True)  # a write a crash interrupted
@@ -396,7 +416,7 @@ def test_app_toml_state_sync_reaches_the_node_app(tmp_path: Path) -> None:
         "[state_sync]\nsnapshot_interval = 10\nsnapshot_keep_recent = 3\n"
         in (tmp_path / "config" / "app.toml").read_text()
     )
-    store, app = _open_app(tmp_path, load_app_config(tmp_path), False)
+    store, app = _open_app(tmp_path, load_app_config(tmp_path), False, None)
     try:
         assert app.snapshots is not None
         assert (app.snapshots.interval, app.snapshots.keep_recent) == (10, 3)

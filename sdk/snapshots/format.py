@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable, Iterator
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain, repeat
+from operator import add
 
 FORMAT = 1
 CHUNK_BYTES = 1 << 20
@@ -18,6 +21,7 @@ CHUNK_BYTES = 1 << 20
 HASH_BYTES = 32
 _HEADER = struct.Struct(">QQ32s")  # height, item count, app hash
 _LEN = struct.Struct(">I")
+_ITEM_FRAME = 2 * _LEN.size  # the two lengths an item adds to its key and value
 
 
 def chunk_hash(chunk: bytes) -> bytes:
@@ -62,20 +66,41 @@ def encode_item(key: bytes, value: bytes) -> bytes:
     return _LEN.pack(len(key)) + key + _LEN.pack(len(value)) + value
 
 
-def chunk_items(items: Iterable[tuple[bytes, bytes]], limit: int = CHUNK_BYTES) -> Iterator[tuple[bytes, int]]:
-    """Each chunk of ``items`` (sorted by key) and how many items it holds: items are added while the payload
-    stays within ``limit``; every chunk holds at least one item."""
-    parts: list[bytes] = []
-    size = 0
-    for key, value in items:
-        item = encode_item(key, value)
-        if parts and size + len(item) > limit:
-            yield b"".join(parts), len(parts)
-            parts, size = [], 0
-        parts.append(item)
-        size += len(item)
-    if parts:
-        yield b"".join(parts), len(parts)
+def chunk_items(
+    batches: Iterable[Sequence[tuple[bytes, bytes]]], limit: int = CHUNK_BYTES
+) -> Iterator[tuple[bytes, int]]:
+    """Each chunk of the items ``batches`` hold (in order, sorted by key) and how many items it holds: items
+    are added while the payload stays within ``limit``; every chunk holds at least one item. The chunks do
+    not depend on how the items are batched; a batch is framed with a few C-level calls rather than Python
+    operations per item, so the writer holds the GIL, which consensus needs too, as briefly as it can."""
+    parts: list[bytes] = []  # the framed runs of the chunk being made
+    size = count = 0
+    for batch in batches:
+        if not batch:
+            continue
+        keys, values = zip(*batch)
+        ends = list(accumulate(map(add, map(add, map(len, keys), map(len, values)), repeat(_ITEM_FRAME))))
+        start, base = 0, 0  # the first item not taken yet, and the framed bytes of the items before it
+        while start < len(batch):
+            stop = bisect_right(ends, limit - size + base, start)  # the items from start to stop fit
+            if stop == start and not count:
+                stop = start + 1  # an item larger than the limit makes a chunk alone
+            if stop > start:
+                parts.append(_frame(keys[start:stop], values[start:stop]))
+                count += stop - start
+                size += ends[stop - 1] - base
+                start, base = stop, ends[stop - 1]
+            if start < len(batch):  # the next item does not fit: this chunk is complete
+                yield b"".join(parts), count
+                parts, size, count = [], 0, 0
+    if count:
+        yield b"".join(parts), count
+
+
+def _frame(keys: Sequence[bytes], values: Sequence[bytes]) -> bytes:
+    """``encode_item`` of every (key, value), back to back."""
+    pack = _LEN.pack
+    return b"".join(chain.from_iterable(zip(map(pack, map(len, keys)), keys, map(pack, map(len, values)), values)))
 
 
 def decode_chunk(chunk: bytes) -> list[tuple[bytes, bytes]]:

@@ -4,8 +4,9 @@ of that version while blocks go on.
 The version is frozen on the store's thread at commit (``CommitStore.snapshot()``: a LevelDB snapshot of the
 latest-state table, taken in microseconds); the worker thread then reads it, chunks, hashes and writes. Later
 commits and pruning change nothing the worker reads, and the event loop never waits for it; the worker rests
-between chunks as long as it worked (``paced``), so it holds the GIL at most about half the time. One job at a
-time: a height whose turn comes while the previous job still runs is skipped, with a log line.
+between batches of items REST_RATIO times as long as it worked (``paced``), so it holds the GIL about 1/16 of
+the time. One job at a time: a height whose turn comes while the previous job still runs is skipped, with a
+log line.
 """
 
 from __future__ import annotations
@@ -20,30 +21,40 @@ from sdk.store.commitstore import CommitStore, Snapshot, VersionSnapshot
 
 log = logging.getLogger("gonkad.snapshots")
 
+REST_RATIO = 15.0
+"""A node's writer rests this many times as long as it works: it holds the GIL about 1/16 of the time, and a
+large snapshot takes about 20 times as long as unpaced. At 1M keys (bench/bench_snapshots.py) the blocks beside
+it took 1.03-1.06x their time (8: 1.03-1.11x; unpaced: 1.47-1.63x)."""
+FREE_WORK_S = 0.05
+"""The writer's first CPU seconds, unpaced: a small state's snapshot is written at once."""
+
 
 def write_snapshot(
     snapshots: SnapshotStore,
     frozen: Snapshot | VersionSnapshot,
     app_hash: bytes,
-    between_chunks: Callable[[], None] = lambda: None,
+    between_batches: Callable[[], None] = lambda: None,
 ) -> SnapshotInfo:
     """The snapshot of the frozen version ``frozen`` (root ``app_hash``) written to ``snapshots``; closes
-    ``frozen`` (so call it on the thread that reads it). ``between_chunks``: as ``SnapshotStore.save``'s."""
+    ``frozen`` (so call it on the thread that reads it). ``between_batches``: as ``SnapshotStore.save``'s."""
     with frozen:
-        return snapshots.save(frozen.version, app_hash, frozen.iterate(), between_chunks)
+        return snapshots.save(frozen.version, app_hash, frozen.iterate(), between_batches)
 
 
-def paced(stop: threading.Event) -> Callable[[], None]:
-    """``between_chunks`` for a node's writer: stop once ``stop`` is set, else rest as long as the last chunk
-    took to make. The writer's Python work holds the GIL, which consensus needs too; resting half the time
-    leaves blocks most of it (the snapshot takes about twice as long)."""
-    last = time.monotonic()
+def paced(stop: threading.Event, rest_ratio: float = REST_RATIO) -> Callable[[], None]:
+    """``between_batches`` for a node's writer (make it on the writer's thread): stop once ``stop`` is set;
+    past the first ``FREE_WORK_S`` of this thread's CPU time, rest ``rest_ratio`` times as long as it worked
+    (fsync and waits for the GIL are not work). A batch is about a millisecond of work, well under the
+    interpreter's switch interval (5 ms), so a block that wants the GIL back waits at most that long."""
+    begun = time.thread_time()
+    rested = 0.0
 
     def pace() -> None:
-        nonlocal last
-        if stop.wait(time.monotonic() - last):
+        nonlocal rested
+        owed = (time.thread_time() - begun - FREE_WORK_S) * rest_ratio - rested
+        if stop.wait(max(owed, 0.0)):
             raise SnapshotCancelled("the node is stopping")
-        last = time.monotonic()
+        rested += max(owed, 0.0)
 
     return pace
 
@@ -115,7 +126,7 @@ class SnapshotManager:
             self._job.join(timeout)
 
     def close(self) -> None:
-        """Stop taking snapshots: the running job stops at its next chunk, and is waited for (it reads the
+        """Stop taking snapshots: the running job stops at its next batch, and is waited for (it reads the
         store, which must stay open until then)."""
         self._stop.set()
         self.wait()

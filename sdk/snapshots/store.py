@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from sdk.snapshots.format import CHUNK_BYTES, FORMAT, Metadata, chunk_hash, chunk_items
 
 METADATA_FILE = "metadata"
+BATCH_ITEMS = 512
+"""Items read and framed between two calls of ``save``'s ``between_batches``: about a millisecond of work."""
 _NAME = re.compile(r"^([1-9][0-9]*)-([0-9]+)$")
 
 
@@ -86,12 +89,13 @@ class SnapshotStore:
         height: int,
         app_hash: bytes,
         items: Iterable[tuple[bytes, bytes]],
-        between_chunks: Callable[[], None] = lambda: None,
+        between_batches: Callable[[], None] = lambda: None,
     ) -> SnapshotInfo:
         """Write the snapshot (format 1) of version ``height`` whose state is ``items`` (sorted by key) and whose
         root is ``app_hash``; an existing snapshot of that height is kept as it is (the format is a function of
-        the state). ``between_chunks`` is called before each chunk is written: it may rest, or raise
-        SnapshotCancelled to stop (nothing is listed).
+        the state). ``between_batches`` is called after each batch of ``BATCH_ITEMS`` items is read, before
+        it is framed and any chunk it completes written: it may rest, or raise SnapshotCancelled to stop
+        (nothing is listed).
         ValueError for an empty state (a snapshot holds at least one item)."""
         existing = self.get(height, FORMAT)
         if existing is not None:
@@ -102,8 +106,7 @@ class SnapshotStore:
         try:
             hashes: list[bytes] = []
             count = 0
-            for chunk, n in chunk_items(items, self.chunk_bytes):
-                between_chunks()
+            for chunk, n in chunk_items(_batches(items, between_batches), self.chunk_bytes):
                 _write_synced(tmp / str(len(hashes)), chunk)
                 hashes.append(chunk_hash(chunk))
                 count += n
@@ -145,6 +148,14 @@ class SnapshotStore:
         for info in doomed:
             self.delete(info.height, info.format)
         return [info.height for info in doomed]
+
+
+def _batches(items: Iterable[tuple[bytes, bytes]], between: Callable[[], None]) -> Iterator[list[tuple[bytes, bytes]]]:
+    """``items`` in lists of ``BATCH_ITEMS``, ``between`` called after each is read."""
+    it = iter(items)
+    while batch := list(islice(it, BATCH_ITEMS)):
+        between()
+        yield batch
 
 
 def _write_synced(path: Path, data: bytes) -> None:
