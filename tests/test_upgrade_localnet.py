@@ -123,8 +123,7 @@ def upgrade(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     node0 = next(n for n in spec.nodes if n.name == UNDER_COSMOVISOR)
     cosmovisor.install_release(Path(node0.home), None)
     cosmovisor.install_release(Path(node0.home), NAME, extra_args=["--test-upgrade", NAME])
-    localnet.start_node(node0, under_cosmovisor=True)
-    for root in running_localnet(home, SETTINGS):  # node1 started; both stopped (Cosmovisor first) at the end
+    for root in running_localnet(home, SETTINGS):  # node0 under Cosmovisor (its home is laid out for it), node1 plain
         net = Net(root)
         nodes = localnet.load(root).nodes
         homes = [Path(n.home) for n in nodes]
