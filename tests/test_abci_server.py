@@ -61,6 +61,16 @@ class Client:
         writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return cls(reader, writer)
 
+    @classmethod
+    async def connect_when_up(cls, port: int, tries: int) -> Client:
+        """``connect`` once a node started in another process listens (every 0.1 s, ``tries`` times at most)."""
+        for _ in range(tries - 1):
+            try:
+                return await cls.connect(port)
+            except OSError:
+                await asyncio.sleep(0.1)
+        return await cls.connect(port)
+
     async def send_raw(self, data: bytes) -> None:
         self.writer.write(data)
         await self.writer.drain()

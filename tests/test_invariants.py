@@ -97,12 +97,7 @@ def test_a_node_checking_invariants_halts_on_a_broken_one(tmp_path: Path) -> Non
     try:
 
         async def drive() -> abci.Response:
-            for _ in range(100):
-                try:
-                    client = await Client.connect(abci_port)
-                    break
-                except OSError:
-                    await asyncio.sleep(0.1)
+            client = await Client.connect_when_up(abci_port, 100)
             info = (await client.call(abci.Request(info=abci.RequestInfo()), FLUSH))[0].info
             assert info.last_block_height == height
             await client.send(abci.Request(finalize_block=abci.RequestFinalizeBlock(height=height + 1)), FLUSH)

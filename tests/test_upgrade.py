@@ -402,12 +402,7 @@ def finalize_over_abci(port: int, last: int, height: int, fails: bool = False) -
     server closes the connection)."""
 
     async def drive() -> abci.Response:
-        for _ in range(600):  # the node's start-up, on a busy machine
-            try:
-                client = await Client.connect(port)
-                break
-            except OSError:
-                await asyncio.sleep(0.1)
+        client = await Client.connect_when_up(port, 600)  # the node's start-up, on a busy machine
         info = (await client.call(abci.Request(info=abci.RequestInfo()), FLUSH))[0].info
         assert info.last_block_height == last
         for h in range(last + 1, height):
