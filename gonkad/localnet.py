@@ -55,8 +55,10 @@ BOND_DENOM = default_params().bond_denom
 SPEC_FILE = "localnet.json"
 NODE_PORTS = 6
 """A node's ports: p2p, CometBFT RPC, ABCI, gRPC, metrics and the REST API."""
-LOCALNET_SNAPSHOT_INTERVAL = 10
-"""Every node snapshots each 10th height (app.toml ``[state_sync]``), so a node may join by state sync."""
+LOCALNET_SNAPSHOT_INTERVAL, LOCALNET_SNAPSHOT_KEEP = 10, 20
+"""Every node snapshots each 10th height (app.toml ``[state_sync]``), so a node may join by state sync, and keeps
+the last 20: a snapshot stays for 200 heights (a minute or more), while a joining node fetches it and a test
+reads it."""
 
 
 class LocalnetSettings(BaseModel):
@@ -322,7 +324,9 @@ def _node_settings(node: NodeSpec, peers: list[NodeSpec], settings: LocalnetSett
             pruning_keep_recent=0,
             index_events=settings.index_events,
             telemetry=TelemetryConfig(enabled=True, prometheus_listen_addr=f"127.0.0.1:{node.metrics_port}"),
-            state_sync=StateSyncConfig(snapshot_interval=LOCALNET_SNAPSHOT_INTERVAL),
+            state_sync=StateSyncConfig(
+                snapshot_interval=LOCALNET_SNAPSHOT_INTERVAL, snapshot_keep_recent=LOCALNET_SNAPSHOT_KEEP
+            ),
         ),
     )
 
