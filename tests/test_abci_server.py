@@ -12,12 +12,16 @@ import random
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gonkad.config import AppConfig, save_app_config
+from gonkad.localnet import free_ports
+from gonkad.paths import app_db
 from sdk.abci import (
     ABCIServer,
     Application,
@@ -108,6 +112,18 @@ class Client:
             await self.writer.wait_closed()
         except OSError:
             pass
+
+
+def abci_only_home(tmp_path: Path) -> tuple[Path, int]:
+    """A node home for ``gonkad start --abci-only`` on free loopback ports (a test drives it as CometBFT would,
+    with ``Client``), its application DB's folder made; the home and its ABCI port."""
+    home = tmp_path / "node"
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "genesis.json").write_text("{}")  # gonkad start wants one; --abci-only reads none
+    abci_port, grpc_port = free_ports(2)
+    save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{abci_port}", grpc_address=f"127.0.0.1:{grpc_port}"))
+    app_db(home).parent.mkdir(parents=True)
+    return home, abci_port
 
 
 def serve(

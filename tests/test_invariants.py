@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 from chain import InProcessChain
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
-from test_abci_server import FLUSH, Client
+from test_abci_server import FLUSH, Client, abci_only_home
 
-from gonkad.config import AppConfig, save_app_config
-from gonkad.localnet import free_ports
 from gonkad.paths import app_db
 from sdk.client.process import stop_child
 from sdk.client.txbuilder import address_of
@@ -77,12 +75,7 @@ def test_a_negative_balance_is_named(tmp_path: Path) -> None:
 def test_a_node_checking_invariants_halts_on_a_broken_one(tmp_path: Path) -> None:
     """``gonkad start --check-invariants`` over a store a bug corrupted: the next block is refused with the
     invariant's name (CometBFT stops on that answer) and the node exits with code 2 and says why."""
-    home = tmp_path / "node"
-    (home / "config").mkdir(parents=True)
-    (home / "config" / "genesis.json").write_text("{}")  # gonkad start wants one; --abci-only reads none
-    abci_port, grpc_port = free_ports(2)
-    save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{abci_port}", grpc_address=f"127.0.0.1:{grpc_port}"))
-    app_db(home).parent.mkdir(parents=True)
+    home, abci_port = abci_only_home(tmp_path)
     chain = InProcessChain(app_db(home), {ALICE: FUNDS})
     corrupt(chain, bank_keys.supply_key("ngonka"), b"999")
     height = chain.height

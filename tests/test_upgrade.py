@@ -28,12 +28,10 @@ from cosmpy.protos.cosmos.upgrade.v1beta1 import tx_pb2 as upgrade_tx
 from cosmpy.protos.cosmos.upgrade.v1beta1 import upgrade_pb2
 from cosmpy.protos.tendermint.abci import types_pb2 as abci
 from google.protobuf.timestamp_pb2 import Timestamp
-from test_abci_server import FLUSH, Client
+from test_abci_server import FLUSH, Client, abci_only_home
 from test_gov import AUTHORITY, CHAIN, OUTSIDER, VALIDATORS, YES, GovChain, addr
 
 from gonkad.cli import build_parser
-from gonkad.config import AppConfig, save_app_config
-from gonkad.localnet import free_ports
 from gonkad.paths import app_db
 from sdk.client.process import stop_child
 from sdk.client.txbuilder import send_msg, sign_tx
@@ -421,12 +419,7 @@ def test_gonkad_start_halts_refuses_and_upgrades(tmp_path: Path) -> None:
     """``gonkad start`` at a plan's height: without the handler the node answers FinalizeBlock with an exception,
     writes ``data/upgrade-info.json`` and exits 2; started again it refuses before serving (exit 1, one line);
     with ``--test-upgrade`` it runs the block."""
-    home = tmp_path / "node"
-    (home / "config").mkdir(parents=True)
-    (home / "config" / "genesis.json").write_text("{}")  # gonkad start wants one; --abci-only reads none
-    abci_port, grpc_port = free_ports(2)
-    save_app_config(home, AppConfig(abci_address=f"tcp://127.0.0.1:{abci_port}", grpc_address=f"127.0.0.1:{grpc_port}"))
-    app_db(home).parent.mkdir(parents=True)
+    home, abci_port = abci_only_home(tmp_path)
     with GovChain(app_db(home), authority=outsider_raw()) as chain:
         height = chain.height + 3
         assert chain.deliver(OUTSIDER, software_upgrade(height=height, authority=addr(OUTSIDER))).code == 0
