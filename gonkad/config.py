@@ -9,8 +9,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gonkad.paths import snapshot_dir
 from sdk.gas import DEFAULT_SIMULATION_GAS_LIMIT
 from sdk.snapshots.format import CHUNK_BYTES
+from sdk.snapshots.store import SnapshotStore
 
 APP_TOML = "app.toml"
 
@@ -106,6 +108,12 @@ def load_app_config(home: Path) -> AppConfig:
         return AppConfig()
     with path.open("rb") as f:
         return AppConfig.model_validate(tomllib.load(f))
+
+
+def snapshot_store(home: Path, config: AppConfig) -> SnapshotStore:
+    """The home's state-sync snapshots, chunked as its app.toml says: what the node takes and serves, and what
+    ``gonkad snapshots`` lists and exports."""
+    return SnapshotStore(snapshot_dir(home), config.state_sync.snapshot_chunk_bytes)
 
 
 def save_app_config(home: Path, config: AppConfig) -> None:

@@ -24,14 +24,13 @@ from typing import Any, TypeVar
 from prometheus_client import CollectorRegistry
 
 from app import GonkaApp
-from gonkad.config import AppConfig, load_app_config, read_cometbft_config, split_address
-from gonkad.paths import app_db, cometbft_binary, pid_file, snapshot_dir
+from gonkad.config import AppConfig, load_app_config, read_cometbft_config, snapshot_store, split_address
+from gonkad.paths import app_db, cometbft_binary, pid_file
 from sdk.abci.server import ABCIServer
 from sdk.grpc import GRPCServer
 from sdk.invariants import InvariantBroken
 from sdk.rest import RESTServer
 from sdk.snapshots.manager import SnapshotManager
-from sdk.snapshots.store import SnapshotStore
 from sdk.store.commitstore import CommitStore
 from sdk.telemetry.module_figures import ModuleFigures, SnapshotJob, read_figures
 from sdk.telemetry.node_metrics import NodeMetrics
@@ -211,7 +210,7 @@ def _open_app(
         check_invariants=check_invariants,
         module_config=module_settings(home, config.modules),
         snapshots=SnapshotManager(
-            SnapshotStore(snapshot_dir(home), config.state_sync.snapshot_chunk_bytes),
+            snapshot_store(home, config),
             config.state_sync.snapshot_interval,
             config.state_sync.snapshot_keep_recent,
             tamper_chunks=config.state_sync.test_fault == "tamper-chunks",

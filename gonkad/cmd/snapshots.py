@@ -10,16 +10,15 @@ import argparse
 import json
 from pathlib import Path
 
-from gonkad.config import load_app_config
-from gonkad.paths import snapshot_dir
+from gonkad.config import load_app_config, snapshot_store
 from sdk.cli.flags import add_home
 from sdk.snapshots.format import FORMAT
 from sdk.snapshots.store import SnapshotStore
 
 
 def _snapshot_store(home: Path) -> SnapshotStore:
-    """The home's snapshots, chunked as its app.toml says (so an export is the snapshot the node would take)."""
-    return SnapshotStore(snapshot_dir(home), load_app_config(home).state_sync.snapshot_chunk_bytes)
+    """The home's snapshots as the node keeps them (so an export is the snapshot the node would take)."""
+    return snapshot_store(home, load_app_config(home))
 
 
 def cmd_list(args: argparse.Namespace) -> None:
