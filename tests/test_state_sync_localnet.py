@@ -7,7 +7,7 @@ with snapshots on, one network for the module, its tests in order:
     header's app hash, and a balance read from node4 with a proof verifies against the header's app hash;
 (c) node4's operator bonds (``gonkad tx stake create-validator``): node4 is in the validator set from its
     set-validators height + 2 on and its precommits are in the commits.
-Epochs of 10 blocks (epoch n ≥ 1 starts at 1 + 10n, set validators at offset 4); snapshots every 5 heights in
+Epochs of 10 blocks (epoch n ≥ 1 starts at 1 + 10n, set validators at offset 4); snapshots every 20 heights in
 chunks of 1 KiB, so a restore takes many chunks and node3 is asked for some of them.
 """
 
@@ -28,7 +28,7 @@ from cosmpy.protos.cosmos.base.v1beta1 import coin_pb2
 from nodes import bond_validator, running_localnet
 
 from gonkad import genesis, localnet
-from gonkad.config import edit_cometbft_config, load_app_config, save_app_config
+from gonkad.config import edit_cometbft_config, load_app_config, save_app_config, snapshot_store
 from sdk.client.proofs import proven_get
 from sdk.client.querier import Querier
 from sdk.client.rpc import CometRPC, RPCError
@@ -38,8 +38,9 @@ from sdk.crypto import bech32, secp256k1
 from x.bank import keys as bank_keys
 
 EPOCH_LENGTH, RACE_VALIDATION, SET_VALIDATORS, INFERENCE = 10, 2, 4, 5
-SNAPSHOT_INTERVAL, CHUNK_BYTES, KEEP_RECENT = 5, 1024, 40
-"""Snapshots live 200 heights: a restore that refetches a chunk finds it still there."""
+SNAPSHOT_INTERVAL, CHUNK_BYTES, KEEP_RECENT = 20, 1024, 20
+"""Snapshots every 20 heights: node4 starts just after one that every node holds, so no newer one (held by one
+peer only) appears while it asks its peers; each lives 400 heights, so a refetched chunk is still there."""
 OVERRIDES = {
     "epochs": {
         "params": {
@@ -86,6 +87,19 @@ def app_root(rpc: CometRPC, height: int) -> str:
     return str(reply["value"].hex())
 
 
+def wait_for_fresh_snapshot(homes: list[Path], rpc: CometRPC, timeout_s: float = 120.0) -> int:
+    """A snapshot height S that every node of ``homes`` holds, the chain at most 3 heights past it: the newest
+    snapshot any of them can offer a node started now, on every one of them."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        height = rpc.height()
+        latest = height - height % SNAPSHOT_INTERVAL
+        if latest and height - latest <= 3 and all(snapshot_store(h, load_app_config(h)).get(latest) for h in homes):
+            return latest
+        assert time.monotonic() < deadline, "no snapshot height that every node holds"
+        time.sleep(0.1)
+
+
 def gonkad(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GONKA_KEYRING_PASSPHRASE": "unused"}
     return subprocess.run([sys.executable, "-m", "gonkad", *args], capture_output=True, text=True, timeout=60, env=env)
@@ -105,12 +119,13 @@ def test_a_node_joins_by_state_sync_and_refuses_the_peer_that_tampers_chunks(net
         for i, to in enumerate(RECIPIENTS)
     ]
     committed = deliver(querier, faucet, sends, spec.chain_id, TxOptions(gas="auto", gas_adjustment="1.5"))
-    wait_height(rpc0, max(int(committed.height), 2 * SNAPSHOT_INTERVAL) + 1)
+    wait_height(rpc0, max(int(committed.height), SNAPSHOT_INTERVAL) + 1)
     listed = gonkad("snapshots", "list", "--home", node(net, "node0").home)
     assert listed.returncode == 0, listed.stderr
     heights = [int(s["height"]) for s in json.loads(listed.stdout)]
     assert heights and all(h % SNAPSHOT_INTERVAL == 0 for h in heights), heights
 
+    validators = [Path(n.home) for n in spec.nodes]
     node4 = localnet.add_node(net, "node4", SETTINGS, state_sync=True)
     node3, node0 = node(net, "node3"), node(net, "node0")
     # node4 meets node0 and node3 only, so node3 is asked for about half of the chunks
@@ -119,6 +134,7 @@ def test_a_node_joins_by_state_sync_and_refuses_the_peer_that_tampers_chunks(net
     config = load_app_config(Path(node4.home))
     chunked = config.state_sync.model_copy(update={"snapshot_chunk_bytes": CHUNK_BYTES})
     save_app_config(Path(node4.home), config.model_copy(update={"state_sync": chunked}))
+    wait_for_fresh_snapshot(validators, rpc0)
     localnet.start_node(node4)
     rpc4 = CometRPC(node4.rpc)
     deadline = time.monotonic() + 120
